@@ -1,0 +1,404 @@
+//! Element types: the [`DType`] tag and the [`Element`] trait linking Rust types to it.
+
+use half::{bf16, f16};
+use std::fmt;
+
+/// The element type of a tensor.
+///
+/// ```
+/// use tensor_core::DType;
+/// assert_eq!(DType::BF16.size(), 2);
+/// assert_eq!(DType::I64.to_string(), "i64");
+/// assert!(DType::F16.is_float() && !DType::U8.is_float());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DType {
+    /// `bool`, one byte holding 0 or 1.
+    Bool,
+    /// `u8`.
+    U8,
+    /// `i8`.
+    I8,
+    /// `i16`.
+    I16,
+    /// `i32`.
+    I32,
+    /// `i64`.
+    I64,
+    /// IEEE half (`half::f16`).
+    F16,
+    /// bfloat16 (`half::bf16`).
+    BF16,
+    /// `f32`.
+    F32,
+    /// `f64`.
+    F64,
+}
+
+impl DType {
+    /// Every dtype, in promotion order.
+    pub const ALL: [DType; 10] = [
+        DType::Bool,
+        DType::U8,
+        DType::I8,
+        DType::I16,
+        DType::I32,
+        DType::I64,
+        DType::F16,
+        DType::BF16,
+        DType::F32,
+        DType::F64,
+    ];
+
+    /// Bytes per element.
+    pub const fn size(self) -> usize {
+        match self {
+            DType::Bool | DType::U8 | DType::I8 => 1,
+            DType::I16 | DType::F16 | DType::BF16 => 2,
+            DType::I32 | DType::F32 => 4,
+            DType::I64 | DType::F64 => 8,
+        }
+    }
+
+    /// Short lowercase name (`"f32"`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            DType::Bool => "bool",
+            DType::U8 => "u8",
+            DType::I8 => "i8",
+            DType::I16 => "i16",
+            DType::I32 => "i32",
+            DType::I64 => "i64",
+            DType::F16 => "f16",
+            DType::BF16 => "bf16",
+            DType::F32 => "f32",
+            DType::F64 => "f64",
+        }
+    }
+
+    /// Parses a [`DType::name`].
+    pub fn from_name(name: &str) -> Option<DType> {
+        DType::ALL.into_iter().find(|d| d.name() == name)
+    }
+
+    /// True for f16, bf16, f32, f64.
+    pub const fn is_float(self) -> bool {
+        matches!(self, DType::F16 | DType::BF16 | DType::F32 | DType::F64)
+    }
+
+    /// True for u8, i8, i16, i32, i64.
+    pub const fn is_int(self) -> bool {
+        matches!(self, DType::U8 | DType::I8 | DType::I16 | DType::I32 | DType::I64)
+    }
+
+    /// True for signed integers and floats.
+    pub const fn is_signed(self) -> bool {
+        !matches!(self, DType::Bool | DType::U8)
+    }
+
+    /// The dtype arithmetic is done in: f32 for the 16-bit floats, else the dtype itself.
+    pub const fn compute(self) -> DType {
+        match self {
+            DType::F16 | DType::BF16 => DType::F32,
+            d => d,
+        }
+    }
+}
+
+impl fmt::Display for DType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// A Rust type that can be a tensor element. Implemented for exactly the ten [`DType`]s.
+///
+/// Every bit pattern of size `DType::size()` is a valid value, except for `bool`, whose
+/// storage only ever holds 0 or 1 (the library never writes anything else).
+///
+/// ```
+/// use tensor_core::{DType, Element};
+/// assert_eq!(<half::bf16 as Element>::DTYPE, DType::BF16);
+/// assert_eq!(300i32.cast::<u8>(), 44); // Rust `as` semantics
+/// assert_eq!(f32::NAN.cast::<i32>(), 0);
+/// ```
+pub trait Element:
+    Copy + Send + Sync + PartialEq + PartialOrd + fmt::Debug + Default + 'static + sealed::Sealed
+{
+    /// The tag of this type.
+    const DTYPE: DType;
+    /// Zero (false).
+    const ZERO: Self;
+    /// One (true).
+    const ONE: Self;
+    /// Converts to `T` with Rust `as` semantics (float→int truncates and saturates, NaN→0;
+    /// narrowing floats round to nearest even; x→bool is `x != 0`; bool→x is 0 or 1).
+    fn cast<T: Element>(self) -> T;
+    /// Converts to the widest value of its kind, for display and scalars.
+    fn to_scalar(self) -> crate::Scalar;
+    /// Converts a scalar with `as` semantics.
+    fn from_scalar(s: crate::Scalar) -> Self;
+}
+
+/// Per-pair conversion with `as` semantics; `Element::cast` routes through it.
+#[doc(hidden)]
+pub trait CastFrom<S> {
+    fn cast_from(s: S) -> Self;
+}
+
+macro_rules! cast_prim {
+    ($($src:ty),*) => { $( cast_prim!(@one $src; u8 i8 i16 i32 i64 f32 f64); )* };
+    (@one $src:ty; $($dst:ty)*) => { $(
+        impl CastFrom<$src> for $dst { #[inline(always)] fn cast_from(s: $src) -> $dst { s as $dst } }
+    )* };
+}
+cast_prim!(u8, i8, i16, i32, i64, f32, f64);
+
+macro_rules! cast_bool_and_half {
+    ($($p:ty),*) => { $(
+        impl CastFrom<bool> for $p { #[inline(always)] fn cast_from(s: bool) -> $p { s as u8 as $p } }
+        impl CastFrom<$p> for bool {
+            #[inline(always)]
+            #[allow(clippy::float_cmp)]
+            fn cast_from(s: $p) -> bool { s != (0 as $p) }
+        }
+        impl CastFrom<f16> for $p { #[inline(always)] fn cast_from(s: f16) -> $p { s.to_f32() as $p } }
+        impl CastFrom<bf16> for $p { #[inline(always)] fn cast_from(s: bf16) -> $p { s.to_f32() as $p } }
+        impl CastFrom<$p> for f16 { #[inline(always)] fn cast_from(s: $p) -> f16 { half_from!(f16, s, $p) } }
+        impl CastFrom<$p> for bf16 { #[inline(always)] fn cast_from(s: $p) -> bf16 { half_from!(bf16, s, $p) } }
+    )* };
+}
+// Integers go to the 16-bit floats through f64 (exact for every i32, and i64 values whose
+// magnitude exceeds f64's 53 bits are far beyond the half range anyway, so the single final
+// rounding is what decides), floats convert with one rounding.
+macro_rules! half_from {
+    ($h:ty, $s:expr, f32) => {
+        <$h>::from_f32($s)
+    };
+    ($h:ty, $s:expr, f64) => {
+        <$h>::from_f64($s)
+    };
+    ($h:ty, $s:expr, $p:ty) => {
+        <$h>::from_f64($s as f64)
+    };
+}
+cast_bool_and_half!(u8, i8, i16, i32, i64, f32, f64);
+
+impl CastFrom<bool> for bool {
+    #[inline(always)]
+    fn cast_from(s: bool) -> bool {
+        s
+    }
+}
+impl CastFrom<bool> for f16 {
+    #[inline(always)]
+    fn cast_from(s: bool) -> f16 {
+        if s {
+            f16::ONE
+        } else {
+            f16::ZERO
+        }
+    }
+}
+impl CastFrom<bool> for bf16 {
+    #[inline(always)]
+    fn cast_from(s: bool) -> bf16 {
+        if s {
+            bf16::ONE
+        } else {
+            bf16::ZERO
+        }
+    }
+}
+impl CastFrom<f16> for bool {
+    #[inline(always)]
+    fn cast_from(s: f16) -> bool {
+        s.to_f32() != 0.0
+    }
+}
+impl CastFrom<bf16> for bool {
+    #[inline(always)]
+    fn cast_from(s: bf16) -> bool {
+        s.to_f32() != 0.0
+    }
+}
+impl CastFrom<f16> for f16 {
+    #[inline(always)]
+    fn cast_from(s: f16) -> f16 {
+        s
+    }
+}
+impl CastFrom<bf16> for bf16 {
+    #[inline(always)]
+    fn cast_from(s: bf16) -> bf16 {
+        s
+    }
+}
+impl CastFrom<f16> for bf16 {
+    #[inline(always)]
+    fn cast_from(s: f16) -> bf16 {
+        bf16::from_f32(s.to_f32())
+    }
+}
+impl CastFrom<bf16> for f16 {
+    #[inline(always)]
+    fn cast_from(s: bf16) -> f16 {
+        f16::from_f32(s.to_f32())
+    }
+}
+
+/// Dispatches a generic `cast::<T>` to the concrete `CastFrom` impl.
+macro_rules! cast_to_dyn {
+    ($self:expr, $t:ty) => {{
+        // The compiler folds this match: T::DTYPE is a constant per instantiation.
+        let v = $self;
+        macro_rules! go {
+            ($d:ty) => {{
+                let r: $d = <$d as CastFrom<$t>>::cast_from(v);
+                // SAFETY: T::DTYPE == the dtype of $d and Element is sealed to one Rust type
+                // per dtype, so T and $d are the same type; transmute_copy of equal types.
+                unsafe { std::mem::transmute_copy::<$d, T>(&r) }
+            }};
+        }
+        match T::DTYPE {
+            DType::Bool => go!(bool),
+            DType::U8 => go!(u8),
+            DType::I8 => go!(i8),
+            DType::I16 => go!(i16),
+            DType::I32 => go!(i32),
+            DType::I64 => go!(i64),
+            DType::F16 => go!(f16),
+            DType::BF16 => go!(bf16),
+            DType::F32 => go!(f32),
+            DType::F64 => go!(f64),
+        }
+    }};
+}
+
+macro_rules! element {
+    ($t:ty, $d:ident, $zero:expr, $one:expr, |$s:ident| $to:expr, |$v:ident| $from:expr) => {
+        impl sealed::Sealed for $t {}
+        impl Element for $t {
+            const DTYPE: DType = DType::$d;
+            const ZERO: Self = $zero;
+            const ONE: Self = $one;
+            #[inline(always)]
+            fn cast<T: Element>(self) -> T {
+                cast_to_dyn!(self, $t)
+            }
+            #[inline]
+            fn to_scalar(self) -> crate::Scalar {
+                let $s = self;
+                $to
+            }
+            #[inline]
+            fn from_scalar(s: crate::Scalar) -> Self {
+                match s {
+                    crate::Scalar::Bool(b) => <Self as CastFrom<bool>>::cast_from(b),
+                    crate::Scalar::Int(i) => <Self as CastFrom<i64>>::cast_from(i),
+                    crate::Scalar::Float($v) => $from,
+                }
+            }
+        }
+    };
+}
+
+use crate::Scalar;
+element!(bool, Bool, false, true, |s| Scalar::Bool(s), |f| f != 0.0);
+element!(u8, U8, 0, 1, |s| Scalar::Int(s as i64), |f| f as u8);
+element!(i8, I8, 0, 1, |s| Scalar::Int(s as i64), |f| f as i8);
+element!(i16, I16, 0, 1, |s| Scalar::Int(s as i64), |f| f as i16);
+element!(i32, I32, 0, 1, |s| Scalar::Int(s as i64), |f| f as i32);
+element!(i64, I64, 0, 1, |s| Scalar::Int(s), |f| f as i64);
+element!(f16, F16, f16::ZERO, f16::ONE, |s| Scalar::Float(s.to_f64()), |f| f16::from_f64(f));
+element!(bf16, BF16, bf16::ZERO, bf16::ONE, |s| Scalar::Float(s.to_f64()), |f| bf16::from_f64(f));
+element!(f32, F32, 0.0, 1.0, |s| Scalar::Float(s as f64), |f| f as f32);
+element!(f64, F64, 0.0, 1.0, |s| Scalar::Float(s), |f| f);
+
+/// Calls `$body` with the type alias `$T` bound to the Rust type of `$dtype`.
+///
+/// ```
+/// use tensor_core::{with_dtype, DType, Element};
+/// let size = with_dtype!(DType::I16, T => std::mem::size_of::<T>());
+/// assert_eq!(size, 2);
+/// ```
+#[macro_export]
+macro_rules! with_dtype {
+    ($dtype:expr, $T:ident => $body:expr) => {
+        match $dtype {
+            $crate::DType::Bool => {
+                type $T = bool;
+                $body
+            }
+            $crate::DType::U8 => {
+                type $T = u8;
+                $body
+            }
+            $crate::DType::I8 => {
+                type $T = i8;
+                $body
+            }
+            $crate::DType::I16 => {
+                type $T = i16;
+                $body
+            }
+            $crate::DType::I32 => {
+                type $T = i32;
+                $body
+            }
+            $crate::DType::I64 => {
+                type $T = i64;
+                $body
+            }
+            $crate::DType::F16 => {
+                type $T = $crate::half::f16;
+                $body
+            }
+            $crate::DType::BF16 => {
+                type $T = $crate::half::bf16;
+                $body
+            }
+            $crate::DType::F32 => {
+                type $T = f32;
+                $body
+            }
+            $crate::DType::F64 => {
+                type $T = f64;
+                $body
+            }
+        }
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn casts_follow_rust_as() {
+        assert_eq!(3.9f32.cast::<i32>(), 3);
+        assert_eq!((-3.9f64).cast::<i8>(), -3);
+        assert_eq!(1e10f32.cast::<i32>(), i32::MAX);
+        assert_eq!(f64::NAN.cast::<i64>(), 0);
+        assert_eq!((-1i32).cast::<u8>(), 255);
+        assert!(2u8.cast::<bool>());
+        assert_eq!(true.cast::<f32>(), 1.0);
+        assert_eq!(65520.0f32.cast::<f16>(), f16::INFINITY);
+        assert_eq!(f16::from_f32(1.5).cast::<i32>(), 1);
+        assert_eq!(f16::from_f32(2.0).cast::<bf16>(), bf16::from_f32(2.0));
+        assert_eq!(1.0000001f64.cast::<f32>(), 1.0000001f64 as f32);
+    }
+
+    #[test]
+    fn names_round_trip() {
+        for d in DType::ALL {
+            assert_eq!(DType::from_name(d.name()), Some(d));
+            assert_eq!(with_dtype!(d, T => <T as Element>::DTYPE), d);
+            assert_eq!(with_dtype!(d, T => std::mem::size_of::<T>()), d.size());
+        }
+    }
+}

@@ -1,0 +1,90 @@
+//! The one error type of the library.
+
+use crate::{DType, Device, Layout};
+
+/// Every fallible call in tensor-ops returns this `Result`.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// What went wrong, with the op, the shapes/dtypes/dims involved and what would be valid.
+///
+/// ```
+/// use tensor_core::{Error, Tensor, DType, Device};
+/// let t = Tensor::zeros(&[2, 3], DType::F32, Device::Cpu).unwrap();
+/// let err = t.transpose(0, 5).unwrap_err();
+/// assert!(matches!(err, Error::DimOutOfRange { .. }));
+/// assert!(err.to_string().contains("transpose"));
+/// ```
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+#[allow(missing_docs)] // fields are named for what they hold: op, dims, shapes, dtypes
+pub enum Error {
+    /// A dim index is not in `0..ndim`.
+    #[error("{op}: dim {dim} is out of range for a tensor of {ndim} dims (valid: 0..{ndim})")]
+    DimOutOfRange { op: &'static str, dim: usize, ndim: usize },
+    /// A shape is unusable for this op.
+    #[error("{op}: {msg}")]
+    Shape { op: &'static str, msg: String },
+    /// Two shapes could not be broadcast together (NumPy rules).
+    #[error("{op}: shapes {lhs:?} and {rhs:?} cannot be broadcast together (each dim must match or be 1)")]
+    Broadcast { op: &'static str, lhs: Vec<usize>, rhs: Vec<usize> },
+    /// Element count or byte size of a shape overflows `usize`/`isize`.
+    #[error("{op}: shape {shape:?} of {dtype} overflows the addressable size")]
+    Overflow { op: &'static str, shape: Vec<usize>, dtype: DType },
+    /// A dtype is not the one required.
+    #[error("{op}: dtype mismatch: expected {expected}, got {got}")]
+    DTypeMismatch { op: &'static str, expected: DType, got: DType },
+    /// A dtype cannot be used here.
+    #[error("{op}: {msg}")]
+    DType { op: &'static str, msg: String },
+    /// Operands live on different devices.
+    #[error("{op}: tensors are on different devices ({lhs} and {rhs}); move one with to_device first")]
+    DeviceMismatch { op: &'static str, lhs: Device, rhs: Device },
+    /// The allocator could not provide the memory.
+    #[error("out of memory: could not allocate {bytes} bytes on {device}")]
+    OutOfMemory { bytes: usize, device: Device },
+    /// An index or view reaches outside its tensor or storage.
+    #[error("{op}: {msg}")]
+    OutOfBounds { op: &'static str, msg: String },
+    /// No kernel is registered for this op, device, layout and dtype.
+    #[error(
+        "{op}: no kernel for device {device}, layout {layout:?}, dtype {dtype}; supported dtypes there: {supported}"
+    )]
+    NoKernel { op: String, device: Device, layout: Layout, dtype: DType, supported: String },
+    /// An output or in-place target is unusable (aliasing, non-contiguous, shared...).
+    #[error("{op}: {msg}")]
+    InvalidOutput { op: &'static str, msg: String },
+    /// An argument other than a shape or dim is invalid.
+    #[error("{op}: {msg}")]
+    InvalidArgument { op: &'static str, msg: String },
+    /// A CUDA driver, device or NVRTC problem.
+    #[error("cuda: {0}")]
+    Cuda(String),
+}
+
+impl Error {
+    /// Builds an [`Error::Shape`].
+    pub fn shape(op: &'static str, msg: impl Into<String>) -> Self {
+        Error::Shape { op, msg: msg.into() }
+    }
+    /// Builds an [`Error::InvalidArgument`].
+    pub fn invalid(op: &'static str, msg: impl Into<String>) -> Self {
+        Error::InvalidArgument { op, msg: msg.into() }
+    }
+    /// Builds an [`Error::OutOfBounds`].
+    pub fn out_of_bounds(op: &'static str, msg: impl Into<String>) -> Self {
+        Error::OutOfBounds { op, msg: msg.into() }
+    }
+    /// Builds an [`Error::InvalidOutput`].
+    pub fn invalid_output(op: &'static str, msg: impl Into<String>) -> Self {
+        Error::InvalidOutput { op, msg: msg.into() }
+    }
+}
+
+/// Checks `dim < ndim` for `op`.
+pub(crate) fn check_dim(op: &'static str, dim: usize, ndim: usize) -> Result<()> {
+    if dim < ndim {
+        Ok(())
+    } else {
+        Err(Error::DimOutOfRange { op, dim, ndim })
+    }
+}

@@ -1,0 +1,45 @@
+//! # tensor-core
+//!
+//! The data model of tensor-ops: dtypes, devices, refcounted [`Storage`] shared by strided
+//! [`Tensor`] views, stride-aware iteration, type promotion, errors and the dispatch
+//! [`Registry`]. Kernels live in `tensor-kernels`, ops in `tensor-ops`; this crate depends
+//! on neither (they register themselves into [`registry()`]).
+//!
+//! ```
+//! use tensor_core::{Tensor, DType, Device};
+//! let t = Tensor::arange(0, 6, 1, DType::F32, Device::Cpu).unwrap().view(&[2, 3]).unwrap();
+//! let col = t.select(1, 2).unwrap();
+//! assert_eq!(col.to_vec::<f32>().unwrap(), vec![2.0, 5.0]);
+//! ```
+
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(missing_docs)]
+
+mod device;
+mod dtype;
+mod error;
+pub mod iter;
+mod promote;
+pub mod registry;
+mod runtime;
+mod scalar;
+pub mod shape;
+mod storage;
+mod tensor;
+
+pub use device::{Device, DeviceKind, Layout};
+pub use dtype::{CastFrom, DType, Element};
+pub use error::{Error, Result};
+pub use promote::{promote_types, result_type};
+pub use registry::{registry, Registry};
+pub use runtime::{runtime_for, set_cuda_runtime, DeviceRuntime};
+pub use scalar::Scalar;
+pub use storage::{
+    allocator_for, lock_many, set_allocator, Access, Allocator, CpuAllocator, DataPtr, Deleter, LockSet, Storage,
+    StorageRead, StorageWrite, CPU_ALIGN,
+};
+pub use tensor::{naive_copy, naive_fill, Tensor};
+
+pub use half;
+#[doc(hidden)]
+pub use inventory;

@@ -1,0 +1,205 @@
+//! The dispatch table: rows of (op, device kind, layout) → one kernel slot per dtype.
+//!
+//! Rows are submitted from any crate with [`inventory`] (the `#[tensor_op]` macro does it),
+//! collected once at first use into a map, and read lock-free afterwards.
+
+use crate::{DType, Device, DeviceKind, Error, Layout, Result, Scalar};
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+/// A raw strided operand handed to a kernel: `ptr` already points at element `[0, 0, ...]`.
+/// The caller holds the storage lock for the duration of the kernel call.
+#[derive(Debug, Clone, Copy)]
+pub struct RawTensor<'a> {
+    /// Address of the first logical element (device address for CUDA).
+    pub ptr: *mut u8,
+    /// Element type.
+    pub dtype: DType,
+    /// Sizes.
+    pub shape: &'a [usize],
+    /// Strides in elements.
+    pub strides: &'a [isize],
+    /// Device of `ptr`.
+    pub device: Device,
+}
+
+/// Copies `src` into `dst` elementwise with a cast (Rust `as` rules). Shapes are equal
+/// (broadcast sources come with stride 0). `dst` has no internal overlap and does not
+/// partially overlap `src`.
+///
+/// # Safety
+/// Both operands' storages are locked (dst exclusively) and every reachable element lies
+/// inside its storage.
+pub type CopyFn = unsafe fn(dst: &RawTensor<'_>, src: &RawTensor<'_>) -> Result<()>;
+
+/// Writes `value` (cast to `dst.dtype`) into every element of `dst`.
+///
+/// # Safety
+/// As for [`CopyFn`].
+pub type FillFn = unsafe fn(dst: &RawTensor<'_>, value: Scalar) -> Result<()>;
+
+/// Computes `n` outputs from contiguous blocks of `n` inputs each, all in the kernel's
+/// compute dtype (output in its output dtype).
+///
+/// # Safety
+/// `out` is valid for `n` writes and each `inputs[i]` for `n` reads of the right types;
+/// `inputs.len()` is the op's arity; `params.len()` is the op's parameter count.
+pub type MapFn = unsafe fn(out: *mut u8, inputs: &[*const u8], n: usize, params: &[Scalar]);
+
+/// A generated elementwise kernel for one dtype on the CPU.
+#[derive(Debug, Clone, Copy)]
+pub struct MapKernel {
+    /// Dtype of the contiguous input blocks (f32 for f16/bf16 rows).
+    pub compute: DType,
+    /// Dtype of the output block (`compute`, or `Bool` for comparisons).
+    pub output: DType,
+    /// The block function.
+    pub func: MapFn,
+}
+
+/// A generated elementwise kernel for one dtype on CUDA: a `__device__` function in CUDA C.
+#[derive(Debug, Clone, Copy)]
+pub struct CudaMapKernel {
+    /// Dtype the body computes in (f32 for f16/bf16 rows, like the CPU).
+    pub compute: DType,
+    /// Dtype of the result.
+    pub output: DType,
+    /// Name of the `__device__` function in `source`.
+    pub function: &'static str,
+    /// CUDA C source of the function: `OUT f(IN a, IN b, PARAM p0, ...)`.
+    pub source: &'static str,
+}
+
+/// The kernel in one slot.
+#[derive(Debug, Clone, Copy)]
+pub enum Kernel {
+    /// Strided copy/cast into this row's dtype.
+    Copy(CopyFn),
+    /// Fill with a scalar.
+    Fill(FillFn),
+    /// CPU elementwise block kernel.
+    Map(MapKernel),
+    /// CUDA elementwise device function.
+    CudaMap(CudaMapKernel),
+}
+
+/// What an op is, independent of dtype and device.
+#[derive(Debug)]
+pub struct OpSpec {
+    /// Public name (`"add"`).
+    pub name: &'static str,
+    /// Number of tensor inputs (1..=3).
+    pub arity: usize,
+    /// Names of the runtime scalar parameters.
+    pub params: &'static [&'static str],
+    /// True when the result is `Bool` (comparisons).
+    pub bool_output: bool,
+    /// True when the body needs floats: integer/bool inputs compute in f32 (as PyTorch).
+    pub float_only: bool,
+    /// One-line description.
+    pub doc: &'static str,
+}
+
+/// One registered kernel.
+#[derive(Debug)]
+pub struct KernelRow {
+    /// The op.
+    pub op: &'static OpSpec,
+    /// First dispatch key: device kind...
+    pub device: DeviceKind,
+    /// ...and layout.
+    pub layout: Layout,
+    /// Second dispatch key: the dtype of the inputs (after promotion).
+    pub dtype: DType,
+    /// The kernel.
+    pub kernel: Kernel,
+}
+
+inventory::collect!(KernelRow);
+
+/// The kernels of one (op, device kind, layout), one slot per dtype.
+#[derive(Debug)]
+pub struct RowSet {
+    /// The op.
+    pub op: &'static OpSpec,
+    slots: [Option<&'static KernelRow>; 10],
+}
+
+impl RowSet {
+    /// The kernel for `dtype`, if any.
+    pub fn get(&self, dtype: DType) -> Option<&'static KernelRow> {
+        self.slots[dtype as usize]
+    }
+    /// The dtypes with a kernel, in promotion order.
+    pub fn dtypes(&self) -> Vec<DType> {
+        DType::ALL.into_iter().filter(|&d| self.get(d).is_some()).collect()
+    }
+}
+
+/// Every registered kernel, keyed by (op, device kind, layout) then dtype.
+///
+/// ```
+/// let reg = tensor_core::registry();
+/// for (op, device, layout, dtypes) in reg.entries() {
+///     assert!(!dtypes.is_empty(), "{op} {device} {layout:?}");
+/// }
+/// ```
+#[derive(Debug, Default)]
+pub struct Registry {
+    rows: BTreeMap<(&'static str, DeviceKind, Layout), RowSet>,
+}
+
+impl Registry {
+    fn build() -> Registry {
+        let mut reg = Registry::default();
+        for row in inventory::iter::<KernelRow> {
+            let set = reg
+                .rows
+                .entry((row.op.name, row.device, row.layout))
+                .or_insert(RowSet { op: row.op, slots: [None; 10] });
+            // First registration wins; a duplicate is ignored (deterministic by link order).
+            set.slots[row.dtype as usize].get_or_insert(row);
+        }
+        reg
+    }
+
+    /// The row set for (op, device kind, layout).
+    pub fn row_set(&self, op: &str, device: DeviceKind, layout: Layout) -> Option<&RowSet> {
+        self.rows.iter().find(|((o, d, l), _)| *o == op && *d == device && *l == layout).map(|(_, v)| v)
+    }
+
+    /// Finds the kernel or says precisely what exists instead.
+    pub fn lookup(&self, op: &str, device: Device, layout: Layout, dtype: DType) -> Result<&'static KernelRow> {
+        let no_kernel = |supported: String| Error::NoKernel { op: op.to_string(), device, layout, dtype, supported };
+        match self.row_set(op, device.kind(), layout) {
+            Some(set) => set
+                .get(dtype)
+                .ok_or_else(|| no_kernel(set.dtypes().iter().map(|d| d.name()).collect::<Vec<_>>().join(", "))),
+            None => {
+                let elsewhere: Vec<String> =
+                    self.rows.keys().filter(|(o, _, _)| *o == op).map(|(_, d, l)| format!("{d}/{l:?}")).collect();
+                Err(no_kernel(if elsewhere.is_empty() {
+                    "none (unknown op)".to_string()
+                } else {
+                    format!("none here; the op exists for {}", elsewhere.join(", "))
+                }))
+            }
+        }
+    }
+
+    /// The spec of a registered op.
+    pub fn op(&self, name: &str) -> Option<&'static OpSpec> {
+        self.rows.iter().find(|((o, _, _), _)| *o == name).map(|(_, s)| s.op)
+    }
+
+    /// Every (op, device kind, layout, dtypes) row, sorted.
+    pub fn entries(&self) -> Vec<(&'static str, DeviceKind, Layout, Vec<DType>)> {
+        self.rows.iter().map(|((o, d, l), s)| (*o, *d, *l, s.dtypes())).collect()
+    }
+}
+
+/// The process-wide registry, built at first use.
+pub fn registry() -> &'static Registry {
+    static REG: OnceLock<Registry> = OnceLock::new();
+    REG.get_or_init(Registry::build)
+}

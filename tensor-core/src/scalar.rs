@@ -1,0 +1,80 @@
+//! Runtime scalar values (fill values, op parameters, 0-dim results).
+
+use crate::{DType, Element};
+use std::fmt;
+
+/// A dynamically typed scalar: the widest value of each kind.
+///
+/// ```
+/// use tensor_core::Scalar;
+/// assert_eq!(Scalar::from(2u8), Scalar::Int(2));
+/// assert_eq!(Scalar::from(0.5f32).to_f64(), 0.5);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Scalar {
+    /// A boolean.
+    Bool(bool),
+    /// Any integer.
+    Int(i64),
+    /// Any float.
+    Float(f64),
+}
+
+impl Scalar {
+    /// The value as `T` with `as` semantics.
+    pub fn to<T: Element>(self) -> T {
+        T::from_scalar(self)
+    }
+    /// As f64 (`as` semantics).
+    pub fn to_f64(self) -> f64 {
+        self.to::<f64>()
+    }
+    /// As f32 (`as` semantics).
+    pub fn to_f32(self) -> f32 {
+        self.to::<f32>()
+    }
+    /// The smallest dtype kind this scalar needs: Bool, I64 or F64.
+    pub fn natural_dtype(self) -> DType {
+        match self {
+            Scalar::Bool(_) => DType::Bool,
+            Scalar::Int(_) => DType::I64,
+            Scalar::Float(_) => DType::F64,
+        }
+    }
+}
+
+impl fmt::Display for Scalar {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Scalar::Bool(b) => write!(f, "{b}"),
+            Scalar::Int(i) => write!(f, "{i}"),
+            Scalar::Float(x) => write!(f, "{x}"),
+        }
+    }
+}
+
+macro_rules! scalar_from {
+    ($($t:ty),*) => { $( impl From<$t> for Scalar { fn from(v: $t) -> Scalar { v.to_scalar() } } )* };
+}
+scalar_from!(bool, u8, i8, i16, i32, i64, half::f16, half::bf16, f32, f64);
+
+impl From<u16> for Scalar {
+    fn from(v: u16) -> Scalar {
+        Scalar::Int(v as i64)
+    }
+}
+impl From<u32> for Scalar {
+    fn from(v: u32) -> Scalar {
+        Scalar::Int(v as i64)
+    }
+}
+impl From<usize> for Scalar {
+    fn from(v: usize) -> Scalar {
+        Scalar::Int(v as i64)
+    }
+}
+impl From<isize> for Scalar {
+    fn from(v: isize) -> Scalar {
+        Scalar::Int(v as i64)
+    }
+}

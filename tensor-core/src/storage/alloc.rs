@@ -1,0 +1,154 @@
+//! Allocators: where storage bytes come from, and how they go back.
+
+use crate::{Device, Error, Result};
+use std::ptr::NonNull;
+use std::sync::Arc;
+
+/// Alignment of every CPU allocation made by the library (one cache line, AVX-512 width).
+pub const CPU_ALIGN: usize = 64;
+
+/// How a [`DataPtr`] gives its memory back; runs exactly once, on drop.
+pub type Deleter = Box<dyn FnOnce(NonNull<u8>, usize) + Send + Sync>;
+
+/// An owned block of device memory with the function that frees it.
+///
+/// ```
+/// use tensor_core::{CpuAllocator, Allocator};
+/// let block = CpuAllocator.allocate(128).unwrap();
+/// assert_eq!(block.len(), 128);
+/// assert_eq!(block.as_ptr() as usize % 64, 0);
+/// ```
+pub struct DataPtr {
+    ptr: NonNull<u8>,
+    len: usize,
+    device: Device,
+    deleter: Option<Deleter>,
+}
+
+// SAFETY: a DataPtr is a uniquely owned allocation (like Box<[u8]>); access to the bytes is
+// governed by the lock in `Storage`, and the deleter is itself Send + Sync.
+unsafe impl Send for DataPtr {}
+// SAFETY: &DataPtr only exposes the address and length; no bytes are read through it.
+unsafe impl Sync for DataPtr {}
+
+impl DataPtr {
+    /// Wraps memory that `deleter` frees.
+    ///
+    /// # Safety
+    /// `ptr` must be valid for reads and writes of `len` bytes on `device` until `deleter`
+    /// runs, must not be accessed by anything else meanwhile, and for CPU memory must hold
+    /// initialized bytes (any value is fine except that `bool` tensors need 0 or 1).
+    pub unsafe fn new(ptr: NonNull<u8>, len: usize, device: Device, deleter: Deleter) -> Self {
+        DataPtr { ptr, len, device, deleter: Some(deleter) }
+    }
+    /// Start address.
+    pub fn as_ptr(&self) -> *mut u8 {
+        self.ptr.as_ptr()
+    }
+    /// Length in bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    /// True when zero bytes long.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    /// The device the memory lives on.
+    pub fn device(&self) -> Device {
+        self.device
+    }
+}
+
+impl Drop for DataPtr {
+    fn drop(&mut self) {
+        if let Some(d) = self.deleter.take() {
+            d(self.ptr, self.len);
+        }
+    }
+}
+
+impl std::fmt::Debug for DataPtr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "DataPtr({:p}, {} bytes, {})", self.ptr, self.len, self.device)
+    }
+}
+
+/// A source of memory for one device kind. Must be fallible: failure is
+/// [`Error::OutOfMemory`], never an abort.
+pub trait Allocator: Send + Sync + std::fmt::Debug {
+    /// The device allocations land on.
+    fn device(&self) -> Device;
+    /// Allocates `bytes` bytes, zero-initialized on the CPU.
+    fn allocate(&self, bytes: usize) -> Result<DataPtr>;
+}
+
+/// The default CPU allocator: 64-byte aligned, zeroed, fallible.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct CpuAllocator;
+
+impl Allocator for CpuAllocator {
+    fn device(&self) -> Device {
+        Device::Cpu
+    }
+    fn allocate(&self, bytes: usize) -> Result<DataPtr> {
+        raw_cpu_alloc(bytes)
+    }
+}
+
+/// Allocates zeroed, 64-byte aligned host memory; size overflow or failure is an error.
+pub(crate) fn raw_cpu_alloc(bytes: usize) -> Result<DataPtr> {
+    let oom = Error::OutOfMemory { bytes, device: Device::Cpu };
+    if bytes == 0 {
+        let ptr = NonNull::<u8>::dangling();
+        let aligned = NonNull::new(CPU_ALIGN as *mut u8).unwrap_or(ptr);
+        // SAFETY: a zero-length block needs no memory; the deleter does nothing.
+        return Ok(unsafe { DataPtr::new(aligned, 0, Device::Cpu, Box::new(|_, _| {})) });
+    }
+    let layout = std::alloc::Layout::from_size_align(bytes, CPU_ALIGN).map_err(|_| oom.clone())?;
+    // SAFETY: layout has non-zero size (checked above).
+    let raw = unsafe { std::alloc::alloc_zeroed(layout) };
+    let ptr = NonNull::new(raw).ok_or(oom)?;
+    let deleter: Deleter = Box::new(move |p, _| {
+        // SAFETY: p came from alloc_zeroed with this exact layout and is freed once.
+        unsafe { std::alloc::dealloc(p.as_ptr(), layout) }
+    });
+    // SAFETY: freshly allocated, zeroed, exclusively owned, freed by the matching deleter.
+    Ok(unsafe { DataPtr::new(ptr, bytes, Device::Cpu, deleter) })
+}
+
+/// The allocator used for new CPU storage; replaceable (the caching allocator of
+/// `tensor-kernels` installs itself here).
+static CPU_ALLOCATOR: std::sync::RwLock<Option<Arc<dyn Allocator>>> = std::sync::RwLock::new(None);
+/// Allocators for CUDA devices, installed by the CUDA runtime in `tensor-kernels`.
+static CUDA_ALLOCATOR: std::sync::RwLock<Option<Arc<dyn Allocator>>> = std::sync::RwLock::new(None);
+
+/// Installs the allocator used for new storage on devices of `device`'s kind.
+///
+/// ```
+/// use tensor_core::{set_allocator, allocator_for, CpuAllocator, Device};
+/// set_allocator(Device::Cpu, std::sync::Arc::new(CpuAllocator));
+/// assert!(allocator_for(Device::Cpu).is_ok());
+/// ```
+pub fn set_allocator(device: Device, alloc: Arc<dyn Allocator>) {
+    let slot = match device {
+        Device::Cpu => &CPU_ALLOCATOR,
+        Device::Cuda(_) => &CUDA_ALLOCATOR,
+    };
+    *slot.write().unwrap_or_else(|e| e.into_inner()) = Some(alloc);
+}
+
+/// The allocator for `device`; CUDA without an installed runtime is an error.
+pub fn allocator_for(device: Device) -> Result<Arc<dyn Allocator>> {
+    match device {
+        Device::Cpu => Ok(CPU_ALLOCATOR
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+            .unwrap_or_else(|| Arc::new(CpuAllocator))),
+        Device::Cuda(_) => CUDA_ALLOCATOR.read().unwrap_or_else(|e| e.into_inner()).clone().ok_or_else(|| {
+            Error::Cuda(format!(
+                "no CUDA runtime is linked in to allocate on {device}; use tensor-ops (which brings tensor-kernels) for CUDA tensors"
+            ))
+        }),
+    }
+}

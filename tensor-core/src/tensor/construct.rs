@@ -1,0 +1,163 @@
+//! Making tensors: from host data, filled, ranges, scalars.
+
+use super::Tensor;
+use crate::{shape, DType, Device, Element, Error, Result, Scalar, Storage};
+
+impl Tensor {
+    /// Adopts `data` (row-major) without copying.
+    ///
+    /// ```
+    /// use tensor_core::Tensor;
+    /// let t = Tensor::from_vec(vec![1i64, 2, 3, 4, 5, 6], &[2, 3]).unwrap();
+    /// assert_eq!(t.shape(), &[2, 3]);
+    /// assert!(Tensor::from_vec(vec![1i64, 2], &[3]).is_err());
+    /// ```
+    pub fn from_vec<T: Element>(data: Vec<T>, shape: &[usize]) -> Result<Tensor> {
+        let numel = shape::checked_numel("from_vec", shape, T::DTYPE)?;
+        if numel != data.len() {
+            return Err(Error::shape(
+                "from_vec",
+                format!("shape {shape:?} has {numel} elements but the vector holds {}", data.len()),
+            ));
+        }
+        Tensor::from_storage(Storage::from_vec(data), shape)
+    }
+
+    /// Copies `data` (row-major) into a new tensor.
+    ///
+    /// ```
+    /// let t = tensor_core::Tensor::from_slice(&[1u8, 2, 3], &[3]).unwrap();
+    /// assert_eq!(t.to_vec::<u8>().unwrap(), vec![1, 2, 3]);
+    /// ```
+    pub fn from_slice<T: Element>(data: &[T], shape: &[usize]) -> Result<Tensor> {
+        let numel = shape::checked_numel("from_slice", shape, T::DTYPE)?;
+        if numel != data.len() {
+            return Err(Error::shape(
+                "from_slice",
+                format!("shape {shape:?} has {numel} elements but the slice holds {}", data.len()),
+            ));
+        }
+        let mut v = Vec::new();
+        v.try_reserve_exact(numel)
+            .map_err(|_| Error::OutOfMemory { bytes: numel * T::DTYPE.size(), device: Device::Cpu })?;
+        v.extend_from_slice(data);
+        Tensor::from_vec(v, shape)
+    }
+
+    /// An uninitialised-by-contract tensor whose buffer is allocated lazily at first access
+    /// (its bytes are then zero, or whatever a recycled block held; never undefined).
+    ///
+    /// ```
+    /// use tensor_core::{Tensor, DType, Device};
+    /// let t = Tensor::empty(&[1000, 1000], DType::F64, Device::Cpu).unwrap();
+    /// assert!(!t.storage().is_allocated());
+    /// ```
+    pub fn empty(shape: &[usize], dtype: DType, device: Device) -> Result<Tensor> {
+        let numel = shape::checked_numel("empty", shape, dtype)?;
+        Tensor::from_storage(Storage::new_lazy(dtype, numel, device)?, shape)
+    }
+
+    /// A tensor filled with `value` cast to `dtype`.
+    ///
+    /// ```
+    /// use tensor_core::{Tensor, DType, Device};
+    /// let t = Tensor::full(&[2], 2.7, DType::I32, Device::Cpu).unwrap();
+    /// assert_eq!(t.to_vec::<i32>().unwrap(), vec![2, 2]);
+    /// ```
+    pub fn full(shape: &[usize], value: impl Into<Scalar>, dtype: DType, device: Device) -> Result<Tensor> {
+        let t = Tensor::empty(shape, dtype, device)?;
+        t.fill_(value)?;
+        Ok(t)
+    }
+
+    /// Zeros.
+    pub fn zeros(shape: &[usize], dtype: DType, device: Device) -> Result<Tensor> {
+        Tensor::full(shape, Scalar::Int(0), dtype, device)
+    }
+
+    /// Ones.
+    pub fn ones(shape: &[usize], dtype: DType, device: Device) -> Result<Tensor> {
+        Tensor::full(shape, Scalar::Int(1), dtype, device)
+    }
+
+    /// A 0-dim tensor holding `value` cast to `dtype`.
+    ///
+    /// ```
+    /// use tensor_core::{Tensor, DType};
+    /// let s = Tensor::scalar(3, DType::F32).unwrap();
+    /// assert_eq!(s.ndim(), 0);
+    /// assert_eq!(s.to_vec::<f32>().unwrap(), vec![3.0]);
+    /// ```
+    pub fn scalar(value: impl Into<Scalar>, dtype: DType) -> Result<Tensor> {
+        Tensor::full(&[], value, dtype, Device::Cpu)
+    }
+
+    /// `[start, start + step, ...)` up to (excluding) `end`, like `torch.arange`.
+    /// Integer dtypes step in exact integer arithmetic when all three values are integers.
+    ///
+    /// ```
+    /// use tensor_core::{Tensor, DType, Device};
+    /// let t = Tensor::arange(0, 10, 3, DType::I64, Device::Cpu).unwrap();
+    /// assert_eq!(t.to_vec::<i64>().unwrap(), vec![0, 3, 6, 9]);
+    /// let f = Tensor::arange(0.0, 1.0, 0.25, DType::F32, Device::Cpu).unwrap();
+    /// assert_eq!(f.to_vec::<f32>().unwrap(), vec![0.0, 0.25, 0.5, 0.75]);
+    /// ```
+    pub fn arange(
+        start: impl Into<Scalar>,
+        end: impl Into<Scalar>,
+        step: impl Into<Scalar>,
+        dtype: DType,
+        device: Device,
+    ) -> Result<Tensor> {
+        let (start, end, step) = (start.into(), end.into(), step.into());
+        let host = match (start, end, step) {
+            (Scalar::Int(a), Scalar::Int(b), Scalar::Int(s)) => arange_int(a, b, s, dtype)?,
+            _ => arange_float(start.to_f64(), end.to_f64(), step.to_f64(), dtype)?,
+        };
+        host.to_device(device)
+    }
+}
+
+fn arange_len(len: f64, dtype: DType) -> Result<usize> {
+    if !len.is_finite() || len > isize::MAX as f64 {
+        return Err(Error::Overflow { op: "arange", shape: vec![usize::MAX], dtype });
+    }
+    Ok(len.max(0.0) as usize)
+}
+
+fn arange_int(start: i64, end: i64, step: i64, dtype: DType) -> Result<Tensor> {
+    if step == 0 {
+        return Err(Error::invalid("arange", "step must be non-zero"));
+    }
+    let span = end as i128 - start as i128;
+    let n = if (span > 0) == (step > 0) && span != 0 {
+        (span.abs() + step.unsigned_abs() as i128 - 1) / step.unsigned_abs() as i128
+    } else {
+        0
+    };
+    let n = arange_len(n as f64, dtype)?;
+    shape::checked_numel("arange", &[n], dtype)?;
+    crate::with_dtype!(dtype, T => {
+        let mut v: Vec<T> = Vec::new();
+        v.try_reserve_exact(n).map_err(|_| Error::OutOfMemory { bytes: n * dtype.size(), device: Device::Cpu })?;
+        v.extend((0..n as i64).map(|i| (start + i * step).cast::<T>()));
+        Tensor::from_vec(v, &[n])
+    })
+}
+
+fn arange_float(start: f64, end: f64, step: f64, dtype: DType) -> Result<Tensor> {
+    if step == 0.0 || !step.is_finite() || !start.is_finite() || !end.is_finite() {
+        return Err(Error::invalid(
+            "arange",
+            format!("start {start}, end {end} and step {step} must be finite and step non-zero"),
+        ));
+    }
+    let n = arange_len(((end - start) / step).ceil(), dtype)?;
+    shape::checked_numel("arange", &[n], dtype)?;
+    crate::with_dtype!(dtype, T => {
+        let mut v: Vec<T> = Vec::new();
+        v.try_reserve_exact(n).map_err(|_| Error::OutOfMemory { bytes: n * dtype.size(), device: Device::Cpu })?;
+        v.extend((0..n).map(|i| (start + i as f64 * step).cast::<T>()));
+        Tensor::from_vec(v, &[n])
+    })
+}

@@ -1,0 +1,177 @@
+//! The strided [`Tensor`]: a view (sizes, strides, offset) over a shared [`Storage`].
+
+mod construct;
+mod display;
+mod growth;
+mod read;
+pub use read::{naive_copy, naive_fill};
+mod views;
+
+use crate::{shape, DType, Device, Error, Layout, Result, Storage};
+
+/// A strided view over refcounted storage.
+///
+/// Cloning a `Tensor` is cheap and makes another handle to the same view (like PyTorch);
+/// use [`Tensor::contiguous`] or `copy_` for a copy. Ops that write element values
+/// (`fill_`, `copy_`, `add_`...) take `&self`: the bytes are shared by every view and guarded
+/// by the storage's lock, exactly as in PyTorch. Ops that change this handle's own metadata
+/// or storage (`resize_`, `extend_`, `shrink_to`, `share_data`, `reserve`) take `&mut self`.
+///
+/// ```
+/// use tensor_core::{Tensor, DType, Device};
+/// let t = Tensor::from_vec(vec![0f32, 1., 2., 3., 4., 5.], &[2, 3]).unwrap();
+/// let tt = t.t().unwrap();
+/// assert_eq!(tt.shape(), &[3, 2]);
+/// assert_eq!(tt.strides(), &[1, 3]);
+/// assert!(!tt.is_contiguous());
+/// assert_eq!(tt.to_vec::<f32>().unwrap(), vec![0., 3., 1., 4., 2., 5.]);
+/// assert!(tt.shares_storage(&t));
+/// ```
+#[derive(Clone)]
+pub struct Tensor {
+    storage: Storage,
+    shape: Vec<usize>,
+    strides: Vec<isize>,
+    offset: usize,
+}
+
+impl Tensor {
+    /// Assembles a view. Callers guarantee every reachable offset lies in the storage.
+    pub(crate) fn from_parts_unchecked(
+        storage: Storage,
+        shape: Vec<usize>,
+        strides: Vec<isize>,
+        offset: usize,
+    ) -> Tensor {
+        debug_assert_eq!(shape.len(), strides.len());
+        Tensor { storage, shape, strides, offset }
+    }
+
+    /// A contiguous tensor over `storage` starting at element 0.
+    pub fn from_storage(storage: Storage, shape: &[usize]) -> Result<Tensor> {
+        let numel = shape::checked_numel("from_storage", shape, storage.dtype())?;
+        if numel > storage.capacity_elems() {
+            return Err(Error::out_of_bounds(
+                "from_storage",
+                format!("shape {shape:?} needs {numel} elements but the storage holds {}", storage.capacity_elems()),
+            ));
+        }
+        Ok(Tensor::from_parts_unchecked(storage, shape.to_vec(), shape::contiguous_strides(shape), 0))
+    }
+
+    /// Sizes of each dim.
+    pub fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+    /// Alias of [`Tensor::shape`].
+    pub fn dims(&self) -> &[usize] {
+        &self.shape
+    }
+    /// Size of one dim.
+    pub fn size(&self, dim: usize) -> Result<usize> {
+        crate::error::check_dim("size", dim, self.ndim())?;
+        Ok(self.shape[dim])
+    }
+    /// Strides of each dim, in elements (may be 0 or negative).
+    pub fn strides(&self) -> &[isize] {
+        &self.strides
+    }
+    /// Offset of element `[0, 0, ...]` in the storage, in elements.
+    pub fn storage_offset(&self) -> usize {
+        self.offset
+    }
+    /// The element type.
+    pub fn dtype(&self) -> DType {
+        self.storage.dtype()
+    }
+    /// Where the data lives.
+    pub fn device(&self) -> Device {
+        self.storage.device()
+    }
+    /// The memory layout kind.
+    pub fn layout(&self) -> Layout {
+        Layout::Strided
+    }
+    /// Number of elements.
+    pub fn numel(&self) -> usize {
+        self.shape.iter().product()
+    }
+    /// Number of dims.
+    pub fn ndim(&self) -> usize {
+        self.shape.len()
+    }
+    /// Alias of [`Tensor::ndim`].
+    pub fn rank(&self) -> usize {
+        self.shape.len()
+    }
+    /// Bytes per element.
+    pub fn elem_size(&self) -> usize {
+        self.dtype().size()
+    }
+    /// Row-major contiguous, ignoring size-1 dims (as PyTorch).
+    pub fn is_contiguous(&self) -> bool {
+        shape::is_contiguous(&self.shape, &self.strides)
+    }
+    /// True when both views use the same storage.
+    pub fn shares_storage(&self, other: &Tensor) -> bool {
+        self.storage.same(&other.storage)
+    }
+    /// The storage behind this view.
+    pub fn storage(&self) -> &Storage {
+        &self.storage
+    }
+    /// True when some element is reachable through two different indices (stride 0 on a
+    /// dim of size > 1, or overlapping strides). Conservative: may say true for exotic
+    /// non-overlapping strides, never false for overlapping ones.
+    pub fn has_internal_overlap(&self) -> bool {
+        if self.numel() <= 1 {
+            return false;
+        }
+        let mut dims: Vec<(usize, usize)> = self
+            .shape
+            .iter()
+            .zip(&self.strides)
+            .filter(|(&d, _)| d > 1)
+            .map(|(&d, &s)| (d, s.unsigned_abs()))
+            .collect();
+        dims.sort_by_key(|&(_, s)| s);
+        let mut span = 1usize;
+        for (d, s) in dims {
+            if s < span {
+                return true;
+            }
+            span = s.saturating_mul(d);
+        }
+        false
+    }
+    /// Lowest and highest storage element offsets this view reaches (`None` if empty).
+    pub fn storage_span(&self) -> Option<(usize, usize)> {
+        shape::offset_range(&self.shape, &self.strides)
+            .map(|(lo, hi)| ((self.offset as isize + lo) as usize, (self.offset as isize + hi) as usize))
+    }
+    /// True when the two views may touch a common element of the same storage.
+    pub fn may_overlap(&self, other: &Tensor) -> bool {
+        if !self.shares_storage(other) {
+            return false;
+        }
+        match (self.storage_span(), other.storage_span()) {
+            (Some((a0, a1)), Some((b0, b1))) => a0 <= b1 && b0 <= a1,
+            _ => false,
+        }
+    }
+    /// True when both are the very same view (same storage, offset, shape, strides).
+    pub fn is_same_view(&self, other: &Tensor) -> bool {
+        self.shares_storage(other)
+            && self.offset == other.offset
+            && self.shape == other.shape
+            && self.strides == other.strides
+    }
+    /// Checks `self` and `other` are on one device, naming `op` if not.
+    pub fn check_same_device(&self, op: &'static str, other: &Tensor) -> Result<()> {
+        if self.device() == other.device() {
+            Ok(())
+        } else {
+            Err(Error::DeviceMismatch { op, lhs: self.device(), rhs: other.device() })
+        }
+    }
+}

@@ -1,0 +1,283 @@
+//! Reading and writing element values: `to_vec`, `copy_`, `fill_`, `contiguous`,
+//! `to_dtype`, `to_device`. Copy and fill dispatch through the registry (the fast kernels of
+//! `tensor-kernels`); without a registered kernel the CPU falls back to the naive loops here.
+
+use super::Tensor;
+use crate::iter::StridedOffsets;
+use crate::registry::{registry, Kernel, RawTensor};
+use crate::{lock_many, Access, DType, Device, Element, Error, Layout, Result, Scalar};
+
+impl Tensor {
+    /// The kernel-facing view of this tensor given its storage's locked base address.
+    pub fn raw(&self, base: *mut u8) -> RawTensor<'_> {
+        RawTensor {
+            ptr: base.wrapping_add(self.storage_offset() * self.elem_size()),
+            dtype: self.dtype(),
+            shape: self.shape(),
+            strides: self.strides(),
+            device: self.device(),
+        }
+    }
+
+    /// The elements in logical row-major order, whatever the strides.
+    ///
+    /// ```
+    /// use tensor_core::{Tensor, DType, Error};
+    /// let t = Tensor::from_vec(vec![1i32, 2, 3], &[3]).unwrap();
+    /// assert_eq!(t.flip(0).unwrap().to_vec::<i32>().unwrap(), vec![3, 2, 1]);
+    /// assert!(matches!(t.to_vec::<f32>(), Err(Error::DTypeMismatch { .. })));
+    /// ```
+    pub fn to_vec<T: Element>(&self) -> Result<Vec<T>> {
+        if T::DTYPE != self.dtype() {
+            return Err(Error::DTypeMismatch { op: "to_vec", expected: self.dtype(), got: T::DTYPE });
+        }
+        let n = self.numel();
+        let mut out: Vec<T> = Vec::new();
+        out.try_reserve_exact(n)
+            .map_err(|_| Error::OutOfMemory { bytes: n * self.elem_size(), device: Device::Cpu })?;
+        if n == 0 {
+            return Ok(out);
+        }
+        if !self.device().is_cpu() {
+            let dense = self.contiguous()?;
+            let rt = crate::runtime_for(self.device())?;
+            let guard = dense.storage().read()?;
+            out.resize(n, T::ZERO);
+            // SAFETY: `out` holds n initialized T; we view it as n*size bytes, and the
+            // runtime fills them with bytes that were a valid T on the device.
+            let bytes = unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr() as *mut u8, n * self.elem_size()) };
+            let src = guard.as_ptr().wrapping_add(dense.storage_offset() * self.elem_size());
+            // SAFETY: the dense view's n elements lie in its storage, locked by `guard`.
+            unsafe { rt.copy_to_host(self.device(), src, bytes)? };
+            return Ok(out);
+        }
+        let guard = self.storage().read()?;
+        let base = guard.as_ptr() as *const T;
+        for off in StridedOffsets::new(self.shape(), self.strides()) {
+            let idx = (self.storage_offset() as isize + off) as usize;
+            // SAFETY: the view invariant keeps every reachable element inside the storage,
+            // which holds T (dtype checked above) and is read-locked by `guard`.
+            out.push(unsafe { base.add(idx).read() });
+        }
+        Ok(out)
+    }
+
+    /// Row-major data as a contiguous tensor: this same view when already contiguous (no
+    /// copy), else a copy.
+    ///
+    /// ```
+    /// use tensor_core::Tensor;
+    /// let t = Tensor::from_vec(vec![1f32, 2., 3., 4.], &[2, 2]).unwrap();
+    /// assert!(t.contiguous().unwrap().shares_storage(&t));
+    /// let c = t.t().unwrap().contiguous().unwrap();
+    /// assert!(!c.shares_storage(&t) && c.is_contiguous());
+    /// assert_eq!(c.to_vec::<f32>().unwrap(), vec![1., 3., 2., 4.]);
+    /// ```
+    pub fn contiguous(&self) -> Result<Tensor> {
+        if self.is_contiguous() {
+            return Ok(self.clone());
+        }
+        let out = Tensor::empty(self.shape(), self.dtype(), self.device())?;
+        out.copy_(self)?;
+        Ok(out)
+    }
+
+    /// A copy converted to `dtype` (Rust `as` rules); the same view if already `dtype`.
+    ///
+    /// ```
+    /// use tensor_core::{Tensor, DType};
+    /// let t = Tensor::from_vec(vec![1.7f32, -2.5], &[2]).unwrap();
+    /// assert_eq!(t.to_dtype(DType::I32).unwrap().to_vec::<i32>().unwrap(), vec![1, -2]);
+    /// ```
+    pub fn to_dtype(&self, dtype: DType) -> Result<Tensor> {
+        if dtype == self.dtype() {
+            return Ok(self.clone());
+        }
+        let out = Tensor::empty(self.shape(), dtype, self.device())?;
+        out.copy_(self)?;
+        Ok(out)
+    }
+
+    /// A copy on `device` (the same view if already there).
+    pub fn to_device(&self, device: Device) -> Result<Tensor> {
+        if device == self.device() {
+            return Ok(self.clone());
+        }
+        let out = Tensor::empty(self.shape(), self.dtype(), device)?;
+        out.copy_(self)?;
+        Ok(out)
+    }
+
+    /// Copies `src` into this view, broadcasting `src` to this shape and casting its dtype.
+    /// Works through any strides, across CPU↔CUDA, and when `src` overlaps this view.
+    ///
+    /// ```
+    /// use tensor_core::{Tensor, DType, Device};
+    /// let dst = Tensor::zeros(&[2, 3], DType::F64, Device::Cpu).unwrap();
+    /// let row = Tensor::from_vec(vec![1i32, 2, 3], &[3]).unwrap();
+    /// dst.t().unwrap().t().unwrap().copy_(&row).unwrap();
+    /// assert_eq!(dst.to_vec::<f64>().unwrap(), vec![1., 2., 3., 1., 2., 3.]);
+    /// ```
+    pub fn copy_(&self, src: &Tensor) -> Result<()> {
+        let src = src.broadcast_to(self.shape()).map_err(|_| {
+            Error::shape(
+                "copy_",
+                format!("source shape {:?} cannot be broadcast to destination shape {:?}", src.shape(), self.shape()),
+            )
+        })?;
+        if self.numel() == 0 {
+            return Ok(());
+        }
+        if self.has_internal_overlap() {
+            return Err(Error::invalid_output(
+                "copy_",
+                format!(
+                    "destination (shape {:?}, strides {:?}) has elements that share memory; make it contiguous first",
+                    self.shape(),
+                    self.strides()
+                ),
+            ));
+        }
+        if self.is_same_view(&src) {
+            return Ok(());
+        }
+        if self.may_overlap(&src) {
+            let tmp = Tensor::empty(src.shape(), src.dtype(), src.device())?;
+            tmp.copy_(&src)?;
+            return self.copy_(&tmp);
+        }
+        if self.device() != src.device() {
+            return self.copy_across_devices(&src);
+        }
+        let locks = lock_many(&[(src.storage(), Access::Read), (self.storage(), Access::Write)])?;
+        let (dst_raw, src_raw) = (self.raw(locks.base(self.storage())), src.raw(locks.base(src.storage())));
+        match registry().lookup("copy", self.device(), Layout::Strided, self.dtype()).map(|r| r.kernel) {
+            // SAFETY: both storages are locked above (dst exclusively); every element of
+            // both views lies in its storage; dst has no internal overlap and no partial
+            // overlap with src (both checked above).
+            Ok(Kernel::Copy(f)) => unsafe { f(&dst_raw, &src_raw) },
+            _ if self.device().is_cpu() => {
+                // SAFETY: as above; the naive loop reads/writes each element once.
+                unsafe { naive_copy(&dst_raw, &src_raw) };
+                Ok(())
+            }
+            Ok(_) => Err(Error::invalid("copy_", "the registered copy row holds a non-copy kernel")),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn copy_across_devices(&self, src: &Tensor) -> Result<()> {
+        let (host_src, dev) = match (src.device(), self.device()) {
+            (Device::Cpu, d @ Device::Cuda(_)) => (src.to_dtype(self.dtype())?.contiguous()?, d),
+            (Device::Cuda(_), Device::Cpu) => {
+                // Bring it over in its own dtype, then cast on the host.
+                let bytes = crate::with_dtype!(src.dtype(), T => Tensor::from_vec(src.to_vec::<T>()?, src.shape())?);
+                return self.copy_(&bytes);
+            }
+            (a, b) => {
+                // Device to device on different GPUs: stage through the host.
+                let host = src.to_device(Device::Cpu)?;
+                let _ = (a, b);
+                return self.copy_(&host);
+            }
+        };
+        let staged = if self.is_contiguous() { self.clone() } else { Tensor::empty(self.shape(), self.dtype(), dev)? };
+        {
+            let rt = crate::runtime_for(dev)?;
+            let src_guard = host_src.storage().read()?;
+            let mut dst_guard = staged.storage().write()?;
+            let n = self.numel() * self.elem_size();
+            let src_ptr = src_guard.as_ptr().wrapping_add(host_src.storage_offset() * self.elem_size());
+            // SAFETY: host_src is contiguous with n bytes from src_ptr, read-locked.
+            let bytes = unsafe { std::slice::from_raw_parts(src_ptr, n) };
+            let dst_ptr = dst_guard.as_mut_ptr().wrapping_add(staged.storage_offset() * self.elem_size());
+            // SAFETY: staged is contiguous, n bytes from dst_ptr on `dev`, write-locked.
+            unsafe { rt.copy_from_host(dev, bytes, dst_ptr)? };
+        }
+        if !staged.is_same_view(self) {
+            self.copy_(&staged)?;
+        }
+        Ok(())
+    }
+
+    /// Writes `value` (cast to this dtype with `as` rules) into every element.
+    ///
+    /// ```
+    /// use tensor_core::{Tensor, DType, Device};
+    /// let t = Tensor::zeros(&[2, 2], DType::U8, Device::Cpu).unwrap();
+    /// t.select(0, 1).unwrap().fill_(7).unwrap();
+    /// assert_eq!(t.to_vec::<u8>().unwrap(), vec![0, 0, 7, 7]);
+    /// ```
+    pub fn fill_(&self, value: impl Into<Scalar>) -> Result<()> {
+        let value = value.into();
+        if self.numel() == 0 {
+            return Ok(());
+        }
+        if self.has_internal_overlap() {
+            return Err(Error::invalid_output(
+                "fill_",
+                format!(
+                    "tensor (shape {:?}, strides {:?}) has elements that share memory (an expanded view); fill the original instead",
+                    self.shape(),
+                    self.strides()
+                ),
+            ));
+        }
+        let mut guard = self.storage().write()?;
+        let raw = self.raw(guard.as_mut_ptr());
+        match registry().lookup("fill", self.device(), Layout::Strided, self.dtype()).map(|r| r.kernel) {
+            // SAFETY: the storage is write-locked; every element lies in it; no element is
+            // reachable twice (checked above).
+            Ok(Kernel::Fill(f)) => unsafe { f(&raw, value) },
+            _ if self.device().is_cpu() => {
+                // SAFETY: as above.
+                unsafe { naive_fill(&raw, value) };
+                Ok(())
+            }
+            Ok(_) => Err(Error::invalid("fill_", "the registered fill row holds a non-fill kernel")),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Reads the single element of a 1-element tensor as a [`Scalar`].
+    ///
+    /// ```
+    /// let t = tensor_core::Tensor::from_vec(vec![2.5f64], &[1]).unwrap();
+    /// assert_eq!(t.item().unwrap(), tensor_core::Scalar::Float(2.5));
+    /// ```
+    pub fn item(&self) -> Result<Scalar> {
+        if self.numel() != 1 {
+            return Err(Error::shape("item", format!("needs exactly one element, the shape is {:?}", self.shape())));
+        }
+        crate::with_dtype!(self.dtype(), T => Ok(self.to_vec::<T>()?[0].to_scalar()))
+    }
+}
+
+/// Reference strided cast-copy, one element at a time.
+///
+/// # Safety
+/// As [`crate::registry::CopyFn`]: locked storages, in-bounds views, equal shapes.
+pub unsafe fn naive_copy(dst: &RawTensor<'_>, src: &RawTensor<'_>) {
+    crate::with_dtype!(dst.dtype, D => crate::with_dtype!(src.dtype, S => {
+        let (d, s) = (dst.ptr as *mut D, src.ptr as *const S);
+        let offs = StridedOffsets::new(dst.shape, dst.strides).zip(StridedOffsets::new(src.shape, src.strides));
+        for (od, os) in offs {
+            // SAFETY: offsets come from the views' own shape/strides (caller's contract).
+            unsafe { d.offset(od).write(s.offset(os).read().cast::<D>()) };
+        }
+    }))
+}
+
+/// Reference strided fill.
+///
+/// # Safety
+/// As [`crate::registry::FillFn`].
+pub unsafe fn naive_fill(dst: &RawTensor<'_>, value: Scalar) {
+    crate::with_dtype!(dst.dtype, D => {
+        let v = D::from_scalar(value);
+        for off in StridedOffsets::new(dst.shape, dst.strides) {
+            // SAFETY: offsets come from the view's own shape/strides (caller's contract).
+            unsafe { (dst.ptr as *mut D).offset(off).write(v) };
+        }
+    })
+}

@@ -1,0 +1,400 @@
+//! View ops: new sizes/strides/offset over the same storage, never a copy
+//! (except `reshape`, which copies when no view is possible).
+
+use super::Tensor;
+use crate::error::check_dim;
+use crate::{shape, Error, Result};
+
+impl Tensor {
+    fn with_layout(&self, shape: Vec<usize>, strides: Vec<isize>, offset: usize) -> Tensor {
+        Tensor::from_parts_unchecked(self.storage().clone(), shape, strides, offset)
+    }
+
+    /// Resolves one `-1` in `spec` against this tensor's element count.
+    fn infer_shape(&self, op: &'static str, spec: &[isize]) -> Result<Vec<usize>> {
+        let numel = self.numel();
+        let mut known: usize = 1;
+        let mut infer = None;
+        for (i, &d) in spec.iter().enumerate() {
+            match d {
+                -1 if infer.is_none() => infer = Some(i),
+                -1 => return Err(Error::shape(op, format!("only one dim may be -1, got {spec:?}"))),
+                d if d < 0 => {
+                    return Err(Error::shape(op, format!("invalid size {d} in {spec:?} (sizes are >= 0 or one -1)")))
+                }
+                d => {
+                    known = known.checked_mul(d as usize).ok_or(Error::Overflow {
+                        op,
+                        shape: spec.iter().map(|&x| x.max(0) as usize).collect(),
+                        dtype: self.dtype(),
+                    })?
+                }
+            }
+        }
+        let mut out: Vec<usize> = spec.iter().map(|&d| d.max(0) as usize).collect();
+        let mismatch = || {
+            Error::shape(
+                op,
+                format!("shape {spec:?} is invalid for a tensor of shape {:?} ({numel} elements)", self.shape()),
+            )
+        };
+        match infer {
+            Some(i) => {
+                if known == 0 || numel % known != 0 {
+                    return Err(mismatch());
+                }
+                out[i] = numel / known;
+            }
+            None if known != numel => return Err(mismatch()),
+            None => {}
+        }
+        Ok(out)
+    }
+
+    /// Strides that let `new_shape` view this tensor's elements in row-major order, if any
+    /// (the same algorithm as PyTorch's `computeStride`).
+    fn view_strides(&self, new_shape: &[usize]) -> Option<Vec<isize>> {
+        if self.numel() == 0 || self.is_contiguous() {
+            return Some(shape::contiguous_strides(new_shape));
+        }
+        let (old_shape, old_strides) = (self.shape(), self.strides());
+        let mut new_strides = vec![0isize; new_shape.len()];
+        let mut view_d = new_shape.len() as isize - 1;
+        let mut chunk_base_stride = *old_strides.last().unwrap_or(&1);
+        let mut tensor_numel: usize = 1;
+        let mut view_numel: usize = 1;
+        for tensor_d in (0..old_shape.len()).rev() {
+            tensor_numel *= old_shape[tensor_d];
+            let chunk_end = tensor_d == 0
+                || (old_shape[tensor_d - 1] != 1
+                    && old_strides[tensor_d - 1] != tensor_numel as isize * chunk_base_stride);
+            if chunk_end {
+                while view_d >= 0 && (view_numel < tensor_numel || new_shape[view_d as usize] == 1) {
+                    new_strides[view_d as usize] = view_numel as isize * chunk_base_stride;
+                    view_numel *= new_shape[view_d as usize];
+                    view_d -= 1;
+                }
+                if view_numel != tensor_numel {
+                    return None;
+                }
+                if tensor_d > 0 {
+                    chunk_base_stride = old_strides[tensor_d - 1];
+                    tensor_numel = 1;
+                    view_numel = 1;
+                }
+            }
+        }
+        if view_d != -1 {
+            return None;
+        }
+        Some(new_strides)
+    }
+
+    /// The same elements with a new shape (one dim may be `-1`); an error when the strides
+    /// don't allow a view (use [`Tensor::reshape`] to copy then).
+    ///
+    /// ```
+    /// use tensor_core::Tensor;
+    /// let t = Tensor::from_vec((0..6).collect::<Vec<i32>>(), &[2, 3]).unwrap();
+    /// assert_eq!(t.view(&[3, -1]).unwrap().shape(), &[3, 2]);
+    /// assert!(t.t().unwrap().view(&[6]).is_err());
+    /// ```
+    pub fn view(&self, shape: &[isize]) -> Result<Tensor> {
+        let new_shape = self.infer_shape("view", shape)?;
+        let strides = self.view_strides(&new_shape).ok_or_else(|| {
+            Error::shape(
+                "view",
+                format!(
+                    "shape {shape:?} is incompatible with the strides {:?} of shape {:?}; use reshape (copies) or contiguous() first",
+                    self.strides(),
+                    self.shape()
+                ),
+            )
+        })?;
+        Ok(self.with_layout(new_shape, strides, self.storage_offset()))
+    }
+
+    /// Like [`Tensor::view`], but copies to a contiguous tensor when a view is impossible.
+    ///
+    /// ```
+    /// use tensor_core::Tensor;
+    /// let t = Tensor::from_vec((0..6).collect::<Vec<i32>>(), &[2, 3]).unwrap();
+    /// let r = t.t().unwrap().reshape(&[-1]).unwrap();
+    /// assert_eq!(r.to_vec::<i32>().unwrap(), vec![0, 3, 1, 4, 2, 5]);
+    /// ```
+    pub fn reshape(&self, shape: &[isize]) -> Result<Tensor> {
+        let new_shape = self.infer_shape("reshape", shape)?;
+        match self.view_strides(&new_shape) {
+            Some(strides) => Ok(self.with_layout(new_shape, strides, self.storage_offset())),
+            None => {
+                let c = self.contiguous()?;
+                Ok(c.with_layout(new_shape.clone(), shape::contiguous_strides(&new_shape), c.storage_offset()))
+            }
+        }
+    }
+
+    /// Swaps two dims.
+    pub fn transpose(&self, d0: usize, d1: usize) -> Result<Tensor> {
+        check_dim("transpose", d0, self.ndim())?;
+        check_dim("transpose", d1, self.ndim())?;
+        let (mut sh, mut st) = (self.shape().to_vec(), self.strides().to_vec());
+        sh.swap(d0, d1);
+        st.swap(d0, d1);
+        Ok(self.with_layout(sh, st, self.storage_offset()))
+    }
+
+    /// Matrix transpose of a 2-D tensor; 0-D and 1-D tensors come back unchanged.
+    pub fn t(&self) -> Result<Tensor> {
+        match self.ndim() {
+            0 | 1 => Ok(self.clone()),
+            2 => self.transpose(0, 1),
+            n => Err(Error::shape(
+                "t",
+                format!("expects a tensor of at most 2 dims, got {n} dims (shape {:?}); use transpose", self.shape()),
+            )),
+        }
+    }
+
+    /// Reorders dims: output dim `i` is input dim `perm[i]`.
+    ///
+    /// ```
+    /// use tensor_core::{Tensor, DType, Device};
+    /// let t = Tensor::zeros(&[2, 3, 4], DType::F32, Device::Cpu).unwrap();
+    /// assert_eq!(t.permute(&[2, 0, 1]).unwrap().shape(), &[4, 2, 3]);
+    /// assert!(t.permute(&[0, 0, 1]).is_err());
+    /// ```
+    pub fn permute(&self, perm: &[usize]) -> Result<Tensor> {
+        let n = self.ndim();
+        let mut seen = vec![false; n];
+        if perm.len() != n || perm.iter().any(|&p| p >= n || std::mem::replace(&mut seen[p], true)) {
+            return Err(Error::shape(
+                "permute",
+                format!("{perm:?} is not a permutation of 0..{n} for a tensor of shape {:?}", self.shape()),
+            ));
+        }
+        let sh = perm.iter().map(|&p| self.shape()[p]).collect();
+        let st = perm.iter().map(|&p| self.strides()[p]).collect();
+        Ok(self.with_layout(sh, st, self.storage_offset()))
+    }
+
+    /// Elements `start..start + len` of `dim`.
+    pub fn narrow(&self, dim: usize, start: usize, len: usize) -> Result<Tensor> {
+        check_dim("narrow", dim, self.ndim())?;
+        let size = self.shape()[dim];
+        if start.checked_add(len).is_none_or(|end| end > size) {
+            return Err(Error::out_of_bounds(
+                "narrow",
+                format!("start {start} + length {len} exceeds size {size} of dim {dim} (shape {:?})", self.shape()),
+            ));
+        }
+        let mut sh = self.shape().to_vec();
+        sh[dim] = len;
+        let offset =
+            if len == 0 { self.storage_offset() } else { self.offset_plus(start as isize * self.strides()[dim]) };
+        Ok(self.with_layout(sh, self.strides().to_vec(), offset))
+    }
+
+    fn offset_plus(&self, delta: isize) -> usize {
+        (self.storage_offset() as isize + delta) as usize
+    }
+
+    /// Index `index` of `dim`, dropping that dim.
+    pub fn select(&self, dim: usize, index: usize) -> Result<Tensor> {
+        check_dim("select", dim, self.ndim())?;
+        let size = self.shape()[dim];
+        if index >= size {
+            return Err(Error::out_of_bounds(
+                "select",
+                format!("index {index} is out of range for dim {dim} of size {size} (shape {:?})", self.shape()),
+            ));
+        }
+        let offset = self.offset_plus(index as isize * self.strides()[dim]);
+        let (mut sh, mut st) = (self.shape().to_vec(), self.strides().to_vec());
+        sh.remove(dim);
+        st.remove(dim);
+        Ok(self.with_layout(sh, st, offset))
+    }
+
+    /// Elements `start, start + step, ...` below `end` (clamped to the size) of `dim`.
+    ///
+    /// ```
+    /// use tensor_core::Tensor;
+    /// let t = Tensor::from_vec((0..10).collect::<Vec<i64>>(), &[10]).unwrap();
+    /// assert_eq!(t.slice(0, 1, 100, 3).unwrap().to_vec::<i64>().unwrap(), vec![1, 4, 7]);
+    /// ```
+    pub fn slice(&self, dim: usize, start: usize, end: usize, step: usize) -> Result<Tensor> {
+        check_dim("slice", dim, self.ndim())?;
+        if step == 0 {
+            return Err(Error::invalid(
+                "slice",
+                format!("step must be >= 1, got 0 (dim {dim}, shape {:?})", self.shape()),
+            ));
+        }
+        let size = self.shape()[dim];
+        let end = end.min(size);
+        let start = start.min(end);
+        let len = (end - start).div_ceil(step);
+        let mut sh = self.shape().to_vec();
+        let mut st = self.strides().to_vec();
+        let offset = if len == 0 { self.storage_offset() } else { self.offset_plus(start as isize * st[dim]) };
+        sh[dim] = len;
+        st[dim] = st[dim].checked_mul(step as isize).ok_or_else(|| Error::Overflow {
+            op: "slice",
+            shape: self.shape().to_vec(),
+            dtype: self.dtype(),
+        })?;
+        Ok(self.with_layout(sh, st, offset))
+    }
+
+    /// Broadcasts to `shape` (NumPy rules: leading dims added, size-1 dims stretched with
+    /// stride 0). `expand` and `broadcast_to` are the same op.
+    ///
+    /// ```
+    /// use tensor_core::Tensor;
+    /// let t = Tensor::from_vec(vec![1u8, 2], &[2, 1]).unwrap();
+    /// let e = t.expand(&[3, 2, 4]).unwrap();
+    /// assert_eq!(e.strides(), &[0, 1, 0]);
+    /// assert!(t.expand(&[3, 3]).is_err());
+    /// ```
+    pub fn expand(&self, shape: &[usize]) -> Result<Tensor> {
+        self.broadcast_impl("expand", shape)
+    }
+
+    /// Alias of [`Tensor::expand`].
+    pub fn broadcast_to(&self, shape: &[usize]) -> Result<Tensor> {
+        self.broadcast_impl("broadcast_to", shape)
+    }
+
+    fn broadcast_impl(&self, op: &'static str, target: &[usize]) -> Result<Tensor> {
+        let n = target.len();
+        let bad = || {
+            Error::shape(
+                op,
+                format!("cannot broadcast shape {:?} to {target:?} (each dim must match or be 1)", self.shape()),
+            )
+        };
+        if self.ndim() > n {
+            return Err(bad());
+        }
+        shape::checked_numel(op, target, self.dtype())?;
+        let lead = n - self.ndim();
+        let mut st = vec![0isize; n];
+        for i in 0..n {
+            if i < lead {
+                continue;
+            }
+            let (d, s) = (self.shape()[i - lead], self.strides()[i - lead]);
+            st[i] = if d == target[i] {
+                s
+            } else if d == 1 {
+                0
+            } else {
+                return Err(bad());
+            };
+        }
+        Ok(self.with_layout(target.to_vec(), st, self.storage_offset()))
+    }
+
+    /// Removes `dim` if its size is 1; otherwise returns the same view (as PyTorch).
+    pub fn squeeze(&self, dim: usize) -> Result<Tensor> {
+        check_dim("squeeze", dim, self.ndim())?;
+        if self.shape()[dim] != 1 {
+            return Ok(self.clone());
+        }
+        let (mut sh, mut st) = (self.shape().to_vec(), self.strides().to_vec());
+        sh.remove(dim);
+        st.remove(dim);
+        Ok(self.with_layout(sh, st, self.storage_offset()))
+    }
+
+    /// Inserts a size-1 dim at `dim` (`0..=ndim`).
+    pub fn unsqueeze(&self, dim: usize) -> Result<Tensor> {
+        check_dim("unsqueeze", dim, self.ndim() + 1)?;
+        let (mut sh, mut st) = (self.shape().to_vec(), self.strides().to_vec());
+        let stride = if dim < self.ndim() { st[dim] * sh[dim] as isize } else { 1 };
+        sh.insert(dim, 1);
+        st.insert(dim, stride);
+        Ok(self.with_layout(sh, st, self.storage_offset()))
+    }
+
+    /// One dim holding every element (a view when possible, else a copy); a 0-dim
+    /// tensor becomes shape `[1]`.
+    pub fn flatten(&self) -> Result<Tensor> {
+        self.reshape(&[-1])
+            .map(|t| if self.ndim() == 0 { t.with_layout(vec![1], vec![1], t.storage_offset()) } else { t })
+    }
+
+    /// Reverses `dim` (negative stride, no copy).
+    ///
+    /// ```
+    /// use tensor_core::Tensor;
+    /// let t = Tensor::from_vec(vec![1, 2, 3, 4i32], &[2, 2]).unwrap();
+    /// let f = t.flip(1).unwrap();
+    /// assert_eq!(f.strides(), &[2, -1]);
+    /// assert_eq!(f.to_vec::<i32>().unwrap(), vec![2, 1, 4, 3]);
+    /// ```
+    pub fn flip(&self, dim: usize) -> Result<Tensor> {
+        check_dim("flip", dim, self.ndim())?;
+        let size = self.shape()[dim];
+        let mut st = self.strides().to_vec();
+        let offset = if size == 0 { self.storage_offset() } else { self.offset_plus((size as isize - 1) * st[dim]) };
+        st[dim] = -st[dim];
+        Ok(self.with_layout(self.shape().to_vec(), st, offset))
+    }
+
+    /// A view with explicit sizes, strides and absolute storage offset (as PyTorch),
+    /// rejected if any reachable element lies outside the storage.
+    ///
+    /// ```
+    /// use tensor_core::Tensor;
+    /// let t = Tensor::from_vec((0..6).collect::<Vec<i32>>(), &[6]).unwrap();
+    /// let w = t.as_strided(&[2, 2], &[1, 2], 1).unwrap();
+    /// assert_eq!(w.to_vec::<i32>().unwrap(), vec![1, 3, 2, 4]);
+    /// assert!(t.as_strided(&[2], &[5], 2).is_err());
+    /// ```
+    pub fn as_strided(&self, shape: &[usize], strides: &[isize], offset: usize) -> Result<Tensor> {
+        if shape.len() != strides.len() {
+            return Err(Error::shape(
+                "as_strided",
+                format!("shape {shape:?} and strides {strides:?} must have the same length"),
+            ));
+        }
+        shape::checked_numel("as_strided", shape, self.dtype())?;
+        let cap = self.storage().capacity_elems();
+        if let Some((lo, hi)) = exact_offset_range(shape, strides) {
+            let first = offset as i128 + lo;
+            let last = offset as i128 + hi;
+            if first < 0 || last >= cap as i128 {
+                return Err(Error::out_of_bounds(
+                    "as_strided",
+                    format!(
+                        "shape {shape:?}, strides {strides:?}, offset {offset} reach elements {first}..={last}, outside the storage of {cap} elements"
+                    ),
+                ));
+            }
+        } else if offset > cap {
+            return Err(Error::out_of_bounds(
+                "as_strided",
+                format!("offset {offset} is past the storage of {cap} elements"),
+            ));
+        }
+        Ok(self.with_layout(shape.to_vec(), strides.to_vec(), offset))
+    }
+}
+
+/// Reachable offset range in i128 (no saturation), `None` if empty.
+fn exact_offset_range(shape: &[usize], strides: &[isize]) -> Option<(i128, i128)> {
+    if shape.contains(&0) {
+        return None;
+    }
+    let (mut lo, mut hi) = (0i128, 0i128);
+    for (&d, &s) in shape.iter().zip(strides) {
+        let span = (d as i128 - 1) * s as i128;
+        if span < 0 {
+            lo += span
+        } else {
+            hi += span
+        }
+    }
+    Some((lo, hi))
+}
