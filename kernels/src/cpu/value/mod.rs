@@ -1,0 +1,132 @@
+//! The lane algebra `#[tensor_op]` bodies are written against.
+//!
+//! A body is one generic function over `V: Value`. The engine instantiates it twice per
+//! dtype: with `V` = the scalar element (`f32`) for tails and strided runs, and with `V` =
+//! a SIMD vector of that element (`Lanes<f32>`, backed by `wide`) for contiguous runs.
+//! `if c { a } else { b }` in a body becomes [`Value::select`] (both arms are evaluated).
+//!
+//! Semantics (identical on every path and on CUDA):
+//! - integers wrap on overflow (`i32::MAX + 1 == i32::MIN`); integer division by zero
+//!   gives 0 and `MIN / -1` wraps (no panic, no trap);
+//! - `max`/`min` propagate NaN (as NumPy's `maximum`/`minimum`);
+//! - float functions are IEEE-accurate to a few ulp (exp, ln, sin...); `pow` on integers
+//!   is wrapping exponentiation, and a negative exponent gives `1/x^n` truncated
+//!   (so 0 unless `|x| == 1`; `0^-n == 0`).
+//! - on integer vectors, float-only methods (exp, ln...) compute through f64 and cast
+//!   back with `as` rules; built-in ops never use them (integer inputs of float-only ops
+//!   compute in f32, as PyTorch does).
+//! - `bool` as a value: `+` is or, `*` is and, `-` is xor, `/` is and; `neg`/`abs` are identity.
+
+mod lanes;
+mod scalar;
+
+pub use lanes::{Lanes, SimdElement};
+
+use std::ops::{Add, BitAnd, BitOr, Div, Mul, Neg, Not, Sub};
+use tensor_core::Element;
+
+/// A per-lane boolean produced by comparisons.
+pub trait Mask: Copy + BitAnd<Output = Self> + BitOr<Output = Self> + Not<Output = Self> {
+    /// Number of lanes.
+    const LANES: usize;
+    /// Writes each lane as a `bool` into `dst[..LANES]`.
+    fn write_bools(self, dst: &mut [bool]);
+}
+
+/// One value (scalar) or several values (SIMD lanes) of the compute element `Elem`.
+pub trait Value:
+    Copy
+    + Add<Output = Self>
+    + Sub<Output = Self>
+    + Mul<Output = Self>
+    + Div<Output = Self>
+    + Neg<Output = Self>
+{
+    /// The scalar element.
+    type Elem: Element;
+    /// Result of comparisons.
+    type Mask: Mask;
+    /// Number of lanes (1 for scalars).
+    const LANES: usize;
+
+    /// Every lane = `e`.
+    fn splat(e: Self::Elem) -> Self;
+    /// Loads `LANES` elements from `src[..LANES]`.
+    fn load(src: &[Self::Elem]) -> Self;
+    /// Stores `LANES` elements to `dst[..LANES]`.
+    fn store(self, dst: &mut [Self::Elem]);
+
+    /// 0.
+    fn zero() -> Self {
+        Self::splat(Self::Elem::ZERO)
+    }
+    /// 1.
+    fn one() -> Self {
+        Self::splat(Self::Elem::ONE)
+    }
+    /// `v as Elem` in every lane.
+    fn from_f32(v: f32) -> Self {
+        Self::splat(v.cast())
+    }
+    /// `v as Elem` in every lane.
+    fn from_f64(v: f64) -> Self {
+        Self::splat(v.cast())
+    }
+    /// `v as Elem` in every lane.
+    fn from_i64(v: i64) -> Self {
+        Self::splat(v.cast())
+    }
+    /// `v as Elem` (0/1) in every lane.
+    fn from_bool(v: bool) -> Self {
+        Self::splat(v.cast())
+    }
+
+    /// `==` per lane.
+    fn eq(self, o: Self) -> Self::Mask;
+    /// `!=` per lane.
+    fn ne(self, o: Self) -> Self::Mask;
+    /// `<` per lane.
+    fn lt(self, o: Self) -> Self::Mask;
+    /// `<=` per lane.
+    fn le(self, o: Self) -> Self::Mask;
+    /// `>` per lane.
+    fn gt(self, o: Self) -> Self::Mask;
+    /// `>=` per lane.
+    fn ge(self, o: Self) -> Self::Mask;
+    /// `if m { t } else { f }` per lane.
+    fn select(m: Self::Mask, t: Self, f: Self) -> Self;
+
+    /// Absolute value (wrapping for `MIN`).
+    fn abs(self) -> Self;
+    /// Maximum, NaN-propagating.
+    fn max(self, o: Self) -> Self;
+    /// Minimum, NaN-propagating.
+    fn min(self, o: Self) -> Self;
+    /// `self` to the power `e` (`powf` for floats, wrapping integer power for ints).
+    fn pow(self, e: Self) -> Self;
+
+    /// e^x.
+    fn exp(self) -> Self;
+    /// 2^x.
+    fn exp2(self) -> Self;
+    /// Natural log.
+    fn ln(self) -> Self;
+    /// Log base 2.
+    fn log2(self) -> Self;
+    /// Square root.
+    fn sqrt(self) -> Self;
+    /// Hyperbolic tangent.
+    fn tanh(self) -> Self;
+    /// Sine.
+    fn sin(self) -> Self;
+    /// Cosine.
+    fn cos(self) -> Self;
+    /// 1/x.
+    fn recip(self) -> Self;
+    /// Round down.
+    fn floor(self) -> Self;
+    /// Round up.
+    fn ceil(self) -> Self;
+    /// Round half away from zero.
+    fn round(self) -> Self;
+}
