@@ -1,0 +1,4 @@
+//! CPU engines.
+
+pub mod map;
+pub mod value;

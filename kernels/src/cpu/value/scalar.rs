@@ -1,0 +1,1 @@
+//! `Value` for plain scalars (one lane).

@@ -1,0 +1,1 @@
+//! CUDA runtime, NVRTC compilation and kernel templates.
