@@ -1,19 +1,41 @@
 //! # tensor-ops
 //!
-//! Code-generated, typed tensor kernels. `use tensor_ops::prelude::*;` brings everything.
+//! Code-generated, typed tensor kernels. One `#[tensor_op]` definition becomes a SIMD CPU
+//! kernel per dtype, CUDA C per dtype, public functions (`op`, `op_`, `op_out`) and rows
+//! in the dispatch registry.
+//!
+//! ```
+//! use tensor_ops::prelude::*;
+//! let a = Tensor::arange(0, 6, 1, DType::F32, Device::Cpu).unwrap().view(&[2, 3]).unwrap();
+//! let b = Tensor::from_vec(vec![10f32, 20., 30.], &[3]).unwrap();
+//! let c = a.add(&b).unwrap();
+//! assert_eq!(c.to_vec::<f32>().unwrap(), vec![10., 21., 32., 13., 24., 35.]);
+//! ```
+
+#![deny(unsafe_op_in_unsafe_fn)]
 
 extern crate self as tensor_ops;
 
-pub use tensor_core::{self, DType, Device, Error, Layout, Result, Scalar, Tensor};
+mod builtin;
+mod call;
+mod methods;
 
-/// Everything a user needs.
+pub use builtin::*;
+pub use call::{call_types, can_cast, CallTypes, Output};
+pub use methods::TensorOps;
+pub use tensor_core::{self, registry, DType, Device, Error, Layout, Registry, Result, Scalar, Tensor};
+pub use tensor_macros::tensor_op;
+
+/// Everything a user needs: `use tensor_ops::prelude::*;`.
 pub mod prelude {
-    pub use crate::{DType, Device, Error, Layout, Result, Scalar, Tensor};
+    pub use crate::methods::TensorOps;
+    pub use crate::{tensor_op, DType, Device, Error, Layout, Result, Scalar, Tensor};
 }
 
 #[doc(hidden)]
 pub mod __private {
     //! Paths used by code that `#[tensor_op]` generates. Not a stable API.
+    pub use crate::call::{call_map_inplace, call_map_new, call_map_out};
     pub use inventory;
     pub use tensor_core;
     pub use tensor_core::registry::{CudaMapKernel, Kernel, KernelRow, MapKernel, OpSpec};
@@ -21,20 +43,4 @@ pub mod __private {
     pub use tensor_kernels;
     pub use tensor_kernels::cpu::map::{map_block, pred_block, MapBody, PredBody};
     pub use tensor_kernels::cpu::value::{Mask, SimdElement, Value};
-
-    /// Runs an elementwise op into a new tensor.
-    pub fn call_map_new(spec: &'static OpSpec, inputs: &[&Tensor], params: &[Scalar]) -> Result<Tensor> {
-        let _ = (spec, inputs, params);
-        Err(tensor_core::Error::invalid("call_map_new", "not wired yet"))
-    }
-    /// Runs an elementwise op in place into `inputs[0]`.
-    pub fn call_map_inplace(spec: &'static OpSpec, inputs: &[&Tensor], params: &[Scalar]) -> Result<()> {
-        let _ = (spec, inputs, params);
-        Err(tensor_core::Error::invalid("call_map_inplace", "not wired yet"))
-    }
-    /// Runs an elementwise op into `out`.
-    pub fn call_map_out(spec: &'static OpSpec, inputs: &[&Tensor], params: &[Scalar], out: &Tensor) -> Result<()> {
-        let _ = (spec, inputs, params, out);
-        Err(tensor_core::Error::invalid("call_map_out", "not wired yet"))
-    }
 }

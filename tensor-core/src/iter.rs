@@ -36,12 +36,16 @@ impl Iterator for StridedOffsets<'_> {
         self.remaining -= 1;
         let current = self.offset;
         for d in (0..self.shape.len()).rev() {
+            // Wrapping arithmetic: the intermediate offset may step one stride past the
+            // view (e.g. a size-1 dim with a huge as_strided stride) before it is wound
+            // back; two's complement makes the result exact whenever it is in range,
+            // which every offset of a valid view is.
             self.index[d] += 1;
-            self.offset += self.strides[d];
+            self.offset = self.offset.wrapping_add(self.strides[d]);
             if self.index[d] < self.shape[d] {
                 break;
             }
-            self.offset -= self.strides[d] * self.shape[d] as isize;
+            self.offset = self.offset.wrapping_sub(self.strides[d].wrapping_mul(self.shape[d] as isize));
             self.index[d] = 0;
         }
         Some(current)
@@ -104,7 +108,7 @@ impl IterPlan {
                 let mergeable = strides
                     .iter()
                     .enumerate()
-                    .all(|(i, op)| out_strides[i].last().copied() == Some(op[d] * shape[d] as isize));
+                    .all(|(i, op)| out_strides[i].last().copied() == op[d].checked_mul(shape[d] as isize));
                 if mergeable {
                     let n = out_shape.len();
                     out_shape[n - 1] = outer * shape[d];

@@ -1,4 +1,5 @@
 //! CPU engines.
 
+pub mod elementwise;
 pub mod map;
 pub mod value;

@@ -37,7 +37,9 @@ impl DataPtr {
     /// # Safety
     /// `ptr` must be valid for reads and writes of `len` bytes on `device` until `deleter`
     /// runs, must not be accessed by anything else meanwhile, and for CPU memory must hold
-    /// initialized bytes (any value is fine except that `bool` tensors need 0 or 1).
+    /// initialized bytes (any value is fine except that `bool` tensors need 0 or 1). For
+    /// CPU memory `ptr` must also be aligned for every dtype it will back (8 bytes covers
+    /// all of them), since element reads and writes through it are aligned.
     pub unsafe fn new(ptr: NonNull<u8>, len: usize, device: Device, deleter: Deleter) -> Self {
         DataPtr { ptr, len, device, deleter: Some(deleter) }
     }
@@ -100,7 +102,7 @@ pub(crate) fn raw_cpu_alloc(bytes: usize) -> Result<DataPtr> {
     let oom = Error::OutOfMemory { bytes, device: Device::Cpu };
     if bytes == 0 {
         let ptr = NonNull::<u8>::dangling();
-        let aligned = NonNull::new(CPU_ALIGN as *mut u8).unwrap_or(ptr);
+        let aligned = NonNull::new(std::ptr::without_provenance_mut::<u8>(CPU_ALIGN)).unwrap_or(ptr);
         // SAFETY: a zero-length block needs no memory; the deleter does nothing.
         return Ok(unsafe { DataPtr::new(aligned, 0, Device::Cpu, Box::new(|_, _| {})) });
     }

@@ -189,13 +189,19 @@ impl Tensor {
         }
         let mut sh = self.shape().to_vec();
         sh[dim] = len;
-        let offset =
-            if len == 0 { self.storage_offset() } else { self.offset_plus(start as isize * self.strides()[dim]) };
+        let offset = self.offset_if_nonempty(&sh, start, dim);
         Ok(self.with_layout(sh, self.strides().to_vec(), offset))
     }
 
-    fn offset_plus(&self, delta: isize) -> usize {
-        (self.storage_offset() as isize + delta) as usize
+    /// The storage offset after moving `index` steps along `dim`, for a result of shape
+    /// `result`. An empty result keeps the current offset: nothing is reachable, and the
+    /// strides of an empty view may be arbitrary (the product could overflow).
+    fn offset_if_nonempty(&self, result: &[usize], index: usize, dim: usize) -> usize {
+        if result.contains(&0) {
+            return self.storage_offset();
+        }
+        // In range: the element at `index` of `dim` is reachable (the view invariant).
+        (self.storage_offset() as isize + index as isize * self.strides()[dim]) as usize
     }
 
     /// Index `index` of `dim`, dropping that dim.
@@ -208,7 +214,7 @@ impl Tensor {
                 format!("index {index} is out of range for dim {dim} of size {size} (shape {:?})", self.shape()),
             ));
         }
-        let offset = self.offset_plus(index as isize * self.strides()[dim]);
+        let offset = self.offset_if_nonempty(self.shape(), index, dim);
         let (mut sh, mut st) = (self.shape().to_vec(), self.strides().to_vec());
         sh.remove(dim);
         st.remove(dim);
@@ -236,13 +242,11 @@ impl Tensor {
         let len = (end - start).div_ceil(step);
         let mut sh = self.shape().to_vec();
         let mut st = self.strides().to_vec();
-        let offset = if len == 0 { self.storage_offset() } else { self.offset_plus(start as isize * st[dim]) };
         sh[dim] = len;
-        st[dim] = st[dim].checked_mul(step as isize).ok_or_else(|| Error::Overflow {
-            op: "slice",
-            shape: self.shape().to_vec(),
-            dtype: self.dtype(),
-        })?;
+        let offset = self.offset_if_nonempty(&sh, start, dim);
+        // In a non-empty view with two or more elements along `dim` the stepped stride is
+        // reachable, so it fits; otherwise it never addresses anything (saturate).
+        st[dim] = st[dim].saturating_mul(step as isize);
         Ok(self.with_layout(sh, st, offset))
     }
 
@@ -311,7 +315,9 @@ impl Tensor {
     pub fn unsqueeze(&self, dim: usize) -> Result<Tensor> {
         check_dim("unsqueeze", dim, self.ndim() + 1)?;
         let (mut sh, mut st) = (self.shape().to_vec(), self.strides().to_vec());
-        let stride = if dim < self.ndim() { st[dim] * sh[dim] as isize } else { 1 };
+        // The stride of a size-1 dim never addresses anything; saturate rather than
+        // overflow on exotic (empty or as_strided) views.
+        let stride = if dim < self.ndim() { st[dim].saturating_mul(sh[dim] as isize) } else { 1 };
         sh.insert(dim, 1);
         st.insert(dim, stride);
         Ok(self.with_layout(sh, st, self.storage_offset()))
@@ -337,8 +343,9 @@ impl Tensor {
         check_dim("flip", dim, self.ndim())?;
         let size = self.shape()[dim];
         let mut st = self.strides().to_vec();
-        let offset = if size == 0 { self.storage_offset() } else { self.offset_plus((size as isize - 1) * st[dim]) };
-        st[dim] = -st[dim];
+        let offset = self.offset_if_nonempty(self.shape(), size.saturating_sub(1), dim);
+        // Wrapping: only `isize::MIN` wraps, and only on a dim that addresses nothing.
+        st[dim] = st[dim].wrapping_neg();
         Ok(self.with_layout(self.shape().to_vec(), st, offset))
     }
 

@@ -1,0 +1,286 @@
+// tensor-ops CUDA prelude: the helper functions every generated kernel and every
+// `#[tensor_op]` device function is written against. Semantics are those of the CPU
+// `Value` algebra (kernels/src/cpu/value/mod.rs):
+//  - integers wrap (signed arithmetic goes through unsigned: no C undefined behaviour);
+//    integer division by zero gives 0 and MIN / -1 wraps to MIN;
+//  - max/min propagate NaN; float functions are the IEEE-accurate libm ones;
+//  - pow on integers is wrapping exponentiation; a negative exponent gives 1/x^n truncated;
+//  - float-only functions on integers compute through double and cast back (`as` rules);
+//  - bool as a value: + is or, * is and, - is xor, / is and; neg/abs are identity;
+//  - tops_cast<D>(S) has Rust `as` semantics (float->int truncates and saturates, NaN->0,
+//    x->bool is x != 0, narrowing floats round to nearest even).
+// Compiled by NVRTC, and by the host C++ compiler under kernels/cuda/shim.h for CPU tests.
+#pragma once
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+
+#define TOPS_D __device__ __forceinline__
+
+// ---------------------------------------------------------------- limits and bits
+template <class T> struct tops_lim;
+#define TOPS_LIM(T, U, LO, HI)                                                                   \
+    template <> struct tops_lim<T> {                                                             \
+        typedef U unsigned_t;                                                                    \
+        static TOPS_D T lo() { return LO; }                                                      \
+        static TOPS_D T hi() { return HI; }                                                      \
+    };
+TOPS_LIM(unsigned char, unsigned int, 0, 255)
+TOPS_LIM(signed char, unsigned int, -128, 127)
+TOPS_LIM(short, unsigned int, -32768, 32767)
+TOPS_LIM(int, unsigned int, (-2147483647 - 1), 2147483647)
+TOPS_LIM(long long, unsigned long long, (-9223372036854775807LL - 1), 9223372036854775807LL)
+#undef TOPS_LIM
+
+// ---------------------------------------------------------------- casts (Rust `as`)
+// Float -> integer: truncate toward zero, saturate, NaN -> 0. The bounds 2^(bits-1) (or 2^8
+// for u8) are exact in every float type, so the comparisons are exact.
+template <class D> TOPS_D D tops_f2i(double x, double lo_excl_le, double hi_ge) {
+    if (x != x) return (D)0;
+    if (x <= lo_excl_le) return tops_lim<D>::lo();
+    if (x >= hi_ge) return tops_lim<D>::hi();
+    return (D)x;
+}
+template <class D> TOPS_D D tops_f2i(float x, float lo_le, float hi_ge) {
+    if (x != x) return (D)0;
+    if (x <= lo_le) return tops_lim<D>::lo();
+    if (x >= hi_ge) return tops_lim<D>::hi();
+    return (D)x;
+}
+
+template <class D> struct tops_cvt;
+
+#define TOPS_CVT_INT(D, LO, HI)                                                                  \
+    template <> struct tops_cvt<D> {                                                             \
+        static TOPS_D D from(bool x) { return (D)(x ? 1 : 0); }                                  \
+        static TOPS_D D from(unsigned char x) { return (D)x; }                                   \
+        static TOPS_D D from(signed char x) { return (D)x; }                                     \
+        static TOPS_D D from(short x) { return (D)x; }                                           \
+        static TOPS_D D from(int x) { return (D)x; }                                             \
+        static TOPS_D D from(long long x) { return (D)x; }                                       \
+        static TOPS_D D from(float x) { return tops_f2i<D>(x, (float)(LO), (float)(HI)); }       \
+        static TOPS_D D from(double x) { return tops_f2i<D>(x, (double)(LO), (double)(HI)); }    \
+        static TOPS_D D from(__half x) { return from(__half2float(x)); }                         \
+        static TOPS_D D from(__nv_bfloat16 x) { return from(__bfloat162float(x)); }              \
+    };
+// LO: values <= LO map to MIN (for unsigned: <= 0 maps to 0); HI: values >= HI map to MAX.
+TOPS_CVT_INT(unsigned char, 0.0, 256.0)
+TOPS_CVT_INT(signed char, -128.0, 128.0)
+TOPS_CVT_INT(short, -32768.0, 32768.0)
+TOPS_CVT_INT(int, -2147483648.0, 2147483648.0)
+TOPS_CVT_INT(long long, -9223372036854775808.0, 9223372036854775808.0)
+#undef TOPS_CVT_INT
+
+template <> struct tops_cvt<bool> {
+    template <class S> static TOPS_D bool from(S x) { return x != (S)0; }
+    static TOPS_D bool from(bool x) { return x; }
+    static TOPS_D bool from(__half x) { return __half2float(x) != 0.0f; }
+    static TOPS_D bool from(__nv_bfloat16 x) { return __bfloat162float(x) != 0.0f; }
+};
+
+#define TOPS_CVT_FLOAT(D)                                                                        \
+    template <> struct tops_cvt<D> {                                                             \
+        template <class S> static TOPS_D D from(S x) { return (D)x; }                            \
+        static TOPS_D D from(bool x) { return x ? (D)1 : (D)0; }                                 \
+        static TOPS_D D from(__half x) { return (D)__half2float(x); }                            \
+        static TOPS_D D from(__nv_bfloat16 x) { return (D)__bfloat162float(x); }                 \
+    };
+TOPS_CVT_FLOAT(float)
+TOPS_CVT_FLOAT(double)
+#undef TOPS_CVT_FLOAT
+
+// Integers reach the 16-bit floats through double (exact for |x| < 2^53, one rounding), as
+// the CPU does; f32/f64 convert with a single round-to-nearest-even.
+template <> struct tops_cvt<__half> {
+    template <class S> static TOPS_D __half from(S x) { return __double2half((double)x); }
+    static TOPS_D __half from(bool x) { return __float2half_rn(x ? 1.0f : 0.0f); }
+    static TOPS_D __half from(float x) { return __float2half_rn(x); }
+    static TOPS_D __half from(double x) { return __double2half(x); }
+    static TOPS_D __half from(__half x) { return x; }
+    static TOPS_D __half from(__nv_bfloat16 x) { return __float2half_rn(__bfloat162float(x)); }
+};
+template <> struct tops_cvt<__nv_bfloat16> {
+    template <class S> static TOPS_D __nv_bfloat16 from(S x) { return __double2bfloat16((double)x); }
+    static TOPS_D __nv_bfloat16 from(bool x) { return __float2bfloat16_rn(x ? 1.0f : 0.0f); }
+    static TOPS_D __nv_bfloat16 from(float x) { return __float2bfloat16_rn(x); }
+    static TOPS_D __nv_bfloat16 from(double x) { return __double2bfloat16(x); }
+    static TOPS_D __nv_bfloat16 from(__nv_bfloat16 x) { return x; }
+    static TOPS_D __nv_bfloat16 from(__half x) { return __float2bfloat16_rn(__half2float(x)); }
+};
+
+/// `x as D` with Rust semantics.
+template <class D, class S> TOPS_D D tops_cast(S x) { return tops_cvt<D>::from(x); }
+/// Literal helpers for generated bodies (`V::from_f32(e)` etc.).
+template <class D> TOPS_D D tops_from_f32(float x) { return tops_cast<D>(x); }
+template <class D> TOPS_D D tops_from_f64(double x) { return tops_cast<D>(x); }
+template <class D> TOPS_D D tops_from_i64(long long x) { return tops_cast<D>(x); }
+template <class D> TOPS_D D tops_from_bool(bool x) { return tops_cast<D>(x); }
+template <class D> TOPS_D D tops_zero() { return tops_cast<D>(0); }
+template <class D> TOPS_D D tops_one() { return tops_cast<D>(1); }
+
+// ---------------------------------------------------------------- selection and masks
+template <class T> TOPS_D T tops_select(bool c, T a, T b) { return c ? a : b; }
+TOPS_D bool tops_and(bool a, bool b) { return a && b; }
+TOPS_D bool tops_or(bool a, bool b) { return a || b; }
+TOPS_D bool tops_not(bool a) { return !a; }
+
+// ---------------------------------------------------------------- comparisons
+#define TOPS_CMP(T)                                                                              \
+    TOPS_D bool tops_eq(T a, T b) { return a == b; }                                            \
+    TOPS_D bool tops_ne(T a, T b) { return a != b; }                                            \
+    TOPS_D bool tops_lt(T a, T b) { return a < b; }                                             \
+    TOPS_D bool tops_le(T a, T b) { return a <= b; }                                            \
+    TOPS_D bool tops_gt(T a, T b) { return a > b; }                                             \
+    TOPS_D bool tops_ge(T a, T b) { return a >= b; }
+TOPS_CMP(bool)
+TOPS_CMP(unsigned char)
+TOPS_CMP(signed char)
+TOPS_CMP(short)
+TOPS_CMP(int)
+TOPS_CMP(long long)
+TOPS_CMP(float)
+TOPS_CMP(double)
+#undef TOPS_CMP
+
+// ---------------------------------------------------------------- integer arithmetic
+#define TOPS_INT_ARITH(T)                                                                        \
+    TOPS_D T tops_add(T a, T b) {                                                               \
+        typedef tops_lim<T>::unsigned_t U;                                                      \
+        return (T)((U)a + (U)b);                                                                 \
+    }                                                                                            \
+    TOPS_D T tops_sub(T a, T b) {                                                               \
+        typedef tops_lim<T>::unsigned_t U;                                                      \
+        return (T)((U)a - (U)b);                                                                 \
+    }                                                                                            \
+    TOPS_D T tops_mul(T a, T b) {                                                               \
+        typedef tops_lim<T>::unsigned_t U;                                                      \
+        return (T)((U)a * (U)b);                                                                 \
+    }                                                                                            \
+    TOPS_D T tops_div(T a, T b) {                                                               \
+        if (b == (T)0) return (T)0;                                                              \
+        if (tops_lim<T>::lo() != (T)0 && a == tops_lim<T>::lo() && b == (T)-1) return a;         \
+        return (T)(a / b);                                                                       \
+    }                                                                                            \
+    TOPS_D T tops_neg(T a) {                                                                    \
+        typedef tops_lim<T>::unsigned_t U;                                                      \
+        return (T)((U)0 - (U)a);                                                                 \
+    }                                                                                            \
+    TOPS_D T tops_abs(T a) { return a < (T)0 ? tops_neg(a) : a; }                               \
+    TOPS_D T tops_max(T a, T b) { return a > b ? a : b; }                                       \
+    TOPS_D T tops_min(T a, T b) { return a < b ? a : b; }                                       \
+    TOPS_D T tops_pow(T x, T e) {                                                               \
+        if (e < (T)0) {                                                                          \
+            if (x == (T)1) return (T)1;                                                          \
+            if (x == (T)-1) return (e & (T)1) ? (T)-1 : (T)1;                                    \
+            return (T)0;                                                                         \
+        }                                                                                        \
+        typedef tops_lim<T>::unsigned_t U;                                                      \
+        U r = 1, b = (U)x;                                                                       \
+        unsigned long long n = (unsigned long long)e;                                            \
+        while (n) {                                                                              \
+            if (n & 1ull) r = (U)(r * b);                                                        \
+            b = (U)(b * b);                                                                      \
+            n >>= 1;                                                                             \
+        }                                                                                        \
+        return (T)r;                                                                             \
+    }
+TOPS_INT_ARITH(unsigned char)
+TOPS_INT_ARITH(signed char)
+TOPS_INT_ARITH(short)
+TOPS_INT_ARITH(int)
+TOPS_INT_ARITH(long long)
+#undef TOPS_INT_ARITH
+
+// ---------------------------------------------------------------- bool arithmetic
+TOPS_D bool tops_add(bool a, bool b) { return a || b; }
+TOPS_D bool tops_sub(bool a, bool b) { return a != b; }
+TOPS_D bool tops_mul(bool a, bool b) { return a && b; }
+TOPS_D bool tops_div(bool a, bool b) { return a && b; }
+TOPS_D bool tops_neg(bool a) { return a; }
+TOPS_D bool tops_abs(bool a) { return a; }
+TOPS_D bool tops_max(bool a, bool b) { return a || b; }
+TOPS_D bool tops_min(bool a, bool b) { return a && b; }
+TOPS_D bool tops_pow(bool x, bool e) { return e ? x : true; }
+
+// ---------------------------------------------------------------- float arithmetic
+#define TOPS_FLOAT_ARITH(T)                                                                      \
+    TOPS_D T tops_add(T a, T b) { return a + b; }                                               \
+    TOPS_D T tops_sub(T a, T b) { return a - b; }                                               \
+    TOPS_D T tops_mul(T a, T b) { return a * b; }                                               \
+    TOPS_D T tops_div(T a, T b) { return a / b; }                                               \
+    TOPS_D T tops_neg(T a) { return -a; }                                                       \
+    TOPS_D T tops_max(T a, T b) { return (a != a || a > b) ? a : b; }                           \
+    TOPS_D T tops_min(T a, T b) { return (a != a || a < b) ? a : b; }                           \
+    TOPS_D T tops_recip(T a) { return (T)1 / a; }
+TOPS_FLOAT_ARITH(float)
+TOPS_FLOAT_ARITH(double)
+#undef TOPS_FLOAT_ARITH
+// (b NaN: `a > b` is false, so b is returned: NaN propagates from either side.)
+
+TOPS_D float tops_abs(float a) { return fabsf(a); }
+TOPS_D double tops_abs(double a) { return fabs(a); }
+TOPS_D float tops_pow(float a, float b) { return powf(a, b); }
+TOPS_D double tops_pow(double a, double b) { return pow(a, b); }
+
+#define TOPS_FLOAT_FN(NAME, F32, F64)                                                            \
+    TOPS_D float NAME(float a) { return F32(a); }                                               \
+    TOPS_D double NAME(double a) { return F64(a); }                                             \
+    TOPS_D bool NAME(bool a) { return tops_cast<bool>(F64(a ? 1.0 : 0.0)); }                    \
+    TOPS_D unsigned char NAME(unsigned char a) { return tops_cast<unsigned char>(F64((double)a)); } \
+    TOPS_D signed char NAME(signed char a) { return tops_cast<signed char>(F64((double)a)); }   \
+    TOPS_D short NAME(short a) { return tops_cast<short>(F64((double)a)); }                     \
+    TOPS_D int NAME(int a) { return tops_cast<int>(F64((double)a)); }                           \
+    TOPS_D long long NAME(long long a) { return tops_cast<long long>(F64((double)a)); }
+TOPS_FLOAT_FN(tops_exp, expf, exp)
+TOPS_FLOAT_FN(tops_exp2, exp2f, exp2)
+TOPS_FLOAT_FN(tops_ln, logf, log)
+TOPS_FLOAT_FN(tops_log2, log2f, log2)
+TOPS_FLOAT_FN(tops_sqrt, sqrtf, sqrt)
+TOPS_FLOAT_FN(tops_tanh, tanhf, tanh)
+TOPS_FLOAT_FN(tops_sin, sinf, sin)
+TOPS_FLOAT_FN(tops_cos, cosf, cos)
+TOPS_FLOAT_FN(tops_floor, floorf, floor)
+TOPS_FLOAT_FN(tops_ceil, ceilf, ceil)
+TOPS_FLOAT_FN(tops_round, roundf, round)
+#undef TOPS_FLOAT_FN
+
+#define TOPS_INT_RECIP(T)                                                                        \
+    TOPS_D T tops_recip(T a) { return tops_cast<T>(1.0 / (double)a); }
+TOPS_INT_RECIP(unsigned char)
+TOPS_INT_RECIP(signed char)
+TOPS_INT_RECIP(short)
+TOPS_INT_RECIP(int)
+TOPS_INT_RECIP(long long)
+#undef TOPS_INT_RECIP
+TOPS_D bool tops_recip(bool a) { return a; } // 1/1 = 1; 1/0 = inf -> true
+
+// ---------------------------------------------------------------- storage load/store
+/// Loads a storage element as compute type C (f16/bf16 storage converts through float).
+template <class C, class S> TOPS_D C tops_load(const S* p) { return tops_cast<C>(*p); }
+/// Stores a compute value into storage type S.
+template <class S, class C> TOPS_D void tops_store(S* p, C v) { *p = tops_cast<S>(v); }
+
+/// N elements of T loaded or stored with one aligned vector access.
+template <class T, int N> struct alignas(sizeof(T) * N) tops_pack {
+    T v[N];
+};
+
+// ---------------------------------------------------------------- fast integer division
+// q = (umulhi(n, magic) + n) >> shift, exact for n, d < 2^31 (32-bit) or < 2^63 (64-bit);
+// the magic numbers are computed on the host (kernels/src/cuda/divmod.rs).
+TOPS_D unsigned int tops_umulhi(unsigned int a, unsigned int b) {
+#ifdef __CUDA_ARCH__
+    return __umulhi(a, b);
+#else
+    return (unsigned int)(((unsigned long long)a * b) >> 32);
+#endif
+}
+TOPS_D unsigned long long tops_umulhi(unsigned long long a, unsigned long long b) {
+#ifdef __CUDA_ARCH__
+    return __umul64hi(a, b);
+#else
+    return (unsigned long long)(((unsigned __int128)a * b) >> 64);
+#endif
+}
+template <class U> TOPS_D U tops_fastdiv(U n, U magic, unsigned int shift) {
+    return (tops_umulhi(n, magic) + n) >> shift;
+}

@@ -1,0 +1,303 @@
+//! Cache-blocked transposed copies: the destination's inner dim is contiguous while the
+//! source is contiguous along another dim. The plane is cut into `TILE`×`TILE` tiles that
+//! fit in L1/L2; inside a tile, SIMD micro-blocks transpose in registers (8×8 for 2- and
+//! 4-byte elements, 4×4 for 8-byte ones, AVX2/SSE2 picked at run time) and edges run a
+//! scalar loop. Casting transposes use the scalar tile loop with a conversion.
+
+use std::ops::Range;
+
+/// Tile edge in elements.
+pub(crate) const TILE: usize = 64;
+
+/// One 2-D plane of a transposed copy: `dst[r * drs + c] = src[r + c * scs]` for
+/// `r < rows`, `c < cols` (offsets in elements).
+#[derive(Debug)]
+pub(crate) struct Plane<S, D> {
+    pub dst: *mut D,
+    pub drs: isize,
+    pub src: *const S,
+    pub scs: isize,
+    pub cols: usize,
+}
+
+impl<S, D> Clone for Plane<S, D> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<S, D> Copy for Plane<S, D> {}
+
+/// Scalar copy of the block `rows × cols` of a plane through `conv`, walking the source
+/// contiguously.
+///
+/// # Safety
+/// Every addressed element lies in its operand (caller's plan).
+#[inline(always)]
+unsafe fn block_scalar<S: Copy, D: Copy>(p: Plane<S, D>, rows: Range<usize>, cols: Range<usize>, conv: &impl Fn(S) -> D) {
+    for c in cols {
+        // SAFETY: caller contract.
+        let s = unsafe { p.src.offset(c as isize * p.scs) };
+        for r in rows.clone() {
+            // SAFETY: caller contract.
+            unsafe { p.dst.offset(r as isize * p.drs + c as isize).write(conv(s.add(r).read())) };
+        }
+    }
+}
+
+/// Tiled scalar transpose of plane rows `rows` through `conv`.
+///
+/// # Safety
+/// Every element of rows `rows` × `0..p.cols` lies in its operand.
+pub(crate) unsafe fn plane_scalar<S: Copy, D: Copy>(p: Plane<S, D>, rows: Range<usize>, conv: impl Fn(S) -> D) {
+    for rt in rows.clone().step_by(TILE) {
+        let re = (rt + TILE).min(rows.end);
+        for ct in (0..p.cols).step_by(TILE) {
+            let ce = (ct + TILE).min(p.cols);
+            // SAFETY: a sub-block of the caller's rows × cols.
+            unsafe { block_scalar(p, rt..re, ct..ce, &conv) };
+        }
+    }
+}
+
+/// Element bit carriers (one per element size) with the best transposed-copy kernel.
+pub(crate) trait TransposeBits: Copy + Send + Sync + 'static {
+    /// Transposes plane rows `rows`; `nt` asks for streaming stores where aligned.
+    ///
+    /// # Safety
+    /// As [`plane_scalar`].
+    unsafe fn plane(p: Plane<Self, Self>, rows: Range<usize>, nt: bool) {
+        let _ = nt;
+        // SAFETY: forwarded.
+        unsafe { plane_scalar(p, rows, |x| x) }
+    }
+}
+
+impl TransposeBits for u8 {}
+
+#[cfg(not(target_arch = "x86_64"))]
+impl TransposeBits for u16 {}
+#[cfg(not(target_arch = "x86_64"))]
+impl TransposeBits for u32 {}
+#[cfg(not(target_arch = "x86_64"))]
+impl TransposeBits for u64 {}
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use super::{block_scalar, Plane, TransposeBits, TILE};
+    use std::arch::x86_64::*;
+    use std::ops::Range;
+
+    /// The tile loop around a `$b`×`$b` micro kernel `$micro(dst, drs, src, scs, nt)`,
+    /// with scalar edges. Expanded inside a `#[target_feature]` function so the micro
+    /// kernel inlines.
+    macro_rules! tiled {
+        ($p:expr, $rows:expr, $nt:expr, $b:expr, $micro:ident) => {{
+            let (p, rows, nt, b) = ($p, $rows, $nt, $b);
+            for rt in rows.clone().step_by(TILE) {
+                let re = (rt + TILE).min(rows.end);
+                let rfull = rt + (re - rt) / b * b;
+                for ct in (0..p.cols).step_by(TILE) {
+                    let ce = (ct + TILE).min(p.cols);
+                    let cfull = ct + (ce - ct) / b * b;
+                    let mut rb = rt;
+                    while rb < rfull {
+                        let mut cb = ct;
+                        while cb < cfull {
+                            // SAFETY: the micro block rb..rb+b × cb..cb+b lies in the
+                            // caller's rows × cols; nt only when the plane is aligned.
+                            unsafe {
+                                $micro(
+                                    p.dst.offset(rb as isize * p.drs + cb as isize),
+                                    p.drs,
+                                    p.src.offset(rb as isize + cb as isize * p.scs),
+                                    p.scs,
+                                    nt,
+                                )
+                            };
+                            cb += b;
+                        }
+                        rb += b;
+                    }
+                    // SAFETY: edge blocks inside the caller's rows × cols.
+                    unsafe {
+                        block_scalar(p, rt..re, cfull..ce, &|x| x);
+                        block_scalar(p, rfull..re, ct..cfull, &|x| x);
+                    }
+                }
+            }
+        }};
+    }
+
+    /// Whether streaming 32-byte stores are aligned for every micro block of the plane.
+    fn nt_aligned<T>(p: &Plane<T, T>) -> bool {
+        let e = std::mem::size_of::<T>() as isize;
+        (p.dst as usize) % 32 == 0 && (p.drs * e) % 32 == 0
+    }
+
+    #[target_feature(enable = "avx")]
+    #[inline]
+    unsafe fn micro_u32(dst: *mut u32, drs: isize, src: *const u32, scs: isize, nt: bool) {
+        // SAFETY: 8 rows of 8 elements readable (caller).
+        let (r0, r1, r2, r3, r4, r5, r6, r7) = unsafe {
+            let l = |c: isize| _mm256_loadu_ps(src.offset(c * scs) as *const f32);
+            (l(0), l(1), l(2), l(3), l(4), l(5), l(6), l(7))
+        };
+        let (t0, t1) = (_mm256_unpacklo_ps(r0, r1), _mm256_unpackhi_ps(r0, r1));
+        let (t2, t3) = (_mm256_unpacklo_ps(r2, r3), _mm256_unpackhi_ps(r2, r3));
+        let (t4, t5) = (_mm256_unpacklo_ps(r4, r5), _mm256_unpackhi_ps(r4, r5));
+        let (t6, t7) = (_mm256_unpacklo_ps(r6, r7), _mm256_unpackhi_ps(r6, r7));
+        let (u0, u1) = (_mm256_shuffle_ps::<0x44>(t0, t2), _mm256_shuffle_ps::<0xEE>(t0, t2));
+        let (u2, u3) = (_mm256_shuffle_ps::<0x44>(t1, t3), _mm256_shuffle_ps::<0xEE>(t1, t3));
+        let (u4, u5) = (_mm256_shuffle_ps::<0x44>(t4, t6), _mm256_shuffle_ps::<0xEE>(t4, t6));
+        let (u6, u7) = (_mm256_shuffle_ps::<0x44>(t5, t7), _mm256_shuffle_ps::<0xEE>(t5, t7));
+        let o = [
+            _mm256_permute2f128_ps::<0x20>(u0, u4),
+            _mm256_permute2f128_ps::<0x20>(u1, u5),
+            _mm256_permute2f128_ps::<0x20>(u2, u6),
+            _mm256_permute2f128_ps::<0x20>(u3, u7),
+            _mm256_permute2f128_ps::<0x31>(u0, u4),
+            _mm256_permute2f128_ps::<0x31>(u1, u5),
+            _mm256_permute2f128_ps::<0x31>(u2, u6),
+            _mm256_permute2f128_ps::<0x31>(u3, u7),
+        ];
+        for (i, v) in o.into_iter().enumerate() {
+            // SAFETY: 8 elements of dst row i writable (caller); nt implies 32-alignment.
+            unsafe {
+                let d = dst.offset(i as isize * drs) as *mut f32;
+                if nt {
+                    _mm256_stream_ps(d, v)
+                } else {
+                    _mm256_storeu_ps(d, v)
+                }
+            }
+        }
+    }
+
+    #[target_feature(enable = "avx")]
+    #[inline]
+    unsafe fn micro_u64(dst: *mut u64, drs: isize, src: *const u64, scs: isize, nt: bool) {
+        // SAFETY: 4 rows of 4 elements readable (caller).
+        let (r0, r1, r2, r3) = unsafe {
+            let l = |c: isize| _mm256_loadu_pd(src.offset(c * scs) as *const f64);
+            (l(0), l(1), l(2), l(3))
+        };
+        let (t0, t1) = (_mm256_unpacklo_pd(r0, r1), _mm256_unpackhi_pd(r0, r1));
+        let (t2, t3) = (_mm256_unpacklo_pd(r2, r3), _mm256_unpackhi_pd(r2, r3));
+        let o = [
+            _mm256_permute2f128_pd::<0x20>(t0, t2),
+            _mm256_permute2f128_pd::<0x20>(t1, t3),
+            _mm256_permute2f128_pd::<0x31>(t0, t2),
+            _mm256_permute2f128_pd::<0x31>(t1, t3),
+        ];
+        for (i, v) in o.into_iter().enumerate() {
+            // SAFETY: 4 elements of dst row i writable (caller); nt implies 32-alignment.
+            unsafe {
+                let d = dst.offset(i as isize * drs) as *mut f64;
+                if nt {
+                    _mm256_stream_pd(d, v)
+                } else {
+                    _mm256_storeu_pd(d, v)
+                }
+            }
+        }
+    }
+
+    #[target_feature(enable = "sse2")]
+    #[inline]
+    unsafe fn micro_u16(dst: *mut u16, drs: isize, src: *const u16, scs: isize, nt: bool) {
+        // SAFETY: 8 rows of 8 elements readable (caller).
+        let r: [__m128i; 8] = unsafe {
+            let l = |c: isize| _mm_loadu_si128(src.offset(c * scs) as *const __m128i);
+            [l(0), l(1), l(2), l(3), l(4), l(5), l(6), l(7)]
+        };
+        let a = [
+            _mm_unpacklo_epi16(r[0], r[1]),
+            _mm_unpackhi_epi16(r[0], r[1]),
+            _mm_unpacklo_epi16(r[2], r[3]),
+            _mm_unpackhi_epi16(r[2], r[3]),
+            _mm_unpacklo_epi16(r[4], r[5]),
+            _mm_unpackhi_epi16(r[4], r[5]),
+            _mm_unpacklo_epi16(r[6], r[7]),
+            _mm_unpackhi_epi16(r[6], r[7]),
+        ];
+        let b = [
+            _mm_unpacklo_epi32(a[0], a[2]),
+            _mm_unpackhi_epi32(a[0], a[2]),
+            _mm_unpacklo_epi32(a[1], a[3]),
+            _mm_unpackhi_epi32(a[1], a[3]),
+            _mm_unpacklo_epi32(a[4], a[6]),
+            _mm_unpackhi_epi32(a[4], a[6]),
+            _mm_unpacklo_epi32(a[5], a[7]),
+            _mm_unpackhi_epi32(a[5], a[7]),
+        ];
+        let o = [
+            _mm_unpacklo_epi64(b[0], b[4]),
+            _mm_unpackhi_epi64(b[0], b[4]),
+            _mm_unpacklo_epi64(b[1], b[5]),
+            _mm_unpackhi_epi64(b[1], b[5]),
+            _mm_unpacklo_epi64(b[2], b[6]),
+            _mm_unpackhi_epi64(b[2], b[6]),
+            _mm_unpacklo_epi64(b[3], b[7]),
+            _mm_unpackhi_epi64(b[3], b[7]),
+        ];
+        for (i, v) in o.into_iter().enumerate() {
+            // SAFETY: 8 elements of dst row i writable (caller); nt implies 16-alignment.
+            unsafe {
+                let d = dst.offset(i as isize * drs) as *mut __m128i;
+                if nt {
+                    _mm_stream_si128(d, v)
+                } else {
+                    _mm_storeu_si128(d, v)
+                }
+            }
+        }
+    }
+
+    #[target_feature(enable = "avx")]
+    unsafe fn plane_u32_avx(p: Plane<u32, u32>, rows: Range<usize>, nt: bool) {
+        tiled!(p, rows, nt, 8, micro_u32)
+    }
+    #[target_feature(enable = "avx")]
+    unsafe fn plane_u64_avx(p: Plane<u64, u64>, rows: Range<usize>, nt: bool) {
+        tiled!(p, rows, nt, 4, micro_u64)
+    }
+    #[target_feature(enable = "sse2")]
+    unsafe fn plane_u16_sse2(p: Plane<u16, u16>, rows: Range<usize>, nt: bool) {
+        tiled!(p, rows, nt, 8, micro_u16)
+    }
+
+    impl TransposeBits for u16 {
+        unsafe fn plane(p: Plane<u16, u16>, rows: Range<usize>, nt: bool) {
+            let nt = nt && nt_aligned(&p);
+            // SAFETY: SSE2 is baseline on x86_64; forwarded contract.
+            unsafe { plane_u16_sse2(p, rows, nt) };
+            super::super::stream::store_fence();
+        }
+    }
+    impl TransposeBits for u32 {
+        unsafe fn plane(p: Plane<u32, u32>, rows: Range<usize>, nt: bool) {
+            if is_x86_feature_detected!("avx") {
+                let nt = nt && nt_aligned(&p);
+                // SAFETY: AVX detected; forwarded contract.
+                unsafe { plane_u32_avx(p, rows, nt) };
+                super::super::stream::store_fence();
+            } else {
+                // SAFETY: forwarded.
+                unsafe { super::plane_scalar(p, rows, |x| x) }
+            }
+        }
+    }
+    impl TransposeBits for u64 {
+        unsafe fn plane(p: Plane<u64, u64>, rows: Range<usize>, nt: bool) {
+            if is_x86_feature_detected!("avx") {
+                let nt = nt && nt_aligned(&p);
+                // SAFETY: AVX detected; forwarded contract.
+                unsafe { plane_u64_avx(p, rows, nt) };
+                super::super::stream::store_fence();
+            } else {
+                // SAFETY: forwarded.
+                unsafe { super::plane_scalar(p, rows, |x| x) }
+            }
+        }
+    }
+}

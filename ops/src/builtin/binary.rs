@@ -1,0 +1,46 @@
+//! Binary arithmetic ops (NumPy broadcasting, PyTorch promotion).
+
+use tensor_macros::tensor_op;
+
+/// `a + b` (integers wrap).
+#[tensor_op(dtypes = [numeric])]
+pub fn add<T: Num>(a: T, b: T) -> T {
+    a + b
+}
+
+/// `a - b` (integers wrap).
+#[tensor_op(dtypes = [numeric])]
+pub fn sub<T: Num>(a: T, b: T) -> T {
+    a - b
+}
+
+/// `a * b` (integers wrap).
+#[tensor_op(dtypes = [numeric])]
+pub fn mul<T: Num>(a: T, b: T) -> T {
+    a * b
+}
+
+/// True division `a / b`; integer inputs compute in f32 (as PyTorch's `div`).
+#[tensor_op(dtypes = [float])]
+pub fn div<T: Float>(a: T, b: T) -> T {
+    a / b
+}
+
+/// Elementwise maximum, NaN-propagating (NumPy's `maximum`).
+#[tensor_op(dtypes = [numeric])]
+pub fn maximum<T: Num>(a: T, b: T) -> T {
+    a.max(b)
+}
+
+/// Elementwise minimum, NaN-propagating (NumPy's `minimum`).
+#[tensor_op(dtypes = [numeric])]
+pub fn minimum<T: Num>(a: T, b: T) -> T {
+    a.min(b)
+}
+
+/// `a` to the power `b`: `powf` for floats; wrapping integer power for integers (a
+/// negative exponent gives `1 / a^|b|` truncated: 0 unless `|a| == 1`).
+#[tensor_op(dtypes = [numeric])]
+pub fn pow<T: Num>(a: T, b: T) -> T {
+    a.pow(b)
+}

@@ -1,0 +1,228 @@
+//! The checked form of an op body, shared by the Rust and the CUDA C code generators.
+//!
+//! Every node is either a *value* (an element, `V` in Rust, the compute type in C) or a
+//! *mask* (a comparison result, `V::Mask` in Rust, `bool` in C); the lowering pass
+//! guarantees the kinds fit, so the generators never fail.
+
+use crate::signature::ScalarTy;
+
+/// `+ - * /` on values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arith {
+    /// `+`.
+    Add,
+    /// `-`.
+    Sub,
+    /// `*`.
+    Mul,
+    /// `/`.
+    Div,
+}
+
+/// Comparisons of values (giving masks).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cmp {
+    /// `==`.
+    Eq,
+    /// `!=`.
+    Ne,
+    /// `<`.
+    Lt,
+    /// `<=`.
+    Le,
+    /// `>`.
+    Gt,
+    /// `>=`.
+    Ge,
+}
+
+impl Cmp {
+    /// The `Value` method / `tops_` suffix (`"gt"`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Cmp::Eq => "eq",
+            Cmp::Ne => "ne",
+            Cmp::Lt => "lt",
+            Cmp::Le => "le",
+            Cmp::Gt => "gt",
+            Cmp::Ge => "ge",
+        }
+    }
+}
+
+/// The math methods a body may call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    /// e^x.
+    Exp,
+    /// 2^x.
+    Exp2,
+    /// ln x.
+    Ln,
+    /// log2 x.
+    Log2,
+    /// √x.
+    Sqrt,
+    /// |x|.
+    Abs,
+    /// max(x, y).
+    Max,
+    /// min(x, y).
+    Min,
+    /// tanh x.
+    Tanh,
+    /// sin x.
+    Sin,
+    /// cos x.
+    Cos,
+    /// x^y on floats (`powf`).
+    Powf,
+    /// x^y (`pow`, any dtype).
+    Pow,
+    /// 1/x.
+    Recip,
+    /// ⌊x⌋.
+    Floor,
+    /// ⌈x⌉.
+    Ceil,
+    /// Round half away from zero.
+    Round,
+}
+
+impl Method {
+    /// Every method, for lookups and messages.
+    pub const ALL: [Method; 17] = [
+        Method::Exp,
+        Method::Exp2,
+        Method::Ln,
+        Method::Log2,
+        Method::Sqrt,
+        Method::Abs,
+        Method::Max,
+        Method::Min,
+        Method::Tanh,
+        Method::Sin,
+        Method::Cos,
+        Method::Powf,
+        Method::Pow,
+        Method::Recip,
+        Method::Floor,
+        Method::Ceil,
+        Method::Round,
+    ];
+
+    /// The name in a body.
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::Exp => "exp",
+            Method::Exp2 => "exp2",
+            Method::Ln => "ln",
+            Method::Log2 => "log2",
+            Method::Sqrt => "sqrt",
+            Method::Abs => "abs",
+            Method::Max => "max",
+            Method::Min => "min",
+            Method::Tanh => "tanh",
+            Method::Sin => "sin",
+            Method::Cos => "cos",
+            Method::Powf => "powf",
+            Method::Pow => "pow",
+            Method::Recip => "recip",
+            Method::Floor => "floor",
+            Method::Ceil => "ceil",
+            Method::Round => "round",
+        }
+    }
+
+    /// The `Value` trait method implementing it.
+    pub fn value_fn(self) -> &'static str {
+        match self {
+            Method::Powf => "pow",
+            m => m.name(),
+        }
+    }
+
+    /// Arguments besides the receiver.
+    pub fn extra_args(self) -> usize {
+        match self {
+            Method::Max | Method::Min | Method::Powf | Method::Pow => 1,
+            _ => 0,
+        }
+    }
+
+    /// True when only `T: Float` bodies may call it.
+    pub fn float_only(self) -> bool {
+        !matches!(self, Method::Abs | Method::Max | Method::Min | Method::Pow)
+    }
+}
+
+/// A runtime scalar expression (the argument of `T::from_f32(..)`, or a param or literal
+/// used as a value). Its type is given by the context.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Scalar {
+    /// The i-th `#[param]`.
+    Param(usize),
+    /// A float literal, as its base-10 digits.
+    Float(String),
+    /// An integer literal.
+    Int(i64),
+    /// `true` / `false`.
+    Bool(bool),
+    /// `-e`.
+    Neg(Box<Scalar>),
+    /// `a op b`.
+    Arith(Arith, Box<Scalar>, Box<Scalar>),
+}
+
+/// A node of the body.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Node {
+    /// The i-th tensor argument (value).
+    Input(usize),
+    /// The local with this id (value or mask).
+    Local(usize),
+    /// `T::zero()`.
+    Zero,
+    /// `T::one()`.
+    One,
+    /// A scalar converted to a value: `T::from_f32(e)`, a literal or a param.
+    FromScalar(ScalarTy, Scalar),
+    /// `a op b` on values.
+    Arith(Arith, Box<Node>, Box<Node>),
+    /// `-a` on a value.
+    Neg(Box<Node>),
+    /// A method call on values; the receiver comes first.
+    Method(Method, Vec<Node>),
+    /// A comparison of values (a mask).
+    Cmp(Cmp, Box<Node>, Box<Node>),
+    /// `a && b` on masks.
+    And(Box<Node>, Box<Node>),
+    /// `a || b` on masks.
+    Or(Box<Node>, Box<Node>),
+    /// `!a` on a mask.
+    Not(Box<Node>),
+    /// A `bool` scalar used as a mask (`true`, a bool param).
+    MaskOf(Scalar),
+    /// `if c { a } else { b }`: `c` is a mask; `a`, `b` are both values or both masks.
+    If { cond: Box<Node>, then: Box<Node>, els: Box<Node>, mask: bool },
+    /// `{ let ..; tail }`.
+    Block(Vec<Let>, Box<Node>),
+}
+
+/// `let name = init;` in a block.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Let {
+    /// The local's id (an index into [`Body::locals`]).
+    pub id: usize,
+    /// Its value.
+    pub init: Node,
+}
+
+/// A lowered body.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Body {
+    /// The expression (a value, or a mask for predicates).
+    pub root: Node,
+    /// Generated, unique names of the locals, by id (usable in Rust and C).
+    pub locals: Vec<String>,
+}
