@@ -32,10 +32,10 @@ pub use dtype::{CastFrom, DType, Element};
 pub use error::{Error, Result};
 pub use promote::{promote_types, result_type};
 pub use registry::{registry, Registry};
-pub use runtime::{runtime_for, set_cuda_runtime, DeviceRuntime};
+pub use runtime::{runtime_for, set_cuda_runtime, DeviceRuntime, RuntimeFactory};
 pub use scalar::Scalar;
 pub use storage::{
-    allocator_for, lock_many, set_allocator, Access, Allocator, CpuAllocator, DataPtr, Deleter, LockSet, Storage,
+    allocator_for, lock_many, set_allocator, Access, Allocator, AllocatorFactory, CpuAllocator, DataPtr, Deleter, LockSet, Storage,
     StorageRead, StorageWrite, CPU_ALIGN,
 };
 pub use tensor::{naive_copy, naive_fill, Tensor};

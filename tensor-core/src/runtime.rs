@@ -2,8 +2,8 @@
 //! so that core operations (`to_vec`, `to_device`) can move bytes without the core
 //! depending on the runtime crate.
 
-use crate::{Device, Error, Result};
-use std::sync::{Arc, RwLock};
+use crate::{Device, DeviceKind, Error, Result};
+use std::sync::{Arc, OnceLock, RwLock};
 
 /// Byte transfers between host and a device, and between two device buffers.
 pub trait DeviceRuntime: Send + Sync {
@@ -21,21 +21,45 @@ pub trait DeviceRuntime: Send + Sync {
     fn synchronize(&self, device: Device) -> Result<()>;
 }
 
-static CUDA_RUNTIME: RwLock<Option<Arc<dyn DeviceRuntime>>> = RwLock::new(None);
-
-/// Installs the runtime for CUDA devices.
-pub fn set_cuda_runtime(rt: Arc<dyn DeviceRuntime>) {
-    *CUDA_RUNTIME.write().unwrap_or_else(|e| e.into_inner()) = Some(rt);
+/// A device runtime a crate offers, found through `inventory` at first use (linking
+/// `tensor-kernels` registers the CUDA one; it initialises the driver lazily).
+pub struct RuntimeFactory {
+    /// The device kind it serves.
+    pub device: DeviceKind,
+    /// Builds the runtime; an error (no driver, no device) is remembered and returned.
+    pub make: fn() -> Result<Arc<dyn DeviceRuntime>>,
 }
 
-/// The runtime for `device` (an error for the CPU or when none is installed).
+inventory::collect!(RuntimeFactory);
+
+static CUDA_OVERRIDE: RwLock<Option<Arc<dyn DeviceRuntime>>> = RwLock::new(None);
+
+/// Installs the runtime for CUDA devices, overriding the registered one.
+pub fn set_cuda_runtime(rt: Arc<dyn DeviceRuntime>) {
+    *CUDA_OVERRIDE.write().unwrap_or_else(|e| e.into_inner()) = Some(rt);
+}
+
+/// The runtime for `device` (an error for the CPU or when none works).
 pub fn runtime_for(device: Device) -> Result<Arc<dyn DeviceRuntime>> {
+    static REGISTERED: OnceLock<Result<Arc<dyn DeviceRuntime>>> = OnceLock::new();
     match device {
         Device::Cpu => Err(Error::invalid("runtime_for", "the CPU needs no device runtime")),
-        Device::Cuda(_) => CUDA_RUNTIME
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
-            .ok_or_else(|| Error::Cuda(format!("no CUDA runtime is installed for {device}"))),
+        Device::Cuda(_) => {
+            if let Some(rt) = CUDA_OVERRIDE.read().unwrap_or_else(|e| e.into_inner()).clone() {
+                return Ok(rt);
+            }
+            REGISTERED
+                .get_or_init(|| {
+                    let mut last = Error::Cuda(format!("no CUDA runtime is linked in for {device}"));
+                    for f in inventory::iter::<RuntimeFactory>.into_iter().filter(|f| f.device == DeviceKind::Cuda) {
+                        match (f.make)() {
+                            Ok(rt) => return Ok(rt),
+                            Err(e) => last = e,
+                        }
+                    }
+                    Err(last)
+                })
+                .clone()
+        }
     }
 }

@@ -1,8 +1,8 @@
 //! Allocators: where storage bytes come from, and how they go back.
 
-use crate::{Device, Error, Result};
+use crate::{Device, DeviceKind, Error, Result};
 use std::ptr::NonNull;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock, RwLock};
 
 /// Alignment of every CPU allocation made by the library (one cache line, AVX-512 width).
 pub const CPU_ALIGN: usize = 64;
@@ -118,13 +118,54 @@ pub(crate) fn raw_cpu_alloc(bytes: usize) -> Result<DataPtr> {
     Ok(unsafe { DataPtr::new(ptr, bytes, Device::Cpu, deleter) })
 }
 
-/// The allocator used for new CPU storage; replaceable (the caching allocator of
-/// `tensor-kernels` installs itself here).
-static CPU_ALLOCATOR: std::sync::RwLock<Option<Arc<dyn Allocator>>> = std::sync::RwLock::new(None);
-/// Allocators for CUDA devices, installed by the CUDA runtime in `tensor-kernels`.
-static CUDA_ALLOCATOR: std::sync::RwLock<Option<Arc<dyn Allocator>>> = std::sync::RwLock::new(None);
+/// An allocator a crate offers for a device kind, found through `inventory` at first use
+/// (so linking `tensor-kernels` is enough to get its caching CPU allocator and its CUDA
+/// allocator; no start-up call). The highest `priority` whose `make` succeeds wins.
+pub struct AllocatorFactory {
+    /// The device kind it allocates on.
+    pub device: DeviceKind,
+    /// Larger wins.
+    pub priority: i32,
+    /// Builds the allocator (for CUDA: initialises the driver; an error is remembered and
+    /// returned by every allocation on that device kind).
+    pub make: fn() -> Result<Arc<dyn Allocator>>,
+}
 
-/// Installs the allocator used for new storage on devices of `device`'s kind.
+inventory::collect!(AllocatorFactory);
+
+/// Explicitly installed allocators override the registered ones.
+static CPU_OVERRIDE: RwLock<Option<Arc<dyn Allocator>>> = RwLock::new(None);
+static CUDA_OVERRIDE: RwLock<Option<Arc<dyn Allocator>>> = RwLock::new(None);
+
+fn registered(kind: DeviceKind) -> Result<Arc<dyn Allocator>> {
+    static CPU: OnceLock<Result<Arc<dyn Allocator>>> = OnceLock::new();
+    static CUDA: OnceLock<Result<Arc<dyn Allocator>>> = OnceLock::new();
+    let slot = match kind {
+        DeviceKind::Cpu => &CPU,
+        DeviceKind::Cuda => &CUDA,
+    };
+    slot.get_or_init(|| {
+        let mut factories: Vec<&AllocatorFactory> = inventory::iter::<AllocatorFactory>.into_iter().filter(|f| f.device == kind).collect();
+        factories.sort_by_key(|f| std::cmp::Reverse(f.priority));
+        let mut last_err = None;
+        for f in factories {
+            match (f.make)() {
+                Ok(a) => return Ok(a),
+                Err(e) => last_err = Some(e),
+            }
+        }
+        match kind {
+            DeviceKind::Cpu => Ok(Arc::new(CpuAllocator) as Arc<dyn Allocator>),
+            DeviceKind::Cuda => Err(last_err.unwrap_or_else(|| {
+                Error::Cuda("no CUDA runtime is linked in; depend on tensor-ops (which brings tensor-kernels) for CUDA tensors".into())
+            })),
+        }
+    })
+    .clone()
+}
+
+/// Installs the allocator used for new storage on devices of `device`'s kind, overriding
+/// the registered one.
 ///
 /// ```
 /// use tensor_core::{set_allocator, allocator_for, CpuAllocator, Device};
@@ -133,24 +174,21 @@ static CUDA_ALLOCATOR: std::sync::RwLock<Option<Arc<dyn Allocator>>> = std::sync
 /// ```
 pub fn set_allocator(device: Device, alloc: Arc<dyn Allocator>) {
     let slot = match device {
-        Device::Cpu => &CPU_ALLOCATOR,
-        Device::Cuda(_) => &CUDA_ALLOCATOR,
+        Device::Cpu => &CPU_OVERRIDE,
+        Device::Cuda(_) => &CUDA_OVERRIDE,
     };
     *slot.write().unwrap_or_else(|e| e.into_inner()) = Some(alloc);
 }
 
-/// The allocator for `device`; CUDA without an installed runtime is an error.
+/// The allocator for `device`: an installed override, else the best registered one, else
+/// (CPU) the plain [`CpuAllocator`]; CUDA without a working runtime is an error.
 pub fn allocator_for(device: Device) -> Result<Arc<dyn Allocator>> {
-    match device {
-        Device::Cpu => Ok(CPU_ALLOCATOR
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
-            .unwrap_or_else(|| Arc::new(CpuAllocator))),
-        Device::Cuda(_) => CUDA_ALLOCATOR.read().unwrap_or_else(|e| e.into_inner()).clone().ok_or_else(|| {
-            Error::Cuda(format!(
-                "no CUDA runtime is linked in to allocate on {device}; use tensor-ops (which brings tensor-kernels) for CUDA tensors"
-            ))
-        }),
+    let slot = match device {
+        Device::Cpu => &CPU_OVERRIDE,
+        Device::Cuda(_) => &CUDA_OVERRIDE,
+    };
+    if let Some(a) = slot.read().unwrap_or_else(|e| e.into_inner()).clone() {
+        return Ok(a);
     }
+    registered(device.kind())
 }

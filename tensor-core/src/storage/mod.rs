@@ -18,7 +18,7 @@
 
 mod alloc;
 
-pub use alloc::{allocator_for, set_allocator, Allocator, CpuAllocator, DataPtr, Deleter, CPU_ALIGN};
+pub use alloc::{allocator_for, set_allocator, Allocator, AllocatorFactory, CpuAllocator, DataPtr, Deleter, CPU_ALIGN};
 
 use crate::{DType, Device, Element, Error, Result};
 use std::ptr::NonNull;
@@ -174,7 +174,7 @@ impl Storage {
             if data.len() < self.inner.capacity {
                 return Err(Error::OutOfMemory { bytes: self.inner.capacity, device: self.inner.device });
             }
-            std::mem::swap(slot, &mut Some(data));
+            *slot = Some(data);
         }
         Ok(())
     }
