@@ -35,8 +35,8 @@ pub use registry::{registry, Registry};
 pub use runtime::{runtime_for, set_cuda_runtime, DeviceRuntime, RuntimeFactory};
 pub use scalar::Scalar;
 pub use storage::{
-    allocator_for, lock_many, set_allocator, Access, Allocator, AllocatorFactory, CpuAllocator, DataPtr, Deleter, LockSet, Storage,
-    StorageRead, StorageWrite, CPU_ALIGN,
+    allocator_for, lock_many, set_allocator, Access, Allocator, AllocatorFactory, CpuAllocator, DataPtr, Deleter,
+    LockSet, Storage, StorageRead, StorageWrite, CPU_ALIGN,
 };
 pub use tensor::{naive_copy, naive_fill, Tensor};
 

@@ -145,7 +145,8 @@ fn registered(kind: DeviceKind) -> Result<Arc<dyn Allocator>> {
         DeviceKind::Cuda => &CUDA,
     };
     slot.get_or_init(|| {
-        let mut factories: Vec<&AllocatorFactory> = inventory::iter::<AllocatorFactory>.into_iter().filter(|f| f.device == kind).collect();
+        let mut factories: Vec<&AllocatorFactory> =
+            inventory::iter::<AllocatorFactory>.into_iter().filter(|f| f.device == kind).collect();
         factories.sort_by_key(|f| std::cmp::Reverse(f.priority));
         let mut last_err = None;
         for f in factories {
@@ -157,7 +158,10 @@ fn registered(kind: DeviceKind) -> Result<Arc<dyn Allocator>> {
         match kind {
             DeviceKind::Cpu => Ok(Arc::new(CpuAllocator) as Arc<dyn Allocator>),
             DeviceKind::Cuda => Err(last_err.unwrap_or_else(|| {
-                Error::Cuda("no CUDA runtime is linked in; depend on tensor-ops (which brings tensor-kernels) for CUDA tensors".into())
+                Error::Cuda(
+                    "no CUDA runtime is linked in; depend on tensor-ops (which brings tensor-kernels) for CUDA tensors"
+                        .into(),
+                )
             })),
         }
     })

@@ -65,19 +65,37 @@ impl Tensor {
     /// assert_eq!(t.to_vec::<i32>().unwrap(), vec![2, 2]);
     /// ```
     pub fn full(shape: &[usize], value: impl Into<Scalar>, dtype: DType, device: Device) -> Result<Tensor> {
-        let t = Tensor::empty(shape, dtype, device)?;
+        Tensor::full_named("full", shape, value.into(), dtype, device)
+    }
+
+    /// `full`, with shape errors naming `op`.
+    fn full_named(op: &'static str, shape: &[usize], value: Scalar, dtype: DType, device: Device) -> Result<Tensor> {
+        let numel = shape::checked_numel(op, shape, dtype)?;
+        let t = Tensor::from_storage(Storage::new_lazy(dtype, numel, device)?, shape)?;
         t.fill_(value)?;
         Ok(t)
     }
 
     /// Zeros.
+    ///
+    /// ```
+    /// use tensor_core::{Tensor, DType, Device};
+    /// let t = Tensor::zeros(&[2], DType::BF16, Device::Cpu).unwrap();
+    /// assert_eq!(t.to_vec::<half::bf16>().unwrap(), vec![half::bf16::ZERO; 2]);
+    /// ```
     pub fn zeros(shape: &[usize], dtype: DType, device: Device) -> Result<Tensor> {
-        Tensor::full(shape, Scalar::Int(0), dtype, device)
+        Tensor::full_named("zeros", shape, Scalar::Int(0), dtype, device)
     }
 
     /// Ones.
+    ///
+    /// ```
+    /// use tensor_core::{Tensor, DType, Device};
+    /// let t = Tensor::ones(&[2], DType::Bool, Device::Cpu).unwrap();
+    /// assert_eq!(t.to_vec::<bool>().unwrap(), vec![true, true]);
+    /// ```
     pub fn ones(shape: &[usize], dtype: DType, device: Device) -> Result<Tensor> {
-        Tensor::full(shape, Scalar::Int(1), dtype, device)
+        Tensor::full_named("ones", shape, Scalar::Int(1), dtype, device)
     }
 
     /// A 0-dim tensor holding `value` cast to `dtype`.

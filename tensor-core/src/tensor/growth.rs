@@ -69,7 +69,8 @@ impl Tensor {
             shape: vec![capacity],
             dtype: self.dtype(),
         })?;
-        let fresh = Tensor::from_parts_unchecked(storage, self.shape().to_vec(), shape::contiguous_strides(self.shape()), 0);
+        let fresh =
+            Tensor::from_parts_unchecked(storage, self.shape().to_vec(), shape::contiguous_strides(self.shape()), 0);
         if numel > 0 && self.storage().is_allocated() {
             fresh.copy_(self)?;
         }
@@ -264,7 +265,8 @@ impl Tensor {
             ));
         }
         let strides = shape::contiguous_strides(self.shape());
-        *self = Tensor::from_parts_unchecked(src.storage().clone(), self.shape().to_vec(), strides, src.storage_offset());
+        *self =
+            Tensor::from_parts_unchecked(src.storage().clone(), self.shape().to_vec(), strides, src.storage_offset());
         Ok(())
     }
 }

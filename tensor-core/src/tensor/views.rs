@@ -40,7 +40,7 @@ impl Tensor {
         };
         match infer {
             Some(i) => {
-                if known == 0 || numel % known != 0 {
+                if numel.checked_rem(known) != Some(0) {
                     return Err(mismatch());
                 }
                 out[i] = numel / known;
@@ -134,6 +134,14 @@ impl Tensor {
     }
 
     /// Swaps two dims.
+    ///
+    /// ```
+    /// use tensor_core::Tensor;
+    /// let t = Tensor::from_vec((0..6).collect::<Vec<i32>>(), &[1, 2, 3]).unwrap();
+    /// let u = t.transpose(0, 2).unwrap();
+    /// assert_eq!((u.shape(), u.strides()), (&[3, 2, 1][..], &[1, 3, 6][..]));
+    /// assert!(t.transpose(0, 3).is_err());
+    /// ```
     pub fn transpose(&self, d0: usize, d1: usize) -> Result<Tensor> {
         check_dim("transpose", d0, self.ndim())?;
         check_dim("transpose", d1, self.ndim())?;
@@ -144,6 +152,14 @@ impl Tensor {
     }
 
     /// Matrix transpose of a 2-D tensor; 0-D and 1-D tensors come back unchanged.
+    ///
+    /// ```
+    /// use tensor_core::Tensor;
+    /// let v = Tensor::from_vec(vec![1f32, 2.], &[2]).unwrap();
+    /// assert!(v.t().unwrap().is_same_view(&v));
+    /// assert_eq!(v.view(&[1, 2]).unwrap().t().unwrap().shape(), &[2, 1]);
+    /// assert!(v.view(&[1, 1, 2]).unwrap().t().is_err());
+    /// ```
     pub fn t(&self) -> Result<Tensor> {
         match self.ndim() {
             0 | 1 => Ok(self.clone()),
@@ -178,6 +194,13 @@ impl Tensor {
     }
 
     /// Elements `start..start + len` of `dim`.
+    ///
+    /// ```
+    /// use tensor_core::Tensor;
+    /// let t = Tensor::from_vec((0..6).collect::<Vec<i64>>(), &[2, 3]).unwrap();
+    /// assert_eq!(t.narrow(1, 1, 2).unwrap().to_vec::<i64>().unwrap(), vec![1, 2, 4, 5]);
+    /// assert!(t.narrow(1, 2, 2).is_err());
+    /// ```
     pub fn narrow(&self, dim: usize, start: usize, len: usize) -> Result<Tensor> {
         check_dim("narrow", dim, self.ndim())?;
         let size = self.shape()[dim];
@@ -205,6 +228,13 @@ impl Tensor {
     }
 
     /// Index `index` of `dim`, dropping that dim.
+    ///
+    /// ```
+    /// use tensor_core::Tensor;
+    /// let t = Tensor::from_vec((0..6).collect::<Vec<i64>>(), &[2, 3]).unwrap();
+    /// assert_eq!(t.select(0, 1).unwrap().to_vec::<i64>().unwrap(), vec![3, 4, 5]);
+    /// assert!(t.select(0, 2).is_err());
+    /// ```
     pub fn select(&self, dim: usize, index: usize) -> Result<Tensor> {
         check_dim("select", dim, self.ndim())?;
         let size = self.shape()[dim];
@@ -265,6 +295,12 @@ impl Tensor {
     }
 
     /// Alias of [`Tensor::expand`].
+    ///
+    /// ```
+    /// use tensor_core::Tensor;
+    /// let t = Tensor::from_vec(vec![1i8, 2], &[2]).unwrap();
+    /// assert_eq!(t.broadcast_to(&[2, 2]).unwrap().to_vec::<i8>().unwrap(), vec![1, 2, 1, 2]);
+    /// ```
     pub fn broadcast_to(&self, shape: &[usize]) -> Result<Tensor> {
         self.broadcast_impl("broadcast_to", shape)
     }
@@ -300,6 +336,13 @@ impl Tensor {
     }
 
     /// Removes `dim` if its size is 1; otherwise returns the same view (as PyTorch).
+    ///
+    /// ```
+    /// use tensor_core::{Tensor, DType, Device};
+    /// let t = Tensor::zeros(&[2, 1], DType::F32, Device::Cpu).unwrap();
+    /// assert_eq!(t.squeeze(1).unwrap().shape(), &[2]);
+    /// assert_eq!(t.squeeze(0).unwrap().shape(), &[2, 1]); // size 2: no-op
+    /// ```
     pub fn squeeze(&self, dim: usize) -> Result<Tensor> {
         check_dim("squeeze", dim, self.ndim())?;
         if self.shape()[dim] != 1 {
@@ -312,6 +355,13 @@ impl Tensor {
     }
 
     /// Inserts a size-1 dim at `dim` (`0..=ndim`).
+    ///
+    /// ```
+    /// use tensor_core::{Tensor, DType, Device};
+    /// let t = Tensor::zeros(&[2, 3], DType::F32, Device::Cpu).unwrap();
+    /// assert_eq!(t.unsqueeze(2).unwrap().shape(), &[2, 3, 1]);
+    /// assert!(t.unsqueeze(3).is_err());
+    /// ```
     pub fn unsqueeze(&self, dim: usize) -> Result<Tensor> {
         check_dim("unsqueeze", dim, self.ndim() + 1)?;
         let (mut sh, mut st) = (self.shape().to_vec(), self.strides().to_vec());
@@ -325,6 +375,13 @@ impl Tensor {
 
     /// One dim holding every element (a view when possible, else a copy); a 0-dim
     /// tensor becomes shape `[1]`.
+    ///
+    /// ```
+    /// use tensor_core::{Tensor, DType};
+    /// let t = Tensor::from_vec(vec![1u8, 2, 3, 4], &[2, 2]).unwrap();
+    /// assert_eq!(t.t().unwrap().flatten().unwrap().to_vec::<u8>().unwrap(), vec![1, 3, 2, 4]);
+    /// assert_eq!(Tensor::scalar(5, DType::U8).unwrap().flatten().unwrap().shape(), &[1]);
+    /// ```
     pub fn flatten(&self) -> Result<Tensor> {
         self.reshape(&[-1])
             .map(|t| if self.ndim() == 0 { t.with_layout(vec![1], vec![1], t.storage_offset()) } else { t })
