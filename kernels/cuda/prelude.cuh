@@ -142,6 +142,9 @@ TOPS_CMP(double)
 #undef TOPS_CMP
 
 // ---------------------------------------------------------------- integer arithmetic
+/// x < 0, spelled so that unsigned types draw no "pointless comparison" warning.
+template <class T> TOPS_D bool tops_is_neg(T x) { return x < (T)0; }
+template <> TOPS_D bool tops_is_neg<unsigned char>(unsigned char) { return false; }
 #define TOPS_INT_ARITH(T)                                                                        \
     TOPS_D T tops_add(T a, T b) {                                                               \
         typedef tops_lim<T>::unsigned_t U;                                                      \
@@ -164,11 +167,11 @@ TOPS_CMP(double)
         typedef tops_lim<T>::unsigned_t U;                                                      \
         return (T)((U)0 - (U)a);                                                                 \
     }                                                                                            \
-    TOPS_D T tops_abs(T a) { return a < (T)0 ? tops_neg(a) : a; }                               \
+    TOPS_D T tops_abs(T a) { return tops_is_neg(a) ? tops_neg(a) : a; }                                 \
     TOPS_D T tops_max(T a, T b) { return a > b ? a : b; }                                       \
     TOPS_D T tops_min(T a, T b) { return a < b ? a : b; }                                       \
     TOPS_D T tops_pow(T x, T e) {                                                               \
-        if (e < (T)0) {                                                                          \
+        if (tops_is_neg(e)) {                                                                    \
             if (x == (T)1) return (T)1;                                                          \
             if (x == (T)-1) return (e & (T)1) ? (T)-1 : (T)1;                                    \
             return (T)0;                                                                         \

@@ -5,7 +5,7 @@
 
 /// `(magic, shift)` for dividing 32-bit words by `d` (`1 <= d < 2^31`).
 pub fn magic32(d: u32) -> (u32, u32) {
-    debug_assert!(d >= 1 && d < 1 << 31);
+    debug_assert!((1..1 << 31).contains(&d));
     let shift = 32 - (d - 1).leading_zeros(); // ceil(log2 d)
     let magic = ((1u64 << 32) * ((1u64 << shift) - d as u64)) / d as u64 + 1;
     (magic as u32, shift)
@@ -13,7 +13,7 @@ pub fn magic32(d: u32) -> (u32, u32) {
 
 /// `(magic, shift)` for dividing 64-bit words by `d` (`1 <= d < 2^63`).
 pub fn magic64(d: u64) -> (u64, u32) {
-    debug_assert!(d >= 1 && d < 1 << 63);
+    debug_assert!((1..1 << 63).contains(&d));
     let shift = 64 - (d - 1).leading_zeros();
     let magic = ((1u128 << 64) * ((1u128 << shift) - d as u128)) / d as u128 + 1;
     (magic as u64, shift)
