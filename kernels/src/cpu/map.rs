@@ -48,10 +48,11 @@ pub unsafe fn map_block<E: SimdElement, const N: usize, B: MapBody<N>>(
     }
     while i < n {
         // SAFETY: i < n.
-        let args: [E; N] = std::array::from_fn(|k| unsafe { ins[k].add(i).read() });
-        let r: E = body.call(args);
+        let args: [E::One; N] = std::array::from_fn(|k| E::One::splat(unsafe { ins[k].add(i).read() }));
+        let mut r = [E::ZERO];
+        body.call(args).store(&mut r);
         // SAFETY: i < n.
-        unsafe { out.add(i).write(r) };
+        unsafe { out.add(i).write(r[0]) };
         i += 1;
     }
 }
@@ -85,7 +86,7 @@ pub unsafe fn pred_block<E: SimdElement, const N: usize, B: PredBody<N>>(
     }
     while i < n {
         // SAFETY: i < n.
-        let args: [E; N] = std::array::from_fn(|k| unsafe { ins[k].add(i).read() });
+        let args: [E::One; N] = std::array::from_fn(|k| E::One::splat(unsafe { ins[k].add(i).read() }));
         let mut b = [false];
         body.call(args).write_bools(&mut b);
         // SAFETY: i < n.

@@ -6,7 +6,7 @@ use super::scalar::Lane;
 use super::{Mask, Value};
 use std::ops::{Add, BitAnd, BitOr, Div, Mul, Neg, Not, Sub};
 use tensor_core::Element;
-use wide::{f32x8, f64x4, CmpEq, CmpGe, CmpGt, CmpLe, CmpLt, CmpNe};
+use wide::{f32x8, f64x4};
 
 /// An element type the block kernels can run on: its one-lane and its vector `Value`.
 pub trait SimdElement: Element {
@@ -186,7 +186,7 @@ pub struct F32x8Mask(pub f32x8);
 pub struct F64x4Mask(pub f64x4);
 
 macro_rules! float_vec {
-    ($V:ident, $M:ident, $w:ident, $t:ident, $n:literal) => {
+    ($V:ident, $M:ident, $w:ident, $t:ident, $n:literal, $m:ident) => {
         impl BitAnd for $M {
             type Output = Self;
             #[inline(always)]
@@ -329,51 +329,51 @@ macro_rules! float_vec {
             }
             #[inline(always)]
             fn floor(self) -> Self {
-                $V(math::$t::floor(self.0))
+                $V(math::$m::floor(self.0))
             }
             #[inline(always)]
             fn ceil(self) -> Self {
-                $V(math::$t::ceil(self.0))
+                $V(math::$m::ceil(self.0))
             }
             #[inline(always)]
             fn round(self) -> Self {
-                $V(math::$t::round(self.0))
+                $V(math::$m::round(self.0))
             }
             #[inline]
             fn pow(self, e: Self) -> Self {
-                $V(math::$t::pow(self.0, e.0))
+                $V(math::$m::pow(self.0, e.0))
             }
             #[inline]
             fn exp(self) -> Self {
-                $V(math::$t::exp(self.0))
+                $V(math::$m::exp(self.0))
             }
             #[inline]
             fn exp2(self) -> Self {
-                $V(math::$t::exp2(self.0))
+                $V(math::$m::exp2(self.0))
             }
             #[inline]
             fn ln(self) -> Self {
-                $V(math::$t::ln(self.0))
+                $V(math::$m::ln(self.0))
             }
             #[inline]
             fn log2(self) -> Self {
-                $V(math::$t::log2(self.0))
+                $V(math::$m::log2(self.0))
             }
             #[inline]
             fn tanh(self) -> Self {
-                $V(math::$t::tanh(self.0))
+                $V(math::$m::tanh(self.0))
             }
             #[inline]
             fn sin(self) -> Self {
-                $V(math::$t::sin(self.0))
+                $V(math::$m::sin(self.0))
             }
             #[inline]
             fn cos(self) -> Self {
-                $V(math::$t::cos(self.0))
+                $V(math::$m::cos(self.0))
             }
         }
     };
 }
 
-float_vec!(F32x8, F32x8Mask, f32x8, f32, 8);
-float_vec!(F64x4, F64x4Mask, f64x4, f64, 4);
+float_vec!(F32x8, F32x8Mask, f32x8, f32, 8, m32);
+float_vec!(F64x4, F64x4Mask, f64x4, f64, 4, m64);

@@ -1,9 +1,19 @@
 //! The lane algebra `#[tensor_op]` bodies are written against.
 //!
 //! A body is one generic function over `V: Value`. The engine instantiates it twice per
-//! dtype: with `V` = the scalar element (`f32`) for tails and strided runs, and with `V` =
-//! a SIMD vector of that element (`Lanes<f32>`, backed by `wide`) for contiguous runs.
-//! `if c { a } else { b }` in a body becomes [`Value::select`] (both arms are evaluated).
+//! dtype: with `V` = one lane ([`Lane<f32>`](Lane), `E::One`) for tails, and with `V` = a
+//! SIMD vector of that element ([`Lanes<f32>`](Lanes) = [`F32x8`], `E::Lanes`) for the
+//! rest. `if c { a } else { b }` in a body becomes [`Value::select`] (both arms are
+//! evaluated).
+//!
+//! The one-lane value is the `#[repr(transparent)]` newtype [`Lane<E>`], not the primitive:
+//! Rust's `+`/`*`/`-` on primitive integers panic on overflow in debug builds and `/`
+//! panics on zero, and `std`'s impls cannot be changed, so `Lane` carries the wrapping /
+//! divide-by-zero-is-0 operators below. Vectors: `wide::f32x8` / `f64x4` for floats,
+//! `[E; N]` arrays whose every operation is `Lane`'s per lane (LLVM vectorizes the loops)
+//! for `bool`, `u8`, `i8` (32 lanes), `i16` (16), `i32` (8), `i64` (4). Float
+//! transcendentals on `Lane` run the vector code on a splat, so a value's result never
+//! depends on whether it landed in a vector or a tail.
 //!
 //! Semantics (identical on every path and on CUDA):
 //! - integers wrap on overflow (`i32::MAX + 1 == i32::MIN`); integer division by zero
@@ -15,12 +25,29 @@
 //! - on integer vectors, float-only methods (exp, ln...) compute through f64 and cast
 //!   back with `as` rules; built-in ops never use them (integer inputs of float-only ops
 //!   compute in f32, as PyTorch does).
-//! - `bool` as a value: `+` is or, `*` is and, `-` is xor, `/` is and; `neg`/`abs` are identity.
+//! - `bool` as a value: `+` is or, `*` is and, `-` is xor, `/` is and; `neg`/`abs` are identity;
+//!   `max` is or, `min` is and, `pow(x, e)` is `x | !e`.
+//! - on integers and `bool`, `floor`/`ceil`/`round` are the identity and `recip` is a
+//!   float-only method (through f64: `recip(0) == MAX`, `recip(2) == 0`).
+//! - float `max`/`min` of equal values return that value, with `max(-0, +0) == +0` and
+//!   `min(-0, +0) == -0`; `round` is half away from zero; `recip` is an exact `1 / x`.
+//!
+//! Accuracy (tested in `kernels/tests/value_ops.rs` against `std`, random and special
+//! inputs; special values — NaN, ±inf, ±0, subnormals, overflow, underflow — are exact):
+//! - f32 `exp`, `exp2`, `ln`, `log2`, `sin`, `cos`, `tanh` compute in f64 and round once:
+//!   ≤ 1 ulp from the correctly rounded result (0 ulp observed vs `f64` `std` rounded;
+//!   `std`'s own f32 `tanh` is up to 2 ulp off); f32 `pow` ≤ 1 ulp (exact for
+//!   representable results with integer exponents |y| ≤ 256);
+//! - f64 `exp`, `exp2`, `ln`, `log2` ≤ 1 ulp, `sin`, `cos` ≤ 2 ulp, `tanh` ≤ 3 ulp; `pow` is
+//!   `std`'s `powf` per lane; sin/cos of |x| > 1e6 use `std` per lane;
+//! - `sqrt`, `floor`, `ceil`, `round`, `abs`, arithmetic: exact (IEEE).
 
 mod lanes;
+mod math;
 mod scalar;
 
-pub use lanes::{Lanes, SimdElement};
+pub use lanes::{ArrayLanes, ArrayMask, F32x8, F32x8Mask, F64x4, F64x4Mask, Lanes, SimdElement};
+pub use scalar::Lane;
 
 use std::ops::{Add, BitAnd, BitOr, Div, Mul, Neg, Not, Sub};
 use tensor_core::Element;
@@ -35,12 +62,7 @@ pub trait Mask: Copy + BitAnd<Output = Self> + BitOr<Output = Self> + Not<Output
 
 /// One value (scalar) or several values (SIMD lanes) of the compute element `Elem`.
 pub trait Value:
-    Copy
-    + Add<Output = Self>
-    + Sub<Output = Self>
-    + Mul<Output = Self>
-    + Div<Output = Self>
-    + Neg<Output = Self>
+    Copy + Add<Output = Self> + Sub<Output = Self> + Mul<Output = Self> + Div<Output = Self> + Neg<Output = Self>
 {
     /// The scalar element.
     type Elem: Element;

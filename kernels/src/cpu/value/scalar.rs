@@ -267,6 +267,8 @@ int_lane!(signed i16);
 int_lane!(signed i32);
 int_lane!(signed i64);
 
+// `bool` arithmetic is logic by contract (see the module doc of `value`).
+#[allow(clippy::suspicious_arithmetic_impl)]
 impl Add for Lane<bool> {
     type Output = Self;
     #[inline(always)]
@@ -274,6 +276,8 @@ impl Add for Lane<bool> {
         Lane(self.0 | o.0)
     }
 }
+// `bool` arithmetic is logic by contract (see the module doc of `value`).
+#[allow(clippy::suspicious_arithmetic_impl)]
 impl Sub for Lane<bool> {
     type Output = Self;
     #[inline(always)]
@@ -281,6 +285,8 @@ impl Sub for Lane<bool> {
         Lane(self.0 ^ o.0)
     }
 }
+// `bool` arithmetic is logic by contract (see the module doc of `value`).
+#[allow(clippy::suspicious_arithmetic_impl)]
 impl Mul for Lane<bool> {
     type Output = Self;
     #[inline(always)]
@@ -288,6 +294,8 @@ impl Mul for Lane<bool> {
         Lane(self.0 & o.0)
     }
 }
+// `bool` arithmetic is logic by contract (see the module doc of `value`).
+#[allow(clippy::suspicious_arithmetic_impl)]
 impl Div for Lane<bool> {
     type Output = Self;
     #[inline(always)]
@@ -316,7 +324,7 @@ impl Value for Lane<bool> {
 }
 
 macro_rules! float_lane {
-    ($t:ident, $vec:ident, $bits:ty) => {
+    ($t:ident, $vec:ident) => {
         impl Add for Lane<$t> {
             type Output = Self;
             #[inline(always)]
@@ -500,5 +508,5 @@ macro_rules! float_lane {
     };
 }
 
-float_lane!(f32, F32x8, u32);
-float_lane!(f64, F64x4, u64);
+float_lane!(f32, F32x8);
+float_lane!(f64, F64x4);
