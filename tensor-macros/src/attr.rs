@@ -53,7 +53,9 @@ impl Parse for OpAttr {
                     let mut list = Vec::new();
                     for token in names {
                         match expand_name(&token.to_string()) {
-                            Some(ds) => list.extend(ds.into_iter().map(|dtype| ListedDtype { dtype, token: token.clone() })),
+                            Some(ds) => {
+                                list.extend(ds.into_iter().map(|dtype| ListedDtype { dtype, token: token.clone() }))
+                            }
                             None => errors.push(error(
                                 &token,
                                 format!(
@@ -71,7 +73,10 @@ impl Parse for OpAttr {
                     dtypes = Some(list);
                 }
                 other => {
-                    errors.push(error(&key, format!("unknown argument `{other}`: expected `dtypes = [...]`, `name = \"...\"` or `debug`")));
+                    errors.push(error(
+                        &key,
+                        format!("unknown argument `{other}`: expected `dtypes = [...]`, `name = \"...\"` or `debug`"),
+                    ));
                     // Skip the rest of this argument.
                     while !input.is_empty() && !input.peek(Token![,]) {
                         input.parse::<proc_macro2::TokenTree>()?;
@@ -84,8 +89,9 @@ impl Parse for OpAttr {
             input.parse::<Token![,]>()?;
         }
         errors.finish()?;
-        let dtypes = dtypes
-            .ok_or_else(|| syn::Error::new(Span::call_site(), "missing `dtypes = [...]`, e.g. #[tensor_op(dtypes = [float])]"))?;
+        let dtypes = dtypes.ok_or_else(|| {
+            syn::Error::new(Span::call_site(), "missing `dtypes = [...]`, e.g. #[tensor_op(dtypes = [float])]")
+        })?;
         Ok(OpAttr { dtypes, debug, name })
     }
 }

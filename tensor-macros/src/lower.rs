@@ -53,7 +53,10 @@ pub fn lower_body(sig: &Signature, block: &Block) -> syn::Result<Body> {
     let mut l = Lowerer { sig, scope, locals: Vec::new(), used };
     let want = if sig.predicate { Kind::Mask } else { Kind::Value };
     let typed = l.block(block, want)?;
-    let root = l.coerce(typed, want, block)?;
+    let root = match block.stmts.last() {
+        Some(Stmt::Expr(tail, None)) => l.coerce(typed, want, tail)?,
+        _ => l.coerce(typed, want, block)?,
+    };
     Ok(Body { root, locals: l.locals })
 }
 
@@ -68,11 +71,63 @@ struct Lowerer<'a> {
 
 /// Names that cannot be C identifiers.
 const C_RESERVED: &[&str] = &[
-    "auto", "bool", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum", "extern",
-    "float", "for", "goto", "if", "inline", "int", "long", "register", "return", "short", "signed", "sizeof", "static",
-    "struct", "switch", "typedef", "union", "unsigned", "void", "volatile", "while", "true", "false", "this", "new",
-    "delete", "class", "template", "typename", "operator", "private", "public", "protected", "namespace", "using",
-    "virtual", "friend", "explicit", "mutable", "nullptr", "decltype", "constexpr", "__device__", "__global__",
+    "auto",
+    "bool",
+    "break",
+    "case",
+    "char",
+    "const",
+    "continue",
+    "default",
+    "do",
+    "double",
+    "else",
+    "enum",
+    "extern",
+    "float",
+    "for",
+    "goto",
+    "if",
+    "inline",
+    "int",
+    "long",
+    "register",
+    "return",
+    "short",
+    "signed",
+    "sizeof",
+    "static",
+    "struct",
+    "switch",
+    "typedef",
+    "union",
+    "unsigned",
+    "void",
+    "volatile",
+    "while",
+    "true",
+    "false",
+    "this",
+    "new",
+    "delete",
+    "class",
+    "template",
+    "typename",
+    "operator",
+    "private",
+    "public",
+    "protected",
+    "namespace",
+    "using",
+    "virtual",
+    "friend",
+    "explicit",
+    "mutable",
+    "nullptr",
+    "decltype",
+    "constexpr",
+    "__device__",
+    "__global__",
 ];
 
 impl Lowerer<'_> {
@@ -134,8 +189,10 @@ impl Lowerer<'_> {
                     // Report the construct itself when it is not in the language.
                     self.expr(e, Kind::Value)?;
                     let msg = match semi {
-                        Some(_) => "a statement here has no effect: only `let` statements and a final expression \
-                                    (without `;`) are allowed",
+                        Some(_) => {
+                            "a statement here has no effect: only `let` statements and a final expression \
+                                    (without `;`) are allowed"
+                        }
                         None => "expected `;`",
                     };
                     return Err(error(stmt, msg));
@@ -145,11 +202,11 @@ impl Lowerer<'_> {
             }
         }
         let Some(tail) = tail else {
-            let at: &dyn quote::ToTokens = match block.stmts.last() {
-                Some(s) => s,
-                None => &block.brace_token.span.join(),
-            };
-            return Err(error(at, "the block must end with an expression (its result), without `;`"));
+            let msg = "the block must end with an expression (its result), without `;`";
+            return Err(match block.stmts.last() {
+                Some(s) => error(s, msg),
+                None => syn::Error::new(block.brace_token.span.join(), msg),
+            });
         };
         let t = self.expr(tail, hint)?;
         self.scope.truncate(depth);
@@ -181,9 +238,14 @@ impl Lowerer<'_> {
         };
         let want = match ty.map(|t| quote::ToTokens::to_token_stream(t).to_string()) {
             None => None,
-            Some(t) if t == self.sig.type_param.to_string() => Some(Kind::Value),
+            Some(t) if self.sig.type_param == t => Some(Kind::Value),
             Some(t) if t == "bool" => Some(Kind::Mask),
-            Some(_) => return Err(error(ty, format!("a local has type `{}` (a value) or `bool` (a condition)", self.sig.type_param))),
+            Some(_) => {
+                return Err(error(
+                    ty,
+                    format!("a local has type `{}` (a value) or `bool` (a condition)", self.sig.type_param),
+                ))
+            }
         };
         let Some(init) = &local.init else {
             return Err(error(local, "a `let` needs a value: `let y = ...;`"));
@@ -221,7 +283,12 @@ impl Lowerer<'_> {
                     Some(Binding::Param(i, ty)) => Typed::Scalar(ty, Scalar::Param(i)),
                     Some(Binding::Local(id, Kind::Value)) => Typed::Value(Node::Local(id)),
                     Some(Binding::Local(id, Kind::Mask)) => Typed::Mask(Node::Local(id)),
-                    None => return Err(error(ident, format!("cannot find `{ident}` in this op: not an argument or a local"))),
+                    None => {
+                        return Err(error(
+                            ident,
+                            format!("cannot find `{ident}` in this op: not an argument or a local"),
+                        ))
+                    }
                 }
             }
             Expr::Unary(u) => match u.op {
@@ -320,7 +387,8 @@ impl Lowerer<'_> {
         let then_at = &i.then_branch;
         let then = self.coerce(then, kind, then_at)?;
         let els = self.coerce(els_t, kind, els)?;
-        let node = Node::If { cond: Box::new(cond), then: Box::new(then), els: Box::new(els), mask: kind == Kind::Mask };
+        let node =
+            Node::If { cond: Box::new(cond), then: Box::new(then), els: Box::new(els), mask: kind == Kind::Mask };
         Ok(if kind == Kind::Mask { Typed::Mask(node) } else { Typed::Value(node) })
     }
 
@@ -381,7 +449,10 @@ impl Lowerer<'_> {
     fn method(&mut self, m: &syn::ExprMethodCall) -> syn::Result<Node> {
         let Some(method) = Method::ALL.into_iter().find(|k| m.method == k.name()) else {
             let names: Vec<_> = Method::ALL.iter().map(|k| k.name()).collect();
-            return Err(error(&m.method, format!("unknown method `{}`: a #[tensor_op] body may call {}", m.method, names.join(", "))));
+            return Err(error(
+                &m.method,
+                format!("unknown method `{}`: a #[tensor_op] body may call {}", m.method, names.join(", ")),
+            ));
         };
         if let Some(t) = &m.turbofish {
             return Err(error(t, "generic arguments are not allowed here"));
@@ -397,7 +468,10 @@ impl Lowerer<'_> {
         }
         if m.args.len() != method.extra_args() {
             let at: &dyn quote::ToTokens = if m.args.is_empty() { m } else { &m.args };
-            return Err(error(at, format!("`{}` takes {} argument(s), found {}", m.method, method.extra_args(), m.args.len())));
+            return Err(error(
+                at,
+                format!("`{}` takes {} argument(s), found {}", m.method, method.extra_args(), m.args.len()),
+            ));
         }
         let mut args = vec![self.value(&m.receiver)?];
         for a in &m.args {
@@ -430,7 +504,12 @@ impl Lowerer<'_> {
                     Some(Binding::Param(i, pty)) if pty == ty => Ok(Scalar::Param(i)),
                     Some(Binding::Param(_, pty)) => Err(error(
                         ident,
-                        format!("`{ident}` is a {} param where {} is expected; use `T::from_{}({ident})`", pty.name(), ty.name(), pty.name()),
+                        format!(
+                            "`{ident}` is a {} param where {} is expected; use `T::from_{}({ident})`",
+                            pty.name(),
+                            ty.name(),
+                            pty.name()
+                        ),
                     )),
                     Some(_) => Err(error(
                         ident,
@@ -439,7 +518,9 @@ impl Lowerer<'_> {
                     None => Err(error(ident, format!("cannot find `{ident}` in this op"))),
                 }
             }
-            Expr::Unary(u) if numeric && matches!(u.op, UnOp::Neg(_)) => Ok(Scalar::Neg(Box::new(self.scalar(&u.expr, ty)?))),
+            Expr::Unary(u) if numeric && matches!(u.op, UnOp::Neg(_)) => {
+                Ok(Scalar::Neg(Box::new(self.scalar(&u.expr, ty)?)))
+            }
             Expr::Binary(b) if numeric => {
                 let op = match b.op {
                     BinOp::Add(_) => Arith::Add,
@@ -450,10 +531,9 @@ impl Lowerer<'_> {
                 };
                 Ok(Scalar::Arith(op, Box::new(self.scalar(&b.left, ty)?), Box::new(self.scalar(&b.right, ty)?)))
             }
-            other => Err(error(
-                other,
-                format!("expected a {} scalar: a #[param], a literal, or + - * / of them", ty.name()),
-            )),
+            other => {
+                Err(error(other, format!("expected a {} scalar: a #[param], a literal, or + - * / of them", ty.name())))
+            }
         }
     }
 }
@@ -506,4 +586,3 @@ fn unsupported(e: &Expr) -> syn::Error {
     };
     error(e, format!("{what} not allowed in a #[tensor_op] body"))
 }
-

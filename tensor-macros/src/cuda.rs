@@ -1,0 +1,208 @@
+//! CUDA C emission: one `__device__` function per dtype, calling only the `tops_*` helpers
+//! of the CUDA prelude.
+
+use crate::dtype::Dtype;
+use crate::ir::{Arith, Body, Node, Scalar};
+use crate::signature::{ScalarTy, Signature};
+
+/// The CUDA C of one op for one dtype.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CudaFn {
+    /// The function name: `tensor_op_<op>_<dtype>`.
+    pub name: String,
+    /// The full function definition.
+    pub source: String,
+}
+
+/// The name of the `__device__` function of op `op` for `dtype`.
+pub fn function_name(op: &str, dtype: Dtype) -> String {
+    format!("tensor_op_{op}_{}", dtype.name())
+}
+
+/// Emits the `__device__` function of the op named `op` for `dtype`:
+/// `__device__ __forceinline__ OUT name(C a, C b, PARAM p)`, tensor arguments first.
+pub fn emit_cuda(op: &str, sig: &Signature, body: &Body, dtype: Dtype) -> CudaFn {
+    let c = dtype.c_type();
+    let out = if sig.predicate { "bool" } else { c };
+    let name = function_name(op, dtype);
+    let inputs: Vec<String> = sig.inputs().iter().map(|i| c_ident(&i.to_string())).collect();
+    let params: Vec<(String, ScalarTy)> = sig.params().iter().map(|(i, t)| (c_ident(&i.to_string()), *t)).collect();
+    let args: Vec<String> = inputs
+        .iter()
+        .map(|i| format!("{c} {i}"))
+        .chain(params.iter().map(|(p, t)| format!("{} {p}", t.c_type())))
+        .collect();
+    let e = Emitter { c, inputs: &inputs, params: &params, locals: &body.locals };
+    let mut text = format!("__device__ __forceinline__ {out} {name}({}) {{\n", args.join(", "));
+    let (lets, tail) = match &body.root {
+        Node::Block(lets, tail) => (&lets[..], &**tail),
+        root => (&[][..], root),
+    };
+    for l in lets {
+        text += &format!("    const auto {} = {};\n", body.locals[l.id], e.node(&l.init));
+    }
+    text += &format!("    return {};\n}}\n", e.node(tail));
+    CudaFn { name, source: text }
+}
+
+/// A Rust argument name as a C identifier (C keywords get a `_` appended).
+fn c_ident(name: &str) -> String {
+    const KEYWORDS: &[&str] = &[
+        "auto",
+        "bool",
+        "char",
+        "const",
+        "double",
+        "float",
+        "int",
+        "long",
+        "short",
+        "signed",
+        "unsigned",
+        "void",
+        "volatile",
+        "register",
+        "inline",
+        "this",
+        "new",
+        "delete",
+        "class",
+        "template",
+        "typename",
+        "operator",
+        "private",
+        "public",
+        "protected",
+        "namespace",
+        "using",
+        "virtual",
+        "friend",
+        "explicit",
+        "mutable",
+        "nullptr",
+        "sizeof",
+        "switch",
+        "case",
+        "default",
+        "goto",
+        "double",
+        "typedef",
+        "union",
+        "extern",
+        "static",
+        "struct",
+        "enum",
+        "do",
+        "while",
+        "for",
+        "if",
+        "else",
+        "return",
+        "break",
+        "continue",
+        "true",
+        "false",
+    ];
+    if KEYWORDS.contains(&name) || name.starts_with("tops_") {
+        format!("{name}_")
+    } else {
+        name.to_string()
+    }
+}
+
+struct Emitter<'a> {
+    c: &'a str,
+    inputs: &'a [String],
+    params: &'a [(String, ScalarTy)],
+    locals: &'a [String],
+}
+
+impl Emitter<'_> {
+    fn node(&self, n: &Node) -> String {
+        let c = self.c;
+        match n {
+            Node::Input(i) => self.inputs[*i].clone(),
+            Node::Local(id) => self.locals[*id].clone(),
+            Node::Zero => format!("tops_cast<{c}>(0)"),
+            Node::One => format!("tops_cast<{c}>(1)"),
+            Node::FromScalar(ty, s) => format!("tops_cast<{c}>({})", self.scalar(s, *ty)),
+            Node::Arith(op, a, b) => format!("tops_{}({}, {})", arith_name(*op), self.node(a), self.node(b)),
+            Node::Neg(a) => format!("tops_neg({})", self.node(a)),
+            Node::Method(m, args) => {
+                let fname = m.value_fn();
+                let args: Vec<String> = args.iter().map(|a| self.node(a)).collect();
+                format!("tops_{fname}({})", args.join(", "))
+            }
+            Node::Cmp(op, a, b) => format!("tops_{}({}, {})", op.name(), self.node(a), self.node(b)),
+            Node::And(a, b) => format!("({} && {})", self.node(a), self.node(b)),
+            Node::Or(a, b) => format!("({} || {})", self.node(a), self.node(b)),
+            Node::Not(a) => format!("(!{})", self.node(a)),
+            Node::MaskOf(s) => self.scalar(s, ScalarTy::Bool),
+            Node::If { cond, then, els, .. } => {
+                format!("({} ? {} : {})", self.node(cond), self.node(then), self.node(els))
+            }
+            Node::Block(lets, tail) => {
+                let mut s = String::from("([&]() { ");
+                for l in lets {
+                    s += &format!("const auto {} = {}; ", self.locals[l.id], self.node(&l.init));
+                }
+                s += &format!("return {}; }}())", self.node(tail));
+                s
+            }
+        }
+    }
+
+    /// A scalar expression of type `ty` as a C expression of the param type.
+    fn scalar(&self, s: &Scalar, ty: ScalarTy) -> String {
+        match s {
+            Scalar::Param(i) => self.params[*i].0.clone(),
+            Scalar::Float(d) => {
+                let d = normalize_float(d);
+                if ty == ScalarTy::F32 {
+                    format!("{d}f")
+                } else {
+                    d
+                }
+            }
+            Scalar::Int(v) => match ty {
+                ScalarTy::F32 => format!("{v}.0f"),
+                ScalarTy::F64 => format!("{v}.0"),
+                _ => format!("{v}LL"),
+            },
+            Scalar::Bool(b) => b.to_string(),
+            Scalar::Neg(a) => match &**a {
+                Scalar::Float(_) | Scalar::Int(_) => format!("-{}", self.scalar(a, ty)),
+                _ => format!("(-{})", self.scalar(a, ty)),
+            },
+            Scalar::Arith(op, a, b) => {
+                let sym = match op {
+                    Arith::Add => "+",
+                    Arith::Sub => "-",
+                    Arith::Mul => "*",
+                    Arith::Div => "/",
+                };
+                format!("({} {sym} {})", self.scalar(a, ty), self.scalar(b, ty))
+            }
+        }
+    }
+}
+
+fn arith_name(op: Arith) -> &'static str {
+    match op {
+        Arith::Add => "add",
+        Arith::Sub => "sub",
+        Arith::Mul => "mul",
+        Arith::Div => "div",
+    }
+}
+
+/// Base-10 float digits in a form both C and Rust read as a float (`2.` → `2.0`, `2` → `2.0`).
+pub fn normalize_float(d: &str) -> String {
+    if d.ends_with('.') {
+        format!("{d}0")
+    } else if d.contains(['.', 'e', 'E']) {
+        d.to_string()
+    } else {
+        format!("{d}.0")
+    }
+}

@@ -1,0 +1,203 @@
+//! Rust emission of a whole op: the hidden module (spec, body struct, per-dtype CPU kernels,
+//! CUDA sources, registry rows) and the public fns.
+
+use crate::cuda::{emit_cuda, CudaFn};
+use crate::op::OpDef;
+use crate::rust_body::emit_rust;
+use crate::signature::{Arg, Bound};
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote};
+use syn::Ident;
+
+/// The CUDA C functions of `op`, one per listed dtype.
+pub fn cuda_fns(op: &OpDef) -> Vec<CudaFn> {
+    op.dtypes.iter().map(|&d| emit_cuda(&op.name, &op.sig, &op.body, d)).collect()
+}
+
+/// Everything `#[tensor_op]` expands to.
+pub fn expand(op: &OpDef) -> TokenStream {
+    let module = hidden_module(op);
+    let public = public_fns(op);
+    quote!(#module #public)
+}
+
+/// `__tensor_op_<fn>`: the name of the hidden module.
+pub fn module_ident(op: &OpDef) -> Ident {
+    format_ident!("__tensor_op_{}", op.ident)
+}
+
+fn hidden_module(op: &OpDef) -> TokenStream {
+    let p = quote!(::tensor_ops::__private);
+    let module = module_ident(op);
+    let vis = &op.vis;
+    let name = &op.name;
+    let inputs: Vec<&Ident> = op.sig.inputs();
+    let params = op.sig.params();
+    let arity = inputs.len();
+    let param_idents: Vec<Ident> = params.iter().map(|(i, _)| (*i).clone()).collect();
+    let param_names: Vec<String> = param_idents.iter().map(|i| i.to_string()).collect();
+    let param_tys: Vec<Ident> = params.iter().map(|(_, t)| Ident::new(t.name(), Span::call_site())).collect();
+    let predicate = op.sig.predicate;
+    let float_only = op.sig.bound == Bound::Float;
+    let summary = op.summary();
+
+    let input_idents: Vec<Ident> = inputs.iter().map(|i| (*i).clone()).collect();
+    let body = emit_rust(&op.body, &input_idents, &param_idents);
+    let (body_trait, ret, block_fn) = if predicate {
+        (quote!(#p::PredBody<#arity>), quote!(<V as #p::Value>::Mask), quote!(#p::pred_block))
+    } else {
+        (quote!(#p::MapBody<#arity>), quote!(V), quote!(#p::map_block))
+    };
+    let indices = 0..params.len();
+    let build_body = quote!(Body { #(#param_idents: params[#indices].to::<#param_tys>()),* });
+
+    let cuda = cuda_fns(op);
+    let mut kernels = Vec::new();
+    for (dtype, cuda) in op.dtypes.iter().zip(&cuda) {
+        let f = format_ident!("cpu_{}", dtype.name());
+        let dt = dtype.dtype_path();
+        let compute = dtype.compute().dtype_path();
+        let output = if predicate { crate::dtype::Dtype::Bool.dtype_path() } else { compute.clone() };
+        let elem = dtype.compute_rust_type();
+        let safety = format!(
+            "CPU block kernel of `{name}` for {} rows (computes in {}).\n\n# Safety\n\nThe `MapFn` contract: `out` \
+             is valid for `n` writes of the output dtype, each of the {arity} `inputs` for `n` reads of {}, `out` \
+             equals an input or overlaps none, and `params` holds the op's {} params. This is exactly the contract \
+             of `{}_block`, which the body forwards to.",
+            dtype.name(),
+            dtype.compute().name(),
+            dtype.compute().name(),
+            params.len(),
+            if predicate { "pred" } else { "map" },
+        );
+        let (function, source) = (&cuda.name, &cuda.source);
+        kernels.push(quote! {
+            #[doc = #safety]
+            unsafe fn #f(out: *mut u8, inputs: &[*const u8], n: usize, params: &[#p::Scalar]) {
+                let body = #build_body;
+                // SAFETY: this fn's contract is the block function's contract (see the doc above).
+                unsafe { #block_fn::<#elem, #arity, Body>(out, inputs, n, &body) }
+            }
+            #p::inventory::submit! {
+                #p::KernelRow {
+                    op: &SPEC,
+                    device: #p::DeviceKind::Cpu,
+                    layout: #p::Layout::Strided,
+                    dtype: #dt,
+                    kernel: #p::Kernel::Map(#p::MapKernel { compute: #compute, output: #output, func: #f }),
+                }
+            }
+            #p::inventory::submit! {
+                #p::KernelRow {
+                    op: &SPEC,
+                    device: #p::DeviceKind::Cuda,
+                    layout: #p::Layout::Strided,
+                    dtype: #dt,
+                    kernel: #p::Kernel::CudaMap(#p::CudaMapKernel {
+                        compute: #compute,
+                        output: #output,
+                        function: #function,
+                        source: #source,
+                    }),
+                }
+            }
+        });
+    }
+    let dts: Vec<TokenStream> = op.dtypes.iter().map(|d| d.dtype_path()).collect();
+    let sources = cuda.iter().map(|c| &c.source);
+    let functions = cuda.iter().map(|c| &c.name);
+    let dts2 = dts.clone();
+    let dts3 = dts.clone();
+    quote! {
+        #[doc(hidden)]
+        #[allow(non_snake_case, unused_parens, unused_variables, unused_braces, dead_code, clippy::all)]
+        #vis mod #module {
+            /// What the op is.
+            pub static SPEC: #p::OpSpec = #p::OpSpec {
+                name: #name,
+                arity: #arity,
+                params: &[#(#param_names),*],
+                bool_output: #predicate,
+                float_only: #float_only,
+                doc: #summary,
+            };
+            /// The listed dtypes.
+            pub const DTYPES: &[#p::DType] = &[#(#dts),*];
+            /// The CUDA C `__device__` function per dtype.
+            pub const CUDA_SOURCES: &[(#p::DType, &str)] = &[#((#dts2, #sources)),*];
+            /// The name of the CUDA C function per dtype.
+            pub const CUDA_FUNCTIONS: &[(#p::DType, &str)] = &[#((#dts3, #functions)),*];
+
+            /// The body, instantiated on scalars and on SIMD lanes.
+            struct Body {
+                #(#param_idents: #param_tys),*
+            }
+
+            impl #body_trait for Body {
+                #[inline(always)]
+                fn call<V: #p::Value>(&self, [#(#input_idents),*]: [V; #arity]) -> #ret {
+                    #body
+                }
+            }
+
+            #(#kernels)*
+        }
+    }
+}
+
+fn public_fns(op: &OpDef) -> TokenStream {
+    let p = quote!(::tensor_ops::__private);
+    let module = module_ident(op);
+    let (vis, docs, attrs) = (&op.vis, &op.docs, &op.attrs);
+    let ident = &op.ident;
+    let inplace = format_ident!("{}_", ident);
+    let out_fn = format_ident!("{}_out", ident);
+    let mut args = Vec::new();
+    for a in &op.sig.args {
+        args.push(match a {
+            Arg::Tensor(i) => quote!(#i: &#p::Tensor),
+            Arg::Param(i, t) => {
+                let t = Ident::new(t.name(), Span::call_site());
+                quote!(#i: #t)
+            }
+        });
+    }
+    let taken = |s: &str| op.sig.args.iter().any(|a| matches!(a, Arg::Tensor(i) | Arg::Param(i, _) if i == s));
+    let out = if taken("out") { format_ident!("out_tensor") } else { format_ident!("out") };
+    let inputs = op.sig.inputs();
+    let params: Vec<&Ident> = op.sig.params().into_iter().map(|(i, _)| i).collect();
+    let scalars = quote!(&[#(#p::Scalar::from(#params)),*]);
+    let dtypes: Vec<&str> = op.dtypes.iter().map(|d| d.name()).collect();
+    let what = if op.sig.predicate { "`true`/`false` per element (a `bool` tensor)" } else { "per element" };
+    let note = format!(
+        "Elementwise op `{}` (generated by `#[tensor_op]`), computing {what}: `{}`. Inputs broadcast; dtypes: {}{}.",
+        op.name,
+        op.body_text,
+        dtypes.join(", "),
+        " (16-bit floats compute in f32)",
+    );
+    let first = inputs[0];
+    let new_note = "Returns a new tensor.";
+    let inplace_note = format!("In place: writes the result into `{first}`.");
+    let out_note = format!("Writes the result into `{out}`, which must have the broadcast shape.");
+    let sep = if docs.is_empty() { quote!() } else { quote!(#[doc = ""]) };
+    quote! {
+        #(#docs)* #sep #[doc = #note] #[doc = ""] #[doc = #new_note]
+        #(#attrs)*
+        #vis fn #ident(#(#args),*) -> #p::Result<#p::Tensor> {
+            #p::call_map_new(&#module::SPEC, &[#(#inputs),*], #scalars)
+        }
+
+        #(#docs)* #sep #[doc = #note] #[doc = ""] #[doc = #inplace_note]
+        #(#attrs)*
+        #vis fn #inplace(#(#args),*) -> #p::Result<()> {
+            #p::call_map_inplace(&#module::SPEC, &[#(#inputs),*], #scalars)
+        }
+
+        #(#docs)* #sep #[doc = #note] #[doc = ""] #[doc = #out_note]
+        #(#attrs)*
+        #vis fn #out_fn(#(#args,)* #out: &#p::Tensor) -> #p::Result<()> {
+            #p::call_map_out(&#module::SPEC, &[#(#inputs),*], #scalars, #out)
+        }
+    }
+}

@@ -1,0 +1,148 @@
+//! Rust emission of a lowered body over the `Value` lane algebra:
+//! `fn call<V: Value>(&self, [x]: [V; 1]) -> V { .. }`.
+
+use crate::cuda::normalize_float;
+use crate::ir::{Arith, Body, Node, Scalar};
+use crate::signature::ScalarTy;
+use proc_macro2::{Ident, Literal, Span, TokenStream};
+use quote::{format_ident, quote};
+
+/// Emits the body expression; params are read from `self.<name>`, inputs are the
+/// variables named `inputs`.
+pub fn emit_rust(body: &Body, inputs: &[Ident], params: &[Ident]) -> TokenStream {
+    let e = Emitter { inputs, params, locals: &body.locals };
+    e.node(&body.root)
+}
+
+struct Emitter<'a> {
+    inputs: &'a [Ident],
+    params: &'a [Ident],
+    locals: &'a [String],
+}
+
+/// `<V as Value>`.
+fn v() -> TokenStream {
+    quote!(<V as ::tensor_ops::__private::Value>)
+}
+
+impl Emitter<'_> {
+    fn local(&self, id: usize) -> Ident {
+        Ident::new(&self.locals[id], Span::call_site())
+    }
+
+    fn node(&self, n: &Node) -> TokenStream {
+        let v = v();
+        match n {
+            Node::Input(i) => {
+                let i = &self.inputs[*i];
+                quote!(#i)
+            }
+            Node::Local(id) => {
+                let l = self.local(*id);
+                quote!(#l)
+            }
+            Node::Zero => quote!(#v::zero()),
+            Node::One => quote!(#v::one()),
+            Node::FromScalar(ty, s) => {
+                let f = format_ident!("from_{}", ty.name());
+                let s = self.scalar(s, *ty);
+                quote!(#v::#f(#s))
+            }
+            Node::Arith(op, a, b) => {
+                let (a, b) = (self.node(a), self.node(b));
+                match op {
+                    Arith::Add => quote!((#a + #b)),
+                    Arith::Sub => quote!((#a - #b)),
+                    Arith::Mul => quote!((#a * #b)),
+                    Arith::Div => quote!((#a / #b)),
+                }
+            }
+            Node::Neg(a) => {
+                let a = self.node(a);
+                quote!((-#a))
+            }
+            Node::Method(m, args) => {
+                let f = format_ident!("{}", m.value_fn());
+                let args = args.iter().map(|a| self.node(a));
+                quote!(#v::#f(#(#args),*))
+            }
+            Node::Cmp(op, a, b) => {
+                let f = format_ident!("{}", op.name());
+                let (a, b) = (self.node(a), self.node(b));
+                quote!(#v::#f(#a, #b))
+            }
+            Node::And(a, b) => {
+                let (a, b) = (self.node(a), self.node(b));
+                quote!((#a & #b))
+            }
+            Node::Or(a, b) => {
+                let (a, b) = (self.node(a), self.node(b));
+                quote!((#a | #b))
+            }
+            Node::Not(a) => {
+                let a = self.node(a);
+                quote!((!#a))
+            }
+            Node::MaskOf(s) => {
+                let s = self.scalar(s, ScalarTy::Bool);
+                quote!(#v::ne(#v::from_bool(#s), #v::zero()))
+            }
+            Node::If { cond, then, els, mask } => {
+                let (c, t, e) = (self.node(cond), self.node(then), self.node(els));
+                if *mask {
+                    quote!({
+                        let __tensor_op_cond = #c;
+                        (__tensor_op_cond & #t) | (!__tensor_op_cond & #e)
+                    })
+                } else {
+                    quote!(#v::select(#c, #t, #e))
+                }
+            }
+            Node::Block(lets, tail) => {
+                let lets = lets.iter().map(|l| {
+                    let name = self.local(l.id);
+                    let init = self.node(&l.init);
+                    quote!(let #name = #init;)
+                });
+                let tail = self.node(tail);
+                quote!({ #(#lets)* #tail })
+            }
+        }
+    }
+
+    /// A scalar expression of Rust type `ty`.
+    fn scalar(&self, s: &Scalar, ty: ScalarTy) -> TokenStream {
+        match s {
+            Scalar::Param(i) => {
+                let p = &self.params[*i];
+                quote!(self.#p)
+            }
+            Scalar::Float(d) => {
+                let lit = syn::LitFloat::new(&format!("{}{}", normalize_float(d), ty.name()), Span::call_site());
+                quote!(#lit)
+            }
+            Scalar::Int(i) => {
+                let lit = match ty {
+                    ScalarTy::F32 => Literal::f32_suffixed(*i as f32),
+                    ScalarTy::F64 => Literal::f64_suffixed(*i as f64),
+                    _ => Literal::i64_suffixed(*i),
+                };
+                quote!(#lit)
+            }
+            Scalar::Bool(b) => quote!(#b),
+            Scalar::Neg(a) => {
+                let a = self.scalar(a, ty);
+                quote!((-#a))
+            }
+            Scalar::Arith(op, a, b) => {
+                let (a, b) = (self.scalar(a, ty), self.scalar(b, ty));
+                match op {
+                    Arith::Add => quote!((#a + #b)),
+                    Arith::Sub => quote!((#a - #b)),
+                    Arith::Mul => quote!((#a * #b)),
+                    Arith::Div => quote!((#a / #b)),
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,188 @@
+//! A user-defined `#[tensor_op]` outside the `ops` crate: it registers itself (CPU and CUDA
+//! rows for every listed dtype) and runs like a built-in op.
+
+use tensor_ops::__private::{Kernel, KernelRow};
+use tensor_ops::prelude::*;
+use tensor_ops::tensor_core::DeviceKind;
+
+/// Leaky ReLU: `x` when positive, else `slope * x`.
+#[tensor_op(dtypes = [f16, bf16, f32, f64])]
+pub fn leaky_relu<T: Float>(x: T, #[param] slope: f32) -> T {
+    if x > T::zero() {
+        x
+    } else {
+        x * T::from_f32(slope)
+    }
+}
+
+/// Whether `lo <= x <= hi`.
+#[tensor_op(dtypes = [numeric])]
+pub fn between<T: Num>(x: T, #[param] lo: f64, #[param] hi: f64) -> bool {
+    x >= T::from_f64(lo) && !(x > T::from_f64(hi))
+}
+
+/// `a * x + b + k`, three inputs and an integer param.
+#[tensor_op(dtypes = [int, f32, f64])]
+pub fn axpbk<T: Num>(a: T, x: T, b: T, #[param] k: i64) -> T {
+    let y: T = a * x;
+    y + b + T::from_i64(k)
+}
+
+/// `x * x + 1`, registered under another name.
+#[tensor_op(name = "user_square_plus_one", dtypes = [i32, f32])]
+fn square_plus_one<T>(x: T) -> T {
+    x * x + 1
+}
+
+const FLOATS: [DType; 4] = [DType::F16, DType::BF16, DType::F32, DType::F64];
+const INTS: [DType; 5] = [DType::U8, DType::I8, DType::I16, DType::I32, DType::I64];
+
+fn rows(op: &str, device: DeviceKind) -> Vec<DType> {
+    tensor_ops::__private::tensor_core::registry()
+        .row_set(op, device, Layout::Strided)
+        .unwrap_or_else(|| panic!("no {device:?} rows for {op}"))
+        .dtypes()
+}
+
+fn row(op: &str, device: DeviceKind, dtype: DType) -> &'static KernelRow {
+    tensor_ops::__private::tensor_core::registry()
+        .row_set(op, device, Layout::Strided)
+        .and_then(|s| s.get(dtype))
+        .unwrap_or_else(|| panic!("no {device:?} {dtype} row for {op}"))
+}
+
+#[test]
+fn user_ops_are_registered_for_cpu_and_cuda() {
+    let numeric: Vec<DType> = INTS.iter().chain(FLOATS.iter()).copied().collect();
+    let cases: [(&str, Vec<DType>); 4] = [
+        ("leaky_relu", FLOATS.to_vec()),
+        ("between", numeric),
+        ("axpbk", INTS.iter().copied().chain([DType::F32, DType::F64]).collect()),
+        ("user_square_plus_one", vec![DType::I32, DType::F32]),
+    ];
+    for (op, dtypes) in cases {
+        assert_eq!(rows(op, DeviceKind::Cpu), dtypes, "{op} cpu");
+        assert_eq!(rows(op, DeviceKind::Cuda), dtypes, "{op} cuda");
+        for &d in &dtypes {
+            let bool_out = op == "between";
+            let want_out = if bool_out { DType::Bool } else { d.compute() };
+            match row(op, DeviceKind::Cpu, d).kernel {
+                Kernel::Map(k) => assert_eq!((k.compute, k.output), (d.compute(), want_out), "{op} {d}"),
+                other => panic!("{op} {d}: expected a Map kernel, got {other:?}"),
+            }
+            match row(op, DeviceKind::Cuda, d).kernel {
+                Kernel::CudaMap(k) => {
+                    assert_eq!((k.compute, k.output), (d.compute(), want_out), "{op} {d}");
+                    assert_eq!(k.function, format!("tensor_op_{op}_{d}"));
+                    assert!(k.source.contains(&format!(" {}(", k.function)), "{}", k.source);
+                }
+                other => panic!("{op} {d}: expected a CudaMap kernel, got {other:?}"),
+            }
+        }
+    }
+    let spec = tensor_ops::registry().op("leaky_relu").unwrap();
+    assert_eq!((spec.arity, spec.params, spec.bool_output, spec.float_only), (1, &["slope"][..], false, true));
+    assert_eq!(spec.doc, "Leaky ReLU: `x` when positive, else `slope * x`.");
+    let spec = tensor_ops::registry().op("between").unwrap();
+    assert_eq!((spec.arity, spec.params, spec.bool_output, spec.float_only), (1, &["lo", "hi"][..], true, false));
+    let spec = tensor_ops::registry().op("axpbk").unwrap();
+    assert_eq!((spec.arity, spec.params), (3, &["k"][..]));
+}
+
+#[test]
+fn cuda_sources_are_exposed() {
+    let (d, src) = __tensor_op_leaky_relu::CUDA_SOURCES[0];
+    assert_eq!(d, DType::F16);
+    assert_eq!(
+        src,
+        "__device__ __forceinline__ float tensor_op_leaky_relu_f16(float x, float slope) {\n    return (tops_gt(x, \
+         tops_cast<float>(0)) ? x : tops_mul(x, tops_cast<float>(slope)));\n}\n"
+    );
+    assert_eq!(__tensor_op_leaky_relu::CUDA_FUNCTIONS[3], (DType::F64, "tensor_op_leaky_relu_f64"));
+    let (_, src) = __tensor_op_between::CUDA_SOURCES.iter().find(|(d, _)| *d == DType::U8).unwrap();
+    assert!(
+        src.starts_with("__device__ __forceinline__ bool tensor_op_between_u8(unsigned char x, double lo, double hi)")
+    );
+    assert_eq!(__tensor_op_square_plus_one::DTYPES, &[DType::I32, DType::F32]);
+}
+
+/// Values of `t` widened to f64.
+fn f64s(t: &Tensor) -> Vec<f64> {
+    t.to_dtype(DType::F64).unwrap().to_vec::<f64>().unwrap()
+}
+
+/// A contiguous tensor of `dtype` holding `vals` (cast from f64).
+fn tensor(vals: &[f64], dtype: DType) -> Tensor {
+    Tensor::from_vec(vals.to_vec(), &[vals.len()]).unwrap().to_dtype(dtype).unwrap()
+}
+
+fn tolerance(d: DType) -> f64 {
+    match d {
+        DType::F16 => 2e-3,
+        DType::BF16 => 1e-2,
+        DType::F32 => 1e-6,
+        _ => 1e-12,
+    }
+}
+
+fn assert_close(got: &[f64], want: &[f64], d: DType, what: &str) {
+    assert_eq!(got.len(), want.len(), "{what} {d}");
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        assert!((g - w).abs() <= tolerance(d) * w.abs().max(1.0), "{what} {d}[{i}]: got {g}, want {w}");
+    }
+}
+
+#[test]
+fn leaky_relu_matches_reference_on_every_dtype() {
+    let xs: Vec<f64> = (0..70).map(|i| (i as f64 - 35.0) * 0.37).collect();
+    for d in FLOATS {
+        let x = tensor(&xs, d);
+        let stored = f64s(&x);
+        let want: Vec<f64> = stored.iter().map(|&v| if v > 0.0 { v } else { v * 0.1f32 as f64 }).collect();
+        let y = leaky_relu(&x, 0.1).unwrap();
+        assert_eq!(y.dtype(), d);
+        assert_close(&f64s(&y), &want, d, "leaky_relu");
+
+        let out = tensor(&vec![f64::NAN; xs.len()], d);
+        leaky_relu_out(&x, 0.1, &out).unwrap();
+        assert_close(&f64s(&out), &want, d, "leaky_relu_out");
+
+        leaky_relu_(&x, 0.1).unwrap();
+        assert_close(&f64s(&x), &want, d, "leaky_relu_");
+    }
+}
+
+#[test]
+fn between_matches_reference_on_every_dtype() {
+    let xs: Vec<f64> = (0..40).map(|i| i as f64).collect();
+    for d in INTS.into_iter().chain(FLOATS) {
+        let x = tensor(&xs, d);
+        let y = between(&x, 3.0, 17.5).unwrap();
+        assert_eq!(y.dtype(), DType::Bool, "{d}");
+        let want: Vec<bool> = xs.iter().map(|&v| (3.0..=17.5).contains(&v)).collect();
+        assert_eq!(y.to_vec::<bool>().unwrap(), want, "between {d}");
+    }
+}
+
+#[test]
+fn axpbk_matches_reference_on_every_dtype() {
+    let a: Vec<f64> = (0..37).map(|i| (i % 6) as f64).collect();
+    let x: Vec<f64> = (0..37).map(|i| (5 - i % 6) as f64).collect();
+    let b: Vec<f64> = (0..37).map(|i| (i % 4) as f64).collect();
+    let want: Vec<f64> = (0..37).map(|i| a[i] * x[i] + b[i] + 3.0).collect();
+    for d in INTS.into_iter().chain([DType::F32, DType::F64]) {
+        let y = axpbk(&tensor(&a, d), &tensor(&x, d), &tensor(&b, d), 3).unwrap();
+        assert_eq!(y.dtype(), d);
+        assert_eq!(f64s(&y), want, "axpbk {d}");
+    }
+}
+
+#[test]
+fn renamed_op_runs() {
+    let xs: Vec<f64> = (0..20).map(|i| i as f64 - 10.0).collect();
+    for d in [DType::I32, DType::F32] {
+        let y = square_plus_one(&tensor(&xs, d)).unwrap();
+        let want: Vec<f64> = xs.iter().map(|v| v * v + 1.0).collect();
+        assert_eq!(f64s(&y), want, "{d}");
+    }
+}
