@@ -4,7 +4,7 @@
 //! collected once at first use into a map, and read lock-free afterwards.
 
 use crate::{DType, Device, DeviceKind, Error, Layout, Result, Scalar};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::OnceLock;
 
 /// A raw strided operand handed to a kernel: `ptr` already points at element `[0, 0, ...]`.
@@ -147,6 +147,8 @@ impl RowSet {
 #[derive(Debug, Default)]
 pub struct Registry {
     rows: BTreeMap<(&'static str, DeviceKind, Layout), RowSet>,
+    /// op name → its (device kind, layout) keys, for O(1) lookup by name on the hot path.
+    by_name: HashMap<&'static str, Vec<(DeviceKind, Layout)>>,
 }
 
 impl Registry {
@@ -160,12 +162,16 @@ impl Registry {
             // First registration wins; a duplicate is ignored (deterministic by link order).
             set.slots[row.dtype as usize].get_or_insert(row);
         }
+        for &(name, device, layout) in reg.rows.keys() {
+            reg.by_name.entry(name).or_default().push((device, layout));
+        }
         reg
     }
 
     /// The row set for (op, device kind, layout).
     pub fn row_set(&self, op: &str, device: DeviceKind, layout: Layout) -> Option<&RowSet> {
-        self.rows.iter().find(|((o, d, l), _)| *o == op && *d == device && *l == layout).map(|(_, v)| v)
+        let (name, _) = self.by_name.get_key_value(op)?;
+        self.rows.get(&(*name, device, layout))
     }
 
     /// Finds the kernel or says precisely what exists instead.
@@ -189,7 +195,8 @@ impl Registry {
 
     /// The spec of a registered op.
     pub fn op(&self, name: &str) -> Option<&'static OpSpec> {
-        self.rows.iter().find(|((o, _, _), _)| *o == name).map(|(_, s)| s.op)
+        let (key, places) = self.by_name.get_key_value(name)?;
+        places.first().and_then(|&(d, l)| self.rows.get(&(*key, d, l))).map(|s| s.op)
     }
 
     /// Every (op, device kind, layout, dtypes) row, sorted.
