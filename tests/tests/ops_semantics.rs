@@ -85,8 +85,11 @@ fn out_rules() {
     let row = t(vec![1i32, 2], &[2]);
     assert!(row.add_(&a).is_err());
     assert!(a.add_(&f).is_err());
-    // Comparisons need a bool out.
-    assert!(tensor_ops::lt_out(&a, &a, &out).is_err());
+    // A bool result may go into any dtype (0/1), but a numeric result never into bool.
+    tensor_ops::lt_out(&a, &t(vec![2i32, 2, 2, 2], &[2, 2]), &out).unwrap();
+    assert_eq!(out.to_vec::<f64>().unwrap(), vec![1., 0., 0., 0.]);
+    let flags = Tensor::zeros(&[2, 2], DType::Bool, Device::Cpu).unwrap();
+    assert!(tensor_ops::add_out(&a, &a, &flags).is_err());
 }
 
 #[test]
@@ -148,7 +151,7 @@ fn copy_fill_and_casts() {
     i.fill_(-3.9).unwrap();
     assert_eq!(i.to_vec::<i16>().unwrap(), vec![-3, -3, -3]);
     let dst = Tensor::zeros(&[2, 3], DType::BF16, Device::Cpu).unwrap();
-    dst.t().unwrap().copy_(&t(vec![1u8, 2], &[2, 1])).unwrap();
+    dst.t().unwrap().copy_(&t(vec![1u8, 2], &[2])).unwrap();
     let got: Vec<f32> = dst.to_vec::<half::bf16>().unwrap().iter().map(|x| x.to_f32()).collect();
     assert_eq!(got, vec![1., 1., 1., 2., 2., 2.]);
 }
