@@ -328,3 +328,23 @@ fn large_inputs_take_the_parallel_path() {
         }
     }
 }
+
+#[test]
+fn outputs_above_the_streaming_threshold_are_complete() {
+    // 4.5M f32 = 18 MiB of output: written with non-temporal stores from block buffers.
+    let n = 4_500_000usize;
+    let a = Tensor::arange(0, n as i64, 1, DType::F32, Device::Cpu).unwrap();
+    let b = Tensor::full(&[n], 0.5, DType::F32, Device::Cpu).unwrap();
+    let out = Tensor::empty(&[n], DType::F32, Device::Cpu).unwrap();
+    poison(&out);
+    tensor_ops::add_out(&a, &b, &out).unwrap();
+    let v = out.to_vec::<f32>().unwrap();
+    for (i, x) in v.iter().enumerate() {
+        assert_eq!(*x, i as f32 + 0.5, "element {i}");
+    }
+    // Same through a new output with a broadcast scalar and a dtype conversion.
+    let c = a.mul(&Tensor::scalar(2, DType::I64).unwrap()).unwrap();
+    assert_eq!(c.dtype(), DType::F32);
+    let v = c.to_vec::<f32>().unwrap();
+    assert!(v.iter().enumerate().all(|(i, x)| *x == (i as f32) * 2.0));
+}

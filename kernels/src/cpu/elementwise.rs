@@ -4,46 +4,76 @@
 //! 1. Canonicalise: [`IterPlan`] over (out, inputs...) — size-1 dims dropped, dims sorted by
 //!    the output's strides, coalesced where every operand is contiguous across them.
 //! 2. Classify each operand's inner run ([`RunKind`]): used in place when it is contiguous
-//!    and already in the kernel's dtype; otherwise staged through a block buffer (gathered
-//!    with a cast for inputs; scattered with a cast for the output), or splatted once per
-//!    row when its inner stride is 0.
-//! 3. Split the flattened element range across rayon above [`GRAIN`] elements; each task
-//!    walks rows of the plan in blocks of [`BLOCK`] elements.
+//!    and already in the kernel's dtype; otherwise staged through an L1-sized block buffer
+//!    (gathered with a cast for inputs; scattered with a cast for the output), or splatted
+//!    once per run when its inner stride is 0. A large contiguous output is written
+//!    through a block buffer with non-temporal stores (no read-for-ownership).
+//! 3. Pick the walk ([`Walk`]): `Linear` visits the flattened elements run by run;
+//!    `Tiled` (some input is strided along the inner run, e.g. a transposed operand) visits
+//!    bands of [`TILE_ROWS`] rows × [`TILE_COLS`] columns so the strided input's cache
+//!    lines are reused across the band instead of refetched per element.
+//! 4. Split across rayon above [`GRAIN`](super::parallel::GRAIN) elements; each task walks
+//!    its share with stack buffers (no allocation, no zeroing per call).
 
-use rayon::prelude::*;
+use super::copy::stream::{copy_bytes, store_fence, NT_THRESHOLD};
+use super::parallel::{for_each_chunk, for_each_row_chunk, GRAIN};
+use std::mem::MaybeUninit;
 use tensor_core::iter::IterPlan;
 use tensor_core::registry::{MapKernel, RawTensor};
 use tensor_core::{with_dtype, DType, Element, Error, Result, Scalar};
 
-/// Elements per block handed to the kernel (fits L1 with four operands of f64).
-pub const BLOCK: usize = 1024;
-/// Minimum elements per parallel task; smaller calls run on the calling thread.
-pub const GRAIN: usize = 32 * 1024;
+/// Bytes of one block buffer: 1024 f64 / 2048 f32 elements, fits L1 with four operands.
+const BUF_BYTES: usize = 8192;
+/// Rows per band of the tiled walk (one 64-byte line of f32 per strided column).
+pub const TILE_ROWS: usize = 16;
+/// Columns per band of the tiled walk.
+pub const TILE_COLS: usize = 256;
+/// Most operands a kernel can have (three inputs and the output).
+const MAX_OPERANDS: usize = 4;
 
 /// How an operand's inner run is accessed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RunKind {
     /// Stride 1 in the kernel's dtype: the kernel reads/writes memory directly.
     Direct,
-    /// Stride 0: one value per row, splatted into a block.
+    /// Output only: stride 1 in the kernel's dtype, written from a block buffer with
+    /// non-temporal stores (large outputs).
+    Streamed,
+    /// Stride 0: one value per run, splatted into a block.
     Splat,
     /// Any other stride or a dtype conversion: staged through a block buffer.
     Staged,
 }
 
-#[derive(Clone, Copy)]
-struct SendPtr(*mut u8);
-// SAFETY: the pointer is only dereferenced inside `run_map`'s tasks, which write disjoint
-// output element ranges and only read inputs; the caller holds the storage locks.
-unsafe impl Send for SendPtr {}
-// SAFETY: as above.
-unsafe impl Sync for SendPtr {}
+/// The order in which a call visits its elements.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Walk {
+    /// Flattened order, run by run.
+    Linear,
+    /// Bands of rows × column chunks (an input is strided along the inner run).
+    Tiled,
+}
 
+#[derive(Clone, Copy)]
 struct Operand {
-    base: SendPtr,
+    base: *mut u8,
     dtype: DType,
     kind: RunKind,
 }
+
+struct Call<'a> {
+    kernel: &'a MapKernel,
+    plan: IterPlan,
+    inner: Vec<isize>,
+    ops: Vec<Operand>,
+    params: &'a [Scalar],
+    /// Elements per block (bounded by the widest staged element).
+    block: usize,
+}
+
+// SAFETY: `Call` holds raw pointers into storages the caller keeps locked for the whole
+// `run_map`; tasks write disjoint output elements and only read inputs.
+unsafe impl Sync for Call<'_> {}
 
 /// Runs `kernel` with `out[i] = f(inputs[0][i], ...)` for every index of `out.shape`.
 ///
@@ -51,11 +81,17 @@ struct Operand {
 /// `out` and every input are in-bounds views of locked storages (out exclusively); every
 /// input has `out.shape` (broadcast dims with stride 0); `out` has no internal overlap and
 /// does not partially overlap any input (exact aliasing is fine).
-pub unsafe fn run_map(kernel: &MapKernel, out: &RawTensor<'_>, inputs: &[RawTensor<'_>], params: &[Scalar]) -> Result<()> {
-    if inputs.iter().any(|i| i.shape != out.shape) {
-        return Err(Error::invalid("run_map", "inputs must be broadcast to the output shape"));
+pub unsafe fn run_map(
+    kernel: &MapKernel,
+    out: &RawTensor<'_>,
+    inputs: &[RawTensor<'_>],
+    params: &[Scalar],
+) -> Result<()> {
+    if inputs.iter().any(|i| i.shape != out.shape) || inputs.len() + 1 > MAX_OPERANDS {
+        return Err(Error::invalid("run_map", "inputs must be 1 to 3 tensors broadcast to the output shape"));
     }
-    let mut strides: Vec<&[isize]> = vec![out.strides];
+    let mut strides: Vec<&[isize]> = Vec::with_capacity(inputs.len() + 1);
+    strides.push(out.strides);
     strides.extend(inputs.iter().map(|i| i.strides));
     let plan = IterPlan::new(out.shape, &strides);
     let total = plan.numel();
@@ -68,101 +104,173 @@ pub unsafe fn run_map(kernel: &MapKernel, out: &RawTensor<'_>, inputs: &[RawTens
         0 if dtype == want => RunKind::Splat,
         _ => RunKind::Staged,
     };
-    let out_op = Operand { base: SendPtr(out.ptr), dtype: out.dtype, kind: classify(inner[0], out.dtype, kernel.output) };
-    let out_op = Operand { kind: if out_op.kind == RunKind::Splat { RunKind::Staged } else { out_op.kind }, ..out_op };
-    let in_ops: Vec<Operand> = inputs
-        .iter()
-        .zip(&inner[1..])
-        .map(|(i, &s)| Operand { base: SendPtr(i.ptr), dtype: i.dtype, kind: classify(s, i.dtype, kernel.compute) })
-        .collect();
-    let task = |range: std::ops::Range<usize>| {
-        // SAFETY: forwarded from run_map's contract; ranges of different tasks are disjoint.
-        unsafe { run_range(kernel, &plan, &out_op, &in_ops, params, range) }
+    let mut ops = Vec::with_capacity(inputs.len() + 1);
+    let out_kind = match classify(inner[0], out.dtype, kernel.output) {
+        RunKind::Direct if total * out.dtype.size() >= NT_THRESHOLD => RunKind::Streamed,
+        RunKind::Splat => RunKind::Staged,
+        k => k,
     };
-    let threads = rayon::current_num_threads().max(1);
-    if total < 2 * GRAIN || threads == 1 {
-        task(0..total);
+    ops.push(Operand { base: out.ptr, dtype: out.dtype, kind: out_kind });
+    for (i, &s) in inputs.iter().zip(&inner[1..]) {
+        ops.push(Operand { base: i.ptr, dtype: i.dtype, kind: classify(s, i.dtype, kernel.compute) });
+    }
+    let widest = ops.iter().map(|o| o.dtype.size()).chain([kernel.compute.size(), kernel.output.size()]).max();
+    let block = BUF_BYTES / widest.unwrap_or(8);
+    let walk = if plan.ndim() >= 2 && ops[1..].iter().zip(&inner[1..]).any(|(o, s)| o.kind == RunKind::Staged && s.abs() > 1)
+    {
+        Walk::Tiled
     } else {
-        let chunks = (total / GRAIN).min(threads * 4).max(1);
-        let per = total.div_ceil(chunks);
-        (0..chunks).into_par_iter().for_each(|c| task(c * per..((c + 1) * per).min(total)));
+        Walk::Linear
+    };
+    let streamed = out_kind == RunKind::Streamed;
+    let call = Call { kernel, plan, inner, ops, params, block };
+    match walk {
+        Walk::Linear => for_each_chunk(total, GRAIN, |range| {
+            // SAFETY: forwarded from run_map's contract; chunks are disjoint.
+            unsafe { call.linear(range) };
+            if streamed {
+                store_fence();
+            }
+        }),
+        Walk::Tiled => {
+            let rows = call.plan.outer_rows();
+            let bands = rows.div_ceil(TILE_ROWS);
+            for_each_row_chunk(bands, TILE_ROWS * call.plan.inner_len(), GRAIN, |range| {
+                // SAFETY: as above; bands are disjoint row ranges.
+                unsafe { call.tiled(range) };
+                if streamed {
+                    store_fence();
+                }
+            });
+        }
     }
     Ok(())
 }
 
-/// Block buffer, over-aligned so SIMD loads on it are aligned.
+/// One 64-byte-aligned block buffer, left uninitialised until written.
 #[repr(C, align(64))]
-struct Buf([u8; BLOCK * 8]);
+struct Buf([MaybeUninit<u8>; BUF_BYTES]);
 
-/// # Safety
-/// As [`run_map`]; `range` lies within the plan's elements.
-unsafe fn run_range(
-    kernel: &MapKernel,
-    plan: &IterPlan,
-    out: &Operand,
-    ins: &[Operand],
-    params: &[Scalar],
-    range: std::ops::Range<usize>,
-) {
-    let nops = ins.len() + 1;
-    let inner_len = plan.inner_len();
-    let inner = plan.inner_strides();
-    let mut bufs: Vec<Buf> = (0..nops).map(|_| Buf([0; BLOCK * 8])).collect();
-    let mut row_base = vec![0isize; nops];
-    let mut i = range.start;
-    let mut in_ptrs: Vec<*const u8> = vec![std::ptr::null(); ins.len()];
-    let (cs, os) = (kernel.compute.size(), kernel.output.size());
-    while i < range.end {
-        let (row, col) = (i / inner_len, i % inner_len);
-        plan.row_offsets(row, &mut row_base);
-        let n = (inner_len - col).min(range.end - i).min(BLOCK);
-        for (k, op) in ins.iter().enumerate() {
-            let start = row_base[k + 1] + col as isize * inner[k + 1];
-            let src = op.base.0.wrapping_offset(start * op.dtype.size() as isize);
-            in_ptrs[k] = match op.kind {
-                RunKind::Direct => src,
-                RunKind::Splat => {
-                    let buf = bufs[k + 1].0.as_mut_ptr();
-                    // SAFETY: buf holds BLOCK*8 bytes >= n*cs; src is an in-bounds element.
-                    unsafe { splat_bytes(buf, src, cs, n) };
-                    buf
-                }
-                RunKind::Staged => {
-                    let buf = bufs[k + 1].0.as_mut_ptr();
-                    // SAFETY: n elements from `start` with the inner stride are in bounds
-                    // (they are elements of this row); buf holds n compute elements.
-                    unsafe { gather_cast(buf, kernel.compute, src, op.dtype, inner[k + 1], n) };
-                    buf
-                }
-            };
+impl Call<'_> {
+    /// Visits flattened elements `range` run by run, block by block.
+    ///
+    /// # Safety
+    /// As [`run_map`]; `range` lies within the plan and no other task touches it.
+    unsafe fn linear(&self, range: std::ops::Range<usize>) {
+        let inner_len = self.plan.inner_len();
+        let mut bufs: [Buf; MAX_OPERANDS] = [const { Buf([MaybeUninit::uninit(); BUF_BYTES]) }; MAX_OPERANDS];
+        let mut row_base = [0isize; MAX_OPERANDS];
+        let mut i = range.start;
+        while i < range.end {
+            let (row, col) = (i / inner_len, i % inner_len);
+            self.plan.row_offsets(row, &mut row_base[..self.ops.len()]);
+            let n = (inner_len - col).min(range.end - i);
+            // SAFETY: (row, col..col+n) lies in this task's range.
+            unsafe { self.run_segment(&mut bufs, &row_base, col, n) };
+            i += n;
         }
-        let ostart = row_base[0] + col as isize * inner[0];
-        let dst = out.base.0.wrapping_offset(ostart * out.dtype.size() as isize);
-        match out.kind {
-            // SAFETY: dst..dst+n*os is this task's own run of the output; inputs valid for n.
-            RunKind::Direct => unsafe { (kernel.func)(dst, &in_ptrs, n, params) },
-            _ => {
-                let buf = bufs[0].0.as_mut_ptr();
-                debug_assert!(n * os <= BLOCK * 8);
-                // SAFETY: buf holds n output elements; then scattered into this task's run.
-                unsafe {
-                    (kernel.func)(buf, &in_ptrs, n, params);
-                    scatter_cast(dst, out.dtype, inner[0], buf, kernel.output, n);
+    }
+
+    /// Visits bands `bands` (of TILE_ROWS rows each) column chunk by column chunk.
+    ///
+    /// # Safety
+    /// As [`run_map`]; the bands' rows belong to this task only.
+    unsafe fn tiled(&self, bands: std::ops::Range<usize>) {
+        let (inner_len, rows) = (self.plan.inner_len(), self.plan.outer_rows());
+        let mut bufs: [Buf; MAX_OPERANDS] = [const { Buf([MaybeUninit::uninit(); BUF_BYTES]) }; MAX_OPERANDS];
+        let mut row_base = [0isize; MAX_OPERANDS];
+        for band in bands {
+            let (r0, r1) = (band * TILE_ROWS, ((band + 1) * TILE_ROWS).min(rows));
+            for c0 in (0..inner_len).step_by(TILE_COLS) {
+                let n = TILE_COLS.min(inner_len - c0);
+                for row in r0..r1 {
+                    self.plan.row_offsets(row, &mut row_base[..self.ops.len()]);
+                    // SAFETY: row is in this task's band; c0..c0+n within the row.
+                    unsafe { self.run_segment(&mut bufs, &row_base, c0, n) };
                 }
             }
         }
-        i += n;
+    }
+
+    /// Computes elements `col..col+n` of the run starting at `row_base`, block by block.
+    ///
+    /// # Safety
+    /// The run's elements belong to the calling task.
+    unsafe fn run_segment(&self, bufs: &mut [Buf; MAX_OPERANDS], row_base: &[isize], col: usize, n: usize) {
+        let k = self.kernel;
+        let mut in_ptrs = [std::ptr::null::<u8>(); MAX_OPERANDS - 1];
+        let nin = self.ops.len() - 1;
+        let mut done = 0;
+        while done < n {
+            let m = (n - done).min(self.block);
+            let c = (col + done) as isize;
+            for (j, op) in self.ops.iter().enumerate().skip(1) {
+                let src = op.base.wrapping_offset((row_base[j] + c * self.inner[j]) * op.dtype.size() as isize);
+                let buf = bufs[j].0.as_mut_ptr() as *mut u8;
+                in_ptrs[j - 1] = match op.kind {
+                    RunKind::Direct | RunKind::Streamed => src,
+                    RunKind::Splat => {
+                        // SAFETY: buf holds BUF_BYTES >= m * size; src is an in-bounds element.
+                        unsafe { splat_bytes(buf, src, op.dtype.size(), m) };
+                        buf
+                    }
+                    RunKind::Staged => {
+                        // SAFETY: the m elements from src with this stride are elements of
+                        // this run (in bounds); buf holds m compute elements.
+                        unsafe { gather_cast(buf, k.compute, src, op.dtype, self.inner[j], m) };
+                        buf
+                    }
+                };
+            }
+            let out = self.ops[0];
+            let dst = out.base.wrapping_offset((row_base[0] + c * self.inner[0]) * out.dtype.size() as isize);
+            let ins = &in_ptrs[..nin];
+            match out.kind {
+                // SAFETY: dst..dst+m elements are this task's; inputs are valid for m.
+                RunKind::Direct => unsafe { (k.func)(dst, ins, m, self.params) },
+                RunKind::Streamed => {
+                    let buf = bufs[0].0.as_mut_ptr() as *mut u8;
+                    // SAFETY: buf holds m output elements; dst is this task's contiguous
+                    // run of m elements, not overlapping the stack buffer.
+                    unsafe {
+                        (k.func)(buf, ins, m, self.params);
+                        copy_bytes(dst, buf, m * out.dtype.size(), true);
+                    }
+                }
+                _ => {
+                    let buf = bufs[0].0.as_mut_ptr() as *mut u8;
+                    // SAFETY: buf holds m output elements; then scattered into this run.
+                    unsafe {
+                        (k.func)(buf, ins, m, self.params);
+                        scatter_cast(dst, out.dtype, self.inner[0], buf, k.output, m);
+                    }
+                }
+            }
+            done += m;
+        }
     }
 }
 
 /// Writes `n` copies of the `size`-byte element at `src` into `dst`.
 ///
 /// # Safety
-/// `src` valid for `size` bytes, `dst` for `n * size`.
+/// `src` valid for `size` bytes, `dst` for `n * size`, not overlapping.
 unsafe fn splat_bytes(dst: *mut u8, src: *const u8, size: usize, n: usize) {
-    for j in 0..n {
-        // SAFETY: j < n, within dst; src valid for size bytes.
-        unsafe { std::ptr::copy_nonoverlapping(src, dst.add(j * size), size) };
+    macro_rules! splat {
+        ($t:ty) => {{
+            // SAFETY: caller's contract; unaligned read of one element.
+            let v = unsafe { (src as *const $t).read_unaligned() };
+            for j in 0..n {
+                // SAFETY: j < n, dst is a 64-byte-aligned buffer of n elements.
+                unsafe { (dst as *mut $t).add(j).write(v) };
+            }
+        }};
+    }
+    match size {
+        1 => splat!(u8),
+        2 => splat!(u16),
+        4 => splat!(u32),
+        _ => splat!(u64),
     }
 }
 
