@@ -33,11 +33,13 @@
 #define __shared__ static
 #define __restrict__ __restrict
 
-static thread_local uint3 threadIdx;
-static thread_local uint3 blockIdx;
-static thread_local dim3 blockDim;
-static thread_local dim3 gridDim;
-static thread_local std::barrier<>* tops_shim_barrier = nullptr;
+// `inline` variables: one instance across every translation unit of the shim library
+// (a kernel in one file and the launcher of another must see the same thread indices).
+inline thread_local uint3 threadIdx;
+inline thread_local uint3 blockIdx;
+inline thread_local dim3 blockDim;
+inline thread_local dim3 gridDim;
+inline thread_local std::barrier<>* tops_shim_barrier = nullptr;
 
 template <class T> inline T __ldg(const T* p) { return *p; }
 inline void __syncthreads() {

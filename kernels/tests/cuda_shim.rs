@@ -5,20 +5,20 @@
 //! g++ or the CUDA fp16/bf16 headers are missing, except under `CI`, where that fails.
 
 use std::path::PathBuf;
-use std::process::Command;
 use std::sync::OnceLock;
 
 use half::{bf16, f16};
 use tensor_core::iter::{IterPlan, StridedOffsets};
 use tensor_core::{DType, Element};
 use tensor_kernels::cuda::args::{ContigArgs, StridedArgs32, StridedArgs64, TransposeArgs};
-use tensor_kernels::cuda::codegen::{self, Generated, Index, KernelSpec, MapLayout};
-use tensor_kernels::cuda::{nvrtc, samples, SHIM_HEADER};
+use tensor_kernels::cuda::codegen::{self, ArgsKind, Generated, Index, KernelSpec, MapLayout};
+use tensor_kernels::cuda::samples;
+use tensor_kernels::cuda::shim::{self, ShimError, ShimLib};
 
 // ------------------------------------------------------------------ building the library
 
 struct Shim {
-    lib: libloading::Library,
+    lib: ShimLib,
 }
 
 fn all_specs(fns: &'static [samples::SampleFn]) -> Vec<KernelSpec<'static>> {
@@ -35,62 +35,12 @@ fn sample_fns() -> &'static [samples::SampleFn] {
     FNS.get_or_init(samples::sample_functions)
 }
 
-fn launcher(g: &Generated) -> String {
-    format!(
-        "extern \"C\" void launch__{name}(unsigned gx, unsigned bx, unsigned by, const {args}* a) {{\n\
-         \x20   tops_shim_launch(dim3(gx), dim3(bx, by), {threaded}, [&] {{ {name}(*a); }});\n}}\n",
-        name = g.name,
-        args = g.args.c_name(),
-        threaded = g.shared_memory
-    )
-}
-
-fn build() -> Result<Shim, String> {
-    let gxx = std::env::var("CXX").unwrap_or_else(|_| "g++".into());
-    if Command::new(&gxx).arg("--version").output().is_err() {
-        return Err(format!("no host C++ compiler ({gxx}) to run the shim"));
-    }
-    let lib = nvrtc::nvrtc().map_err(|e| format!("CUDA headers come with NVRTC: {e}"))?;
-    if lib.include_dirs.is_empty() {
-        return Err("cuda_fp16.h / cuda_bf16.h not found next to NVRTC".into());
-    }
-    let generated: Vec<Generated> =
-        all_specs(sample_fns()).iter().map(|s| codegen::generate(s).expect("generate")).collect();
-    let mut src = String::from(SHIM_HEADER);
-    src.push_str(&codegen::program(&generated));
-    for g in &generated {
-        src.push_str(&launcher(g));
-    }
-    src.push_str(
-        "extern \"C\" unsigned long long tops_sizeof(int k) {\n\
-         \x20   switch (k) { case 0: return sizeof(tops_contig_args); case 1: return sizeof(tops_strided_args32);\n\
-         \x20   case 2: return sizeof(tops_strided_args64); default: return sizeof(tops_transpose_args); }\n}\n",
-    );
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cuda-shim");
-    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
-    let cpp = dir.join("kernels.cpp");
-    let so = dir.join(format!("libkernels-{}.so", std::process::id()));
-    std::fs::write(&cpp, &src).map_err(|e| e.to_string())?;
-    let mut cmd = Command::new(&gxx);
-    cmd.args(["-std=c++20", "-pthread", "-O1", "-shared", "-fPIC", "-fno-strict-aliasing", "-ffp-contract=off", "-w"]);
-    for d in &lib.include_dirs {
-        cmd.arg(format!("-I{}", d.display()));
-    }
-    cmd.arg(&cpp).arg("-o").arg(&so);
-    let out = cmd.output().map_err(|e| e.to_string())?;
-    if !out.status.success() {
-        panic!("the shim build failed (a bug in generated code):\n{}", String::from_utf8_lossy(&out.stderr));
-    }
-    // SAFETY: the library was just built from our own source; its initialisers only set up
-    // C++ statics.
-    let lib = unsafe { libloading::Library::new(&so) }.map_err(|e| e.to_string())?;
-    Ok(Shim { lib })
-}
-
 fn shim() -> Option<&'static Shim> {
-    static SHIM: OnceLock<Result<Shim, String>> = OnceLock::new();
-    match SHIM.get_or_init(build) {
+    static SHIM: OnceLock<Result<Shim, ShimError>> = OnceLock::new();
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cuda-shim");
+    match SHIM.get_or_init(|| shim::build(&all_specs(sample_fns()), &dir).map(|lib| Shim { lib })) {
         Ok(s) => Some(s),
+        Err(ShimError::Failed(e)) => panic!("{e}"),
         Err(e) if std::env::var_os("CI").is_some() => panic!("CI is set but the shim cannot run: {e}"),
         Err(e) => {
             println!("SKIPPED: {e}");
@@ -101,14 +51,10 @@ fn shim() -> Option<&'static Shim> {
 
 impl Shim {
     fn launch<A>(&self, g: &Generated, grid: u32, block: (u32, u32), args: &A) {
-        type Launch<A> = unsafe extern "C" fn(u32, u32, u32, *const A);
-        let sym = format!("launch__{}", g.name);
-        // SAFETY: every launcher has this signature, with the args struct the kernel takes
-        // (A is its #[repr(C)] mirror, checked by `arg_structs_match_the_c_layout`).
-        let f = unsafe { self.lib.get::<Launch<A>>(sym.as_bytes()) }.expect("launcher symbol");
-        // SAFETY: the pointers inside `args` address live host buffers large enough for every
-        // element the launch touches (set up by the callers below).
-        unsafe { f(grid, block.0, block.1, args) };
+        // SAFETY: A is the #[repr(C)] mirror of the struct the kernel takes (checked by
+        // `arg_structs_match_the_c_layout`); the pointers inside `args` address live host
+        // buffers large enough for every element the launch touches (set up by the callers).
+        unsafe { self.lib.launch(&g.name, grid, block, args as *const A as *const std::ffi::c_void) }.unwrap();
     }
 }
 
@@ -341,18 +287,14 @@ fn contiguous_strides(shape: &[usize]) -> Vec<isize> {
 #[test]
 fn arg_structs_match_the_c_layout() {
     let Some(shim) = shim() else { return };
-    type SizeOf = unsafe extern "C" fn(i32) -> u64;
-    // SAFETY: tops_sizeof has exactly this signature in the generated source.
-    let f = unsafe { shim.lib.get::<SizeOf>(b"tops_sizeof") }.expect("tops_sizeof");
     let sizes = [
-        std::mem::size_of::<ContigArgs>(),
-        std::mem::size_of::<StridedArgs32>(),
-        std::mem::size_of::<StridedArgs64>(),
-        std::mem::size_of::<TransposeArgs>(),
+        (ArgsKind::Contig, std::mem::size_of::<ContigArgs>()),
+        (ArgsKind::Strided32, std::mem::size_of::<StridedArgs32>()),
+        (ArgsKind::Strided64, std::mem::size_of::<StridedArgs64>()),
+        (ArgsKind::Transpose, std::mem::size_of::<TransposeArgs>()),
     ];
-    for (k, &rust) in sizes.iter().enumerate() {
-        // SAFETY: pure function.
-        assert_eq!(unsafe { f(k as i32) } as usize, rust, "struct {k}");
+    for (kind, rust) in sizes {
+        assert_eq!(shim.lib.c_sizeof(kind).unwrap(), rust, "{kind:?}");
     }
 }
 

@@ -241,6 +241,8 @@ fn cuda_map(
     inputs: &[RawTensor<'_>],
     params: &[Scalar],
 ) -> Result<()> {
-    let _ = (kernel, out, inputs, params);
-    Err(Error::Cuda("the CUDA elementwise launcher is not available in this build".into()))
+    // SAFETY: `execute` (the only caller) locked every operand's storage (out exclusively),
+    // broadcast the inputs to out's shape, rejected an internally overlapping output and
+    // replaced partially overlapping inputs by private copies: launch_map's contract.
+    unsafe { tensor_kernels::cuda::launch_map(kernel, out, inputs, params) }
 }

@@ -96,7 +96,7 @@ impl ArgsKind {
 }
 
 /// An op's `__device__` function, as `#[tensor_op]` emits it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct DeviceFn<'a> {
     /// Function name.
     pub name: &'a str,
@@ -118,7 +118,7 @@ impl<'a> DeviceFn<'a> {
 }
 
 /// One kernel to generate.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum KernelSpec<'a> {
     /// `out = f(inputs...)`, inputs stored as `inputs[i]` (converted to `func.compute` on
     /// load), result converted to `out` on store.
