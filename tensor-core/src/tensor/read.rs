@@ -41,14 +41,29 @@ impl Tensor {
         if !self.device().is_cpu() {
             let dense = self.contiguous()?;
             let rt = crate::runtime_for(self.device())?;
-            let guard = dense.storage().read()?;
-            out.resize(n, T::ZERO);
-            // SAFETY: `out` holds n initialized T; we view it as n*size bytes, and the
-            // runtime fills them with bytes that were a valid T on the device.
-            let bytes = unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr() as *mut u8, n * self.elem_size()) };
-            let src = guard.as_ptr().wrapping_add(dense.storage_offset() * self.elem_size());
-            // SAFETY: the dense view's n elements lie in its storage, locked by `guard`.
-            unsafe { rt.copy_to_host(self.device(), src, bytes)? };
+            let size = self.elem_size();
+            let mut bytes: Vec<u8> = Vec::new();
+            bytes
+                .try_reserve_exact(n * size)
+                .map_err(|_| Error::OutOfMemory { bytes: n * size, device: Device::Cpu })?;
+            bytes.resize(n * size, 0);
+            {
+                let guard = dense.storage().read()?;
+                let src = guard.as_ptr().wrapping_add(dense.storage_offset() * size);
+                // SAFETY: the dense view's n elements lie in its storage, locked by `guard`.
+                unsafe { rt.copy_to_host(self.device(), src, &mut bytes)? };
+            }
+            // Device bool storage is not zeroed at allocation (as in PyTorch), so its bytes
+            // are read as u8 and normalised rather than trusted to be 0/1.
+            for chunk in bytes.chunks_exact(size) {
+                out.push(if T::DTYPE == DType::Bool {
+                    T::from_scalar(Scalar::Bool(chunk[0] != 0))
+                } else {
+                    // SAFETY: `chunk` holds `size == size_of::<T>()` bytes and every bit
+                    // pattern is a valid value of the non-bool element types.
+                    unsafe { (chunk.as_ptr() as *const T).read_unaligned() }
+                });
+            }
             return Ok(out);
         }
         let guard = self.storage().read()?;

@@ -138,7 +138,8 @@ pub enum Lay {
     Offset,
 }
 
-pub const LAYOUTS: [Lay; 6] = [Lay::Contiguous, Lay::Transposed, Lay::Permuted, Lay::Stepped, Lay::Flipped, Lay::Offset];
+pub const LAYOUTS: [Lay; 6] =
+    [Lay::Contiguous, Lay::Transposed, Lay::Permuted, Lay::Stepped, Lay::Flipped, Lay::Offset];
 
 /// An uninitialised tensor of `shape` and `dtype` laid out as `lay`.
 pub fn empty_with(lay: Lay, shape: &[usize], dtype: DType) -> Tensor {
