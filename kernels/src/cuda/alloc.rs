@@ -199,6 +199,12 @@ impl Allocator for CudaAllocator {
     fn allocate(&self, bytes: usize) -> Result<DataPtr> {
         CudaAllocator::allocate_on(current_device(), bytes)
     }
+    fn allocate_on(&self, device: Device, bytes: usize) -> Result<DataPtr> {
+        match device {
+            Device::Cuda(ordinal) => CudaAllocator::allocate_on(ordinal, bytes),
+            Device::Cpu => Err(tensor_core::Error::invalid("CudaAllocator", "asked to allocate on the CPU")),
+        }
+    }
 }
 
 /// The `AllocatorFactory::make` of the CUDA allocator: initialises the driver and the

@@ -82,6 +82,13 @@ pub trait Allocator: Send + Sync + std::fmt::Debug {
     fn device(&self) -> Device;
     /// Allocates `bytes` bytes, zero-initialized on the CPU.
     fn allocate(&self, bytes: usize) -> Result<DataPtr>;
+    /// Allocates `bytes` bytes on `device` (a device of this allocator's kind). Allocators
+    /// serving several devices (one per GPU ordinal) override this; the default ignores
+    /// the ordinal.
+    fn allocate_on(&self, device: Device, bytes: usize) -> Result<DataPtr> {
+        let _ = device;
+        self.allocate(bytes)
+    }
 }
 
 /// The default CPU allocator: 64-byte aligned, zeroed, fallible.

@@ -165,7 +165,7 @@ impl Storage {
 
     fn fill_lazy(&self, slot: &mut Option<DataPtr>) -> Result<()> {
         if slot.is_none() {
-            let data = allocator_for(self.inner.device)?.allocate(self.inner.capacity)?;
+            let data = allocator_for(self.inner.device)?.allocate_on(self.inner.device, self.inner.capacity)?;
             if self.inner.device.is_cpu() && self.inner.dtype == DType::Bool {
                 // A recycled block may hold any bytes; bool storage must hold only 0/1.
                 // SAFETY: the block is exclusively ours and `len` bytes long.
