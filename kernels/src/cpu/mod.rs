@@ -1,5 +1,10 @@
 //! CPU engines.
 
+pub mod alloc;
+pub mod copy;
 pub mod elementwise;
+pub mod fill;
 pub mod map;
+pub mod parallel;
+pub mod register;
 pub mod value;

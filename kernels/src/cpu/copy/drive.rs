@@ -2,7 +2,7 @@
 //! runs (rows) or transposed planes, split them across rayon above the grain, and call a
 //! per-run kernel with element offsets.
 
-use super::transpose::TILE;
+use super::transpose::STRIP;
 use super::walk::Walker;
 use crate::cpu::parallel::{for_each_chunk, for_each_row_chunk, GRAIN};
 use std::ops::Range;
@@ -38,10 +38,15 @@ pub(crate) fn for_each_run(plan: &IterPlan, run: impl Fn(isize, isize, usize) + 
     });
 }
 
-/// Calls `plane(dst_off, src_off, drs, scs, cols, rows)` over the transposed planes of a
-/// [`super::CopyClass::Transpose`] plan, one call per strip of up to `TILE` plane rows, in
-/// parallel above the grain. In each plane `dst[r * drs + c] = src[r + c * scs]`.
-pub(crate) fn for_each_strip(plan: &IterPlan, k: usize, plane: impl Fn(isize, isize, isize, isize, usize, Range<usize>) + Sync) {
+/// Calls `plane(dst_off, src_off, drs, scs, rows, cols)` over the transposed planes of a
+/// [`super::CopyClass::Transpose`] plan, one call per strip of up to `STRIP` plane columns
+/// (source rows), in parallel above the grain. In each plane
+/// `dst[r * drs + c] = src[r + c * scs]` for `r < rows`.
+pub(crate) fn for_each_strip(
+    plan: &IterPlan,
+    k: usize,
+    plane: impl Fn(isize, isize, isize, isize, usize, Range<usize>) + Sync,
+) {
     let last = plan.ndim() - 1;
     let (rows, cols) = (plan.shape[k], plan.shape[last]);
     let (drs, scs) = (plan.strides[0][k], plan.strides[1][last]);
@@ -49,9 +54,9 @@ pub(crate) fn for_each_strip(plan: &IterPlan, k: usize, plane: impl Fn(isize, is
     let oshape: Vec<usize> = outer_dims.iter().map(|&d| plan.shape[d]).collect();
     let ods: Vec<isize> = outer_dims.iter().map(|&d| plan.strides[0][d]).collect();
     let oss: Vec<isize> = outer_dims.iter().map(|&d| plan.strides[1][d]).collect();
-    let strips = rows.div_ceil(TILE);
+    let strips = cols.div_ceil(STRIP);
     let units = oshape.iter().product::<usize>() * strips;
-    for_each_row_chunk(units, TILE * cols, GRAIN, |r: Range<usize>| {
+    for_each_row_chunk(units, STRIP * rows, GRAIN, |r: Range<usize>| {
         let mut w = Walker::new(&oshape, [&ods, &oss], r.start / strips);
         let mut current = r.start / strips;
         for u in r {
@@ -61,7 +66,7 @@ pub(crate) fn for_each_strip(plan: &IterPlan, k: usize, plane: impl Fn(isize, is
             }
             let [od, os] = w.offsets();
             let s = u % strips;
-            plane(od, os, drs, scs, cols, s * TILE..((s + 1) * TILE).min(rows));
+            plane(od, os, drs, scs, rows, s * STRIP..((s + 1) * STRIP).min(cols));
         }
     });
 }

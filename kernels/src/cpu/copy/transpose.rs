@@ -1,23 +1,29 @@
 //! Cache-blocked transposed copies: the destination's inner dim is contiguous while the
-//! source is contiguous along another dim. The plane is cut into `TILE`×`TILE` tiles that
-//! fit in L1/L2; inside a tile, SIMD micro-blocks transpose in registers (8×8 for 2- and
-//! 4-byte elements, 4×4 for 8-byte ones, AVX2/SSE2 picked at run time) and edges run a
-//! scalar loop. Casting transposes use the scalar tile loop with a conversion.
+//! source is contiguous along another dim. A plane is cut into strips of `STRIP` source
+//! rows (destination columns), walked along the source so each strip reads `STRIP`
+//! sequential streams the hardware prefetcher follows; each strip is cut into
+//! `TILE`×`STRIP` tiles that fit in L1. Inside a tile, SIMD micro-blocks transpose in
+//! registers (8×8 for 2- and 4-byte elements, 4×4 for 8-byte ones, AVX/SSE2 picked at run
+//! time) and edges run a scalar loop. With streaming stores the destination lines are
+//! written whole, so its scattered order costs no read-for-ownership. Casting transposes
+//! use the scalar tile loop with a conversion.
 
 use std::ops::Range;
 
-/// Tile edge in elements.
+/// Tile edge along the destination rows (source contiguous dim), in elements.
 pub(crate) const TILE: usize = 64;
+/// Strip width: destination columns (source rows) handled together.
+pub(crate) const STRIP: usize = 32;
 
 /// One 2-D plane of a transposed copy: `dst[r * drs + c] = src[r + c * scs]` for
-/// `r < rows`, `c < cols` (offsets in elements).
+/// `r < rows` and the caller's column range (offsets in elements).
 #[derive(Debug)]
 pub(crate) struct Plane<S, D> {
     pub dst: *mut D,
     pub drs: isize,
     pub src: *const S,
     pub scs: isize,
-    pub cols: usize,
+    pub rows: usize,
 }
 
 impl<S, D> Clone for Plane<S, D> {
@@ -33,7 +39,12 @@ impl<S, D> Copy for Plane<S, D> {}
 /// # Safety
 /// Every addressed element lies in its operand (caller's plan).
 #[inline(always)]
-unsafe fn block_scalar<S: Copy, D: Copy>(p: Plane<S, D>, rows: Range<usize>, cols: Range<usize>, conv: &impl Fn(S) -> D) {
+unsafe fn block_scalar<S: Copy, D: Copy>(
+    p: Plane<S, D>,
+    rows: Range<usize>,
+    cols: Range<usize>,
+    conv: &impl Fn(S) -> D,
+) {
     for c in cols {
         // SAFETY: caller contract.
         let s = unsafe { p.src.offset(c as isize * p.scs) };
@@ -44,31 +55,28 @@ unsafe fn block_scalar<S: Copy, D: Copy>(p: Plane<S, D>, rows: Range<usize>, col
     }
 }
 
-/// Tiled scalar transpose of plane rows `rows` through `conv`.
+/// Tiled scalar transpose of plane columns `cols` (all rows) through `conv`.
 ///
 /// # Safety
-/// Every element of rows `rows` × `0..p.cols` lies in its operand.
-pub(crate) unsafe fn plane_scalar<S: Copy, D: Copy>(p: Plane<S, D>, rows: Range<usize>, conv: impl Fn(S) -> D) {
-    for rt in rows.clone().step_by(TILE) {
-        let re = (rt + TILE).min(rows.end);
-        for ct in (0..p.cols).step_by(TILE) {
-            let ce = (ct + TILE).min(p.cols);
-            // SAFETY: a sub-block of the caller's rows × cols.
-            unsafe { block_scalar(p, rt..re, ct..ce, &conv) };
-        }
+/// Every element of rows `0..p.rows` × `cols` lies in its operand.
+pub(crate) unsafe fn plane_scalar<S: Copy, D: Copy>(p: Plane<S, D>, cols: Range<usize>, conv: impl Fn(S) -> D) {
+    for rt in (0..p.rows).step_by(TILE) {
+        let re = (rt + TILE).min(p.rows);
+        // SAFETY: a sub-block of the caller's rows × cols.
+        unsafe { block_scalar(p, rt..re, cols.clone(), &conv) };
     }
 }
 
 /// Element bit carriers (one per element size) with the best transposed-copy kernel.
 pub(crate) trait TransposeBits: Copy + Send + Sync + 'static {
-    /// Transposes plane rows `rows`; `nt` asks for streaming stores where aligned.
+    /// Transposes plane columns `cols`; `nt` asks for streaming stores where aligned.
     ///
     /// # Safety
     /// As [`plane_scalar`].
-    unsafe fn plane(p: Plane<Self, Self>, rows: Range<usize>, nt: bool) {
+    unsafe fn plane(p: Plane<Self, Self>, cols: Range<usize>, nt: bool) {
         let _ = nt;
         // SAFETY: forwarded.
-        unsafe { plane_scalar(p, rows, |x| x) }
+        unsafe { plane_scalar(p, cols, |x| x) }
     }
 }
 
@@ -91,47 +99,47 @@ mod x86 {
     /// with scalar edges. Expanded inside a `#[target_feature]` function so the micro
     /// kernel inlines.
     macro_rules! tiled {
-        ($p:expr, $rows:expr, $nt:expr, $b:expr, $micro:ident) => {{
-            let (p, rows, nt, b) = ($p, $rows, $nt, $b);
-            for rt in rows.clone().step_by(TILE) {
-                let re = (rt + TILE).min(rows.end);
+        ($p:expr, $cols:expr, $nt:expr, $b:expr, $micro:ident) => {{
+            let (p, cols, nt, b): (Plane<_, _>, Range<usize>, bool, usize) = ($p, $cols, $nt, $b);
+            let cfull = cols.start + (cols.end - cols.start) / b * b;
+            for rt in (0..p.rows).step_by(TILE) {
+                let re = (rt + TILE).min(p.rows);
                 let rfull = rt + (re - rt) / b * b;
-                for ct in (0..p.cols).step_by(TILE) {
-                    let ce = (ct + TILE).min(p.cols);
-                    let cfull = ct + (ce - ct) / b * b;
-                    let mut rb = rt;
-                    while rb < rfull {
-                        let mut cb = ct;
-                        while cb < cfull {
-                            // SAFETY: the micro block rb..rb+b × cb..cb+b lies in the
-                            // caller's rows × cols; nt only when the plane is aligned.
-                            unsafe {
-                                $micro(
-                                    p.dst.offset(rb as isize * p.drs + cb as isize),
-                                    p.drs,
-                                    p.src.offset(rb as isize + cb as isize * p.scs),
-                                    p.scs,
-                                    nt,
-                                )
-                            };
-                            cb += b;
-                        }
-                        rb += b;
+                let mut rb = rt;
+                while rb < rfull {
+                    let mut cb = cols.start;
+                    while cb < cfull {
+                        // SAFETY: the micro block rb..rb+b × cb..cb+b lies in the caller's
+                        // rows × cols; nt only when every micro block's rows are aligned.
+                        unsafe {
+                            $micro(
+                                p.dst.offset(rb as isize * p.drs + cb as isize),
+                                p.drs,
+                                p.src.offset(rb as isize + cb as isize * p.scs),
+                                p.scs,
+                                nt,
+                            )
+                        };
+                        cb += b;
                     }
-                    // SAFETY: edge blocks inside the caller's rows × cols.
-                    unsafe {
-                        block_scalar(p, rt..re, cfull..ce, &|x| x);
-                        block_scalar(p, rfull..re, ct..cfull, &|x| x);
-                    }
+                    rb += b;
+                }
+                // SAFETY: edge blocks inside the caller's rows × cols.
+                unsafe {
+                    block_scalar(p, rt..re, cfull..cols.end, &|x| x);
+                    block_scalar(p, rfull..re, cols.start..cfull, &|x| x);
                 }
             }
         }};
     }
 
-    /// Whether streaming 32-byte stores are aligned for every micro block of the plane.
-    fn nt_aligned<T>(p: &Plane<T, T>) -> bool {
-        let e = std::mem::size_of::<T>() as isize;
-        (p.dst as usize) % 32 == 0 && (p.drs * e) % 32 == 0
+    /// Whether streaming stores of `b` elements are aligned for every micro block of the
+    /// plane's columns `cols` (micro blocks start at `cols.start + k * b`).
+    fn nt_aligned<T>(p: &Plane<T, T>, cols: &Range<usize>, b: usize) -> bool {
+        let e = std::mem::size_of::<T>();
+        let w = (b * e) as isize;
+        // b * e is a power of two (16 or 32 bytes).
+        ((p.dst as usize) + cols.start * e) & (b * e - 1) == 0 && (p.drs * e as isize) & (w - 1) == 0
     }
 
     #[target_feature(enable = "avx")]
@@ -254,49 +262,49 @@ mod x86 {
     }
 
     #[target_feature(enable = "avx")]
-    unsafe fn plane_u32_avx(p: Plane<u32, u32>, rows: Range<usize>, nt: bool) {
-        tiled!(p, rows, nt, 8, micro_u32)
+    unsafe fn plane_u32_avx(p: Plane<u32, u32>, cols: Range<usize>, nt: bool) {
+        tiled!(p, cols, nt, 8, micro_u32)
     }
     #[target_feature(enable = "avx")]
-    unsafe fn plane_u64_avx(p: Plane<u64, u64>, rows: Range<usize>, nt: bool) {
-        tiled!(p, rows, nt, 4, micro_u64)
+    unsafe fn plane_u64_avx(p: Plane<u64, u64>, cols: Range<usize>, nt: bool) {
+        tiled!(p, cols, nt, 4, micro_u64)
     }
     #[target_feature(enable = "sse2")]
-    unsafe fn plane_u16_sse2(p: Plane<u16, u16>, rows: Range<usize>, nt: bool) {
-        tiled!(p, rows, nt, 8, micro_u16)
+    unsafe fn plane_u16_sse2(p: Plane<u16, u16>, cols: Range<usize>, nt: bool) {
+        tiled!(p, cols, nt, 8, micro_u16)
     }
 
     impl TransposeBits for u16 {
-        unsafe fn plane(p: Plane<u16, u16>, rows: Range<usize>, nt: bool) {
-            let nt = nt && nt_aligned(&p);
+        unsafe fn plane(p: Plane<u16, u16>, cols: Range<usize>, nt: bool) {
+            let nt = nt && nt_aligned(&p, &cols, 8);
             // SAFETY: SSE2 is baseline on x86_64; forwarded contract.
-            unsafe { plane_u16_sse2(p, rows, nt) };
+            unsafe { plane_u16_sse2(p, cols, nt) };
             super::super::stream::store_fence();
         }
     }
     impl TransposeBits for u32 {
-        unsafe fn plane(p: Plane<u32, u32>, rows: Range<usize>, nt: bool) {
+        unsafe fn plane(p: Plane<u32, u32>, cols: Range<usize>, nt: bool) {
             if is_x86_feature_detected!("avx") {
-                let nt = nt && nt_aligned(&p);
+                let nt = nt && nt_aligned(&p, &cols, 8);
                 // SAFETY: AVX detected; forwarded contract.
-                unsafe { plane_u32_avx(p, rows, nt) };
+                unsafe { plane_u32_avx(p, cols, nt) };
                 super::super::stream::store_fence();
             } else {
                 // SAFETY: forwarded.
-                unsafe { super::plane_scalar(p, rows, |x| x) }
+                unsafe { super::plane_scalar(p, cols, |x| x) }
             }
         }
     }
     impl TransposeBits for u64 {
-        unsafe fn plane(p: Plane<u64, u64>, rows: Range<usize>, nt: bool) {
+        unsafe fn plane(p: Plane<u64, u64>, cols: Range<usize>, nt: bool) {
             if is_x86_feature_detected!("avx") {
-                let nt = nt && nt_aligned(&p);
+                let nt = nt && nt_aligned(&p, &cols, 4);
                 // SAFETY: AVX detected; forwarded contract.
-                unsafe { plane_u64_avx(p, rows, nt) };
+                unsafe { plane_u64_avx(p, cols, nt) };
                 super::super::stream::store_fence();
             } else {
                 // SAFETY: forwarded.
-                unsafe { super::plane_scalar(p, rows, |x| x) }
+                unsafe { super::plane_scalar(p, cols, |x| x) }
             }
         }
     }

@@ -1,0 +1,250 @@
+//! The copy/cast engine against `tensor_core::naive_copy` over random and hand-picked
+//! layouts, every dtype pair, with poisoned destinations (an unwritten or stray element
+//! shows up as a byte difference anywhere in the buffer).
+
+use proptest::prelude::*;
+use tensor_core::iter::IterPlan;
+use tensor_core::registry::{Kernel, RawTensor};
+use tensor_core::{naive_copy, registry, with_dtype, DType, Device, Element, Layout};
+use tensor_kernels::cpu::copy::{classify, copy_strided, CopyClass};
+
+/// A strided view inside a byte buffer: element strides and the element offset of [0,..].
+#[derive(Debug, Clone)]
+struct View {
+    strides: Vec<isize>,
+    base: usize,
+    len: usize,
+}
+
+/// Lays out `shape` with dims ordered by `order` (outermost first), `gaps` multiplying
+/// each stride step, `flips` negating strides and `zero` dims broadcast (stride 0).
+fn layout(shape: &[usize], order: &[usize], gaps: &[usize], flips: &[bool], zero: &[bool]) -> View {
+    let n = shape.len();
+    let mut strides = vec![0isize; n];
+    let mut acc = 1isize;
+    for &d in order.iter().rev() {
+        if zero[d] {
+            continue;
+        }
+        acc *= gaps[d] as isize;
+        strides[d] = if flips[d] { -acc } else { acc };
+        acc *= shape[d].max(1) as isize;
+    }
+    let (mut lo, mut hi) = (0isize, 0isize);
+    for d in 0..n {
+        let span = strides[d] * (shape[d].max(1) as isize - 1);
+        if span < 0 {
+            lo += span
+        } else {
+            hi += span
+        }
+    }
+    View { strides, base: (-lo) as usize, len: (hi - lo + 1) as usize }
+}
+
+/// Bytes of `n` random elements of `dtype` (bools kept 0/1).
+fn random_bytes(dtype: DType, n: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed | 1;
+    let mut out: Vec<u8> = (0..n * dtype.size())
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 24) as u8
+        })
+        .collect();
+    if dtype == DType::Bool {
+        out.iter_mut().for_each(|b| *b &= 1);
+    }
+    if dtype.is_float() && matches!(seed % 3, 0) {
+        // Keep values in a range where float→int casts are not all saturated.
+        with_dtype!(dtype, T => {
+            for (i, c) in out.chunks_exact_mut(dtype.size()).enumerate() {
+                let v: T = (((i * 7919) % 2001) as f64 / 8.0 - 125.0).cast::<T>();
+                // SAFETY: c is size_of::<T>() bytes.
+                unsafe { std::ptr::write_unaligned(c.as_mut_ptr() as *mut T, v) };
+            }
+        });
+    }
+    out
+}
+
+/// An 8-byte aligned buffer of `bytes` bytes.
+fn buffer(bytes: usize) -> Vec<u64> {
+    vec![0u64; bytes.div_ceil(8).max(1)]
+}
+
+/// Runs the kernel and the reference on identical poisoned destinations and compares every
+/// destination byte.
+fn check(shape: &[usize], dt: DType, dv: &View, st: DType, sv: &View, seed: u64) {
+    let src_bytes = random_bytes(st, sv.len, seed);
+    let mut src = buffer(src_bytes.len());
+    // SAFETY: src holds at least src_bytes.len() bytes.
+    unsafe { std::ptr::copy_nonoverlapping(src_bytes.as_ptr(), src.as_mut_ptr() as *mut u8, src_bytes.len()) };
+    let poison = if dt == DType::Bool { 0x01u8 } else { 0xA5u8 };
+    let mk = |_: ()| {
+        let mut b = buffer(dv.len * dt.size());
+        // SAFETY: the buffer holds at least dv.len * size bytes.
+        unsafe { std::ptr::write_bytes(b.as_mut_ptr() as *mut u8, poison, dv.len * dt.size()) };
+        b
+    };
+    let (mut got, mut want) = (mk(()), mk(()));
+    let raw = |buf: &mut Vec<u64>, dtype: DType, v: &View| -> (*mut u8, Vec<isize>, DType) {
+        ((buf.as_mut_ptr() as *mut u8).wrapping_add(v.base * dtype.size()), v.strides.clone(), dtype)
+    };
+    let (sp, ss, _) = raw(&mut src, st, sv);
+    let (gp, gs, _) = raw(&mut got, dt, dv);
+    let (wp, ws, _) = raw(&mut want, dt, dv);
+    let s = RawTensor { ptr: sp, dtype: st, shape, strides: &ss, device: Device::Cpu };
+    let g = RawTensor { ptr: gp, dtype: dt, shape, strides: &gs, device: Device::Cpu };
+    let w = RawTensor { ptr: wp, dtype: dt, shape, strides: &ws, device: Device::Cpu };
+    // SAFETY: every reachable element lies in its buffer (layout computes the span); the
+    // destinations have no internal overlap and are separate from the source.
+    unsafe {
+        copy_strided(&g, &s).unwrap();
+        naive_copy(&w, &s);
+    }
+    let plan = IterPlan::new(shape, &[&gs, &ss]);
+    assert!(
+        got == want,
+        "shape {shape:?} dst {dt} {:?} src {st} {:?} class {:?}",
+        dv.strides,
+        sv.strides,
+        classify(&plan)
+    );
+}
+
+fn dtype_strategy() -> impl Strategy<Value = DType> {
+    (0usize..10).prop_map(|i| DType::ALL[i])
+}
+
+prop_compose! {
+    fn case()(ndim in 0usize..=4)
+        (shape in proptest::collection::vec(prop_oneof![4 => 0usize..6, 2 => 6usize..20, 1 => 20usize..80], ndim),
+         dorder in Just((0..ndim).collect::<Vec<_>>()).prop_shuffle(),
+         sorder in Just((0..ndim).collect::<Vec<_>>()).prop_shuffle(),
+         dgaps in proptest::collection::vec(prop_oneof![4 => Just(1usize), 1 => 2usize..4], ndim),
+         sgaps in proptest::collection::vec(prop_oneof![4 => Just(1usize), 1 => 2usize..4], ndim),
+         dflips in proptest::collection::vec(prop::bool::weighted(0.15), ndim),
+         sflips in proptest::collection::vec(prop::bool::weighted(0.15), ndim),
+         szero in proptest::collection::vec(prop::bool::weighted(0.15), ndim),
+         dt in dtype_strategy(), st in prop_oneof![1 => dtype_strategy(), 1 => Just(DType::F32)],
+         same in prop::bool::weighted(0.5), seed in any::<u64>())
+        -> (Vec<usize>, View, DType, View, DType, u64) {
+        let mut shape = shape;
+        while shape.iter().product::<usize>() > 40_000 {
+            let i = shape.iter().enumerate().max_by_key(|(_, &s)| s).map(|(i, _)| i).unwrap();
+            shape[i] /= 2;
+        }
+        let dv = layout(&shape, &dorder, &dgaps, &dflips, &vec![false; shape.len()]);
+        let sv = layout(&shape, &sorder, &sgaps, &sflips, &szero);
+        (shape.clone(), dv, dt, sv, if same { dt } else { st }, seed)
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 600, ..ProptestConfig::default() })]
+    #[test]
+    fn copy_matches_naive((shape, dv, dt, sv, st, seed) in case()) {
+        check(&shape, dt, &dv, st, &sv, seed);
+    }
+}
+
+fn contiguous(shape: &[usize]) -> View {
+    let n = shape.len();
+    layout(shape, &(0..n).collect::<Vec<_>>(), &vec![1; n], &vec![false; n], &vec![false; n])
+}
+
+fn permuted(shape: &[usize], order: &[usize]) -> View {
+    let n = shape.len();
+    layout(shape, order, &vec![1; n], &vec![false; n], &vec![false; n])
+}
+
+#[test]
+fn every_class_is_exercised_for_every_size() {
+    let sizes = [DType::U8, DType::F16, DType::F32, DType::F64];
+    for dt in sizes {
+        // contiguous, rows (dst padded), scalar and row broadcast, general (step 2)
+        let sh = [37usize, 29];
+        check(&sh, dt, &contiguous(&sh), dt, &contiguous(&sh), 1);
+        let padded = layout(&sh, &[0, 1], &[1, 3], &[false, false], &[false, false]);
+        check(&sh, dt, &padded, dt, &contiguous(&sh), 2);
+        let scalar = layout(&sh, &[0, 1], &[1, 1], &[false, false], &[true, true]);
+        check(&sh, dt, &contiguous(&sh), dt, &scalar, 3);
+        let colb = layout(&sh, &[0, 1], &[1, 1], &[false, false], &[false, true]);
+        check(&sh, dt, &contiguous(&sh), dt, &colb, 4);
+        let step = layout(&sh, &[0, 1], &[1, 2], &[false, false], &[false, false]);
+        check(&sh, dt, &contiguous(&sh), dt, &step, 5);
+        // transposes: multiples and non-multiples of the tile and micro-block
+        for (r, c) in [(8usize, 8usize), (64, 64), (100, 77), (129, 65), (9, 300), (257, 13)] {
+            let sh = [r, c];
+            check(&sh, dt, &contiguous(&sh), dt, &permuted(&sh, &[1, 0]), 6);
+            check(&sh, dt, &permuted(&sh, &[1, 0]), dt, &contiguous(&sh), 7);
+            let flipped = layout(&sh, &[1, 0], &[1, 1], &[true, false], &[false, false]);
+            check(&sh, dt, &contiguous(&sh), dt, &flipped, 8);
+            // casting transposes
+            check(&sh, DType::F64, &contiguous(&sh), dt, &permuted(&sh, &[1, 0]), 9);
+        }
+        // permuted 3-D
+        let sh = [20usize, 33, 18];
+        for order in [[2, 0, 1], [1, 2, 0], [2, 1, 0], [0, 2, 1]] {
+            check(&sh, dt, &contiguous(&sh), dt, &permuted(&sh, &order), 10);
+            check(&sh, DType::I32, &contiguous(&sh), dt, &permuted(&sh, &order), 11);
+        }
+        // size 0 and 0-dim
+        check(&[3, 0, 2], dt, &contiguous(&[3, 0, 2]), dt, &contiguous(&[3, 0, 2]), 12);
+        check(&[], dt, &contiguous(&[]), dt, &contiguous(&[]), 13);
+        check(&[], DType::F32, &contiguous(&[]), dt, &contiguous(&[]), 14);
+    }
+}
+
+#[test]
+fn large_copies_take_the_streaming_and_parallel_paths() {
+    // Above the non-temporal threshold (16 MiB of destination) and the rayon grain.
+    let sh = [2049usize, 2051];
+    check(&sh, DType::F32, &contiguous(&sh), DType::F32, &contiguous(&sh), 21);
+    check(&sh, DType::F32, &contiguous(&sh), DType::F32, &permuted(&sh, &[1, 0]), 22);
+    let sh = [2048usize, 2048];
+    check(&sh, DType::F64, &contiguous(&sh), DType::F64, &permuted(&sh, &[1, 0]), 23);
+    check(&sh, DType::I16, &contiguous(&sh), DType::I16, &permuted(&sh, &[1, 0]), 24);
+    let scalar = layout(&sh, &[0, 1], &[1, 1], &[false, false], &[true, true]);
+    check(&sh, DType::F32, &contiguous(&sh), DType::F32, &scalar, 25);
+    let sh = [64usize, 256, 300];
+    check(&sh, DType::F32, &contiguous(&sh), DType::F32, &permuted(&sh, &[2, 0, 1]), 26);
+    check(&sh, DType::F32, &contiguous(&sh), DType::BF16, &contiguous(&sh), 27);
+}
+
+#[test]
+fn classification() {
+    let p = |s: &[usize], d: &[isize], x: &[isize]| classify(&IterPlan::new(s, &[d, x]));
+    assert_eq!(p(&[4, 5], &[5, 1], &[5, 1]), CopyClass::Contiguous);
+    assert_eq!(p(&[4, 5], &[10, 1], &[5, 1]), CopyClass::Rows);
+    assert_eq!(p(&[4, 5], &[5, 1], &[0, 0]), CopyClass::Broadcast);
+    assert_eq!(p(&[16, 16], &[16, 1], &[1, 16]), CopyClass::Transpose { k: 0 });
+    assert_eq!(p(&[4, 5], &[5, 1], &[10, 2]), CopyClass::General);
+    assert_eq!(p(&[4, 0], &[5, 1], &[10, 2]), CopyClass::Empty);
+    assert_eq!(p(&[], &[], &[]), CopyClass::Contiguous);
+}
+
+#[test]
+fn rows_are_registered_for_every_dtype() {
+    tensor_kernels::cpu::register::ensure_linked();
+    for d in DType::ALL {
+        let row = registry().lookup("copy", Device::Cpu, Layout::Strided, d).unwrap();
+        assert!(matches!(row.kernel, Kernel::Copy(f) if f as *const () == copy_strided as *const ()));
+        assert_eq!((row.op.arity, row.op.params.len()), (1, 0));
+        let row = registry().lookup("fill", Device::Cpu, Layout::Strided, d).unwrap();
+        assert!(matches!(row.kernel, Kernel::Fill(_)));
+        assert_eq!((row.op.arity, row.op.params), (0, &["value"][..]));
+    }
+}
+
+#[test]
+fn tensor_api_uses_the_engine() {
+    tensor_kernels::cpu::register::ensure_linked();
+    let t = tensor_core::Tensor::arange(0, 12, 1, DType::F32, Device::Cpu).unwrap().view(&[3, 4]).unwrap();
+    let c = t.t().unwrap().contiguous().unwrap();
+    assert_eq!(c.to_vec::<f32>().unwrap(), vec![0., 4., 8., 1., 5., 9., 2., 6., 10., 3., 7., 11.]);
+    let i = t.to_dtype(DType::I8).unwrap();
+    assert_eq!(i.to_vec::<i8>().unwrap(), (0..12).collect::<Vec<i8>>());
+}
