@@ -8,3 +8,10 @@
 
 pub mod cpu;
 pub mod cuda;
+
+/// Forces the registrations of this crate (copy/fill rows, allocators, the CUDA runtime)
+/// into the final link; `inventory` only sees object code that is linked.
+pub fn ensure_linked() {
+    cpu::register::ensure_linked();
+    cuda::register::ensure_linked();
+}

@@ -23,7 +23,19 @@ mod methods;
 pub use builtin::*;
 pub use call::{call_types, can_cast, CallTypes, Output};
 pub use methods::TensorOps;
-pub use tensor_core::{self, registry, DType, Device, Error, Layout, Registry, Result, Scalar, Tensor};
+pub use tensor_core::{self, DType, Device, Error, Layout, Registry, Result, Scalar, Tensor};
+
+/// The dispatch registry with every kernel linked into this program: each op × device ×
+/// layout and the dtypes it has kernels for.
+///
+/// ```
+/// let reg = tensor_ops::registry();
+/// assert!(reg.row_set("add", tensor_ops::tensor_core::DeviceKind::Cpu, tensor_ops::Layout::Strided).is_some());
+/// ```
+pub fn registry() -> &'static Registry {
+    tensor_kernels::ensure_linked();
+    tensor_core::registry()
+}
 pub use tensor_macros::tensor_op;
 
 /// Everything a user needs: `use tensor_ops::prelude::*;`.

@@ -389,6 +389,16 @@ pub fn global() -> &'static CachingAllocator {
     })
 }
 
+fn make_global() -> tensor_core::Result<Arc<dyn Allocator>> {
+    crate::cpu::register::ensure_linked();
+    Ok(Arc::new(global().clone()))
+}
+
+// The core finds this at the first CPU allocation: linking tensor-kernels is enough.
+tensor_core::inventory::submit! {
+    tensor_core::AllocatorFactory { device: tensor_core::DeviceKind::Cpu, priority: 10, make: make_global }
+}
+
 /// Installs [`global`] as the allocator of new CPU storage (and makes sure the copy/fill
 /// registry rows are linked). Idempotent.
 pub fn install() {

@@ -94,6 +94,7 @@ pub unsafe fn run_map(
     strides.push(out.strides);
     strides.extend(inputs.iter().map(|i| i.strides));
     let plan = IterPlan::new(out.shape, &strides);
+    super::register::ensure_linked();
     let total = plan.numel();
     if total == 0 {
         return Ok(());
