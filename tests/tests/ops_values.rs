@@ -273,10 +273,10 @@ fn broadcasting_and_scalars() {
             assert_eq!(got.shape(), &[4, 3, 5]);
             let mut want = Vec::new();
             for i in 0..4 {
-                for j in 0..3 {
+                for &bj in vb.iter().take(3) {
                     for k in 0..5 {
                         want.push(round_to(
-                            match (case.reference)(&[va[i * 5 + k], vb[j]], dtype) {
+                            match (case.reference)(&[va[i * 5 + k], bj], dtype) {
                                 V::I(x) if !dtype.is_float() => wrap(x, dtype),
                                 r => r,
                             },

@@ -1,0 +1,258 @@
+//! The bench set: which op, dtype and size, the shapes involved, the bytes each call moves
+//! and the STREAM pattern it is held to. Shared by `cpu-perf`, the peer comparison and the
+//! criterion benches, so every harness measures the same shapes.
+
+use crate::stream::Pattern;
+use tensor_ops::DType;
+
+/// What a case does (f32 inputs unless its dtype says otherwise).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Op {
+    /// `out.copy_(&a)`, both contiguous, `out` preallocated.
+    Copy,
+    /// `a.t().contiguous()` of a 2-D `[r, c]` tensor.
+    Transpose,
+    /// `a.permute(&[2, 0, 1]).contiguous()` of a 3-D tensor.
+    Permute,
+    /// `a.slice(1, 0, 2c, 2).contiguous()` of a `[r, 2c]` tensor (every other column).
+    SliceCols,
+    /// `a.fill_(v)` in place.
+    Fill,
+    /// `a.add(&b)`, new output.
+    AddNew,
+    /// `add_out(&a, &b, &out)`, preallocated output.
+    AddOut,
+    /// `a.add(&bs.t())` with `bs` stored transposed, new output.
+    AddTransposed,
+    /// `a.exp()`, new output.
+    ExpNew,
+    /// `exp_out(&a, &out)`.
+    ExpOut,
+    /// `a.relu()`, new output.
+    ReluNew,
+    /// `relu_out(&a, &out)`.
+    ReluOut,
+}
+
+impl Op {
+    /// Key name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::Copy => "copy",
+            Op::Transpose => "transpose",
+            Op::Permute => "permute201",
+            Op::SliceCols => "slice_cols",
+            Op::Fill => "fill",
+            Op::AddNew => "add",
+            Op::AddOut => "add_out",
+            Op::AddTransposed => "add_transposed",
+            Op::ExpNew => "exp",
+            Op::ExpOut => "exp_out",
+            Op::ReluNew => "relu",
+            Op::ReluOut => "relu_out",
+        }
+    }
+
+    /// The STREAM pattern with the same reads and writes.
+    pub fn pattern(self) -> Pattern {
+        match self {
+            Op::Copy | Op::Transpose | Op::Permute | Op::SliceCols => Pattern::Copy,
+            Op::Fill => Pattern::Fill,
+            Op::AddNew | Op::AddOut | Op::AddTransposed => Pattern::Add,
+            Op::ExpNew | Op::ExpOut | Op::ReluNew | Op::ReluOut => Pattern::Scale,
+        }
+    }
+
+    /// Every op.
+    pub const ALL: [Op; 12] = [
+        Op::Copy,
+        Op::Transpose,
+        Op::Permute,
+        Op::SliceCols,
+        Op::Fill,
+        Op::AddNew,
+        Op::AddOut,
+        Op::AddTransposed,
+        Op::ExpNew,
+        Op::ExpOut,
+        Op::ReluNew,
+        Op::ReluOut,
+    ];
+}
+
+/// One benched call: an op on `dtype` whose output holds `array_bytes` bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Case {
+    /// The op.
+    pub op: Op,
+    /// Element type.
+    pub dtype: DType,
+    /// Bytes of the output (and of each same-sized input), a power of two.
+    pub array_bytes: u64,
+}
+
+/// `[r, c]` with `r * c = n`, `r` the largest power of two `≤ √n` (n a power of two gives
+/// square or 1:2 shapes: 1024², 8192², 1024×2048).
+pub fn dims2(n: usize) -> [usize; 2] {
+    let mut r = 1usize;
+    while (r * 2) * (r * 2) <= n && (n / (r * 2)) * (r * 2) == n {
+        r *= 2;
+    }
+    [r, n / r]
+}
+
+/// `[x, y, z]` with `x * y * z = n` as even as powers of two allow, larger dims first
+/// (2^26 → [512, 512, 256], 2^20 → [128, 128, 64]).
+pub fn dims3(n: usize) -> [usize; 3] {
+    let mut x = 1usize;
+    while (x * 2).pow(3) <= n && (n / (x * 2)) * (x * 2) == n {
+        x *= 2;
+    }
+    let [y, z] = dims2(n / x);
+    let mut d = [x, y, z];
+    d.sort_unstable_by(|a, b| b.cmp(a));
+    d
+}
+
+impl Case {
+    /// A case.
+    pub fn new(op: Op, dtype: DType, array_bytes: u64) -> Case {
+        Case { op, dtype, array_bytes }
+    }
+
+    /// Elements in the output.
+    pub fn elems(&self) -> usize {
+        (self.array_bytes as usize / self.dtype.size()).max(1)
+    }
+
+    /// The shape of the (stored) input(s): `[r, c]` for transposes and 2-D cases, `[x, y, z]`
+    /// for the permute, `[r, 2c]` for the column slice, `[n]` otherwise.
+    pub fn input_shape(&self) -> Vec<usize> {
+        let n = self.elems();
+        match self.op {
+            Op::Transpose | Op::AddTransposed => dims2(n).to_vec(),
+            Op::Permute => dims3(n).to_vec(),
+            Op::SliceCols => {
+                let [r, c] = dims2(n);
+                vec![r, 2 * c]
+            }
+            _ => vec![n],
+        }
+    }
+
+    /// The output shape.
+    pub fn output_shape(&self) -> Vec<usize> {
+        let s = self.input_shape();
+        match self.op {
+            Op::Transpose => vec![s[1], s[0]],
+            Op::Permute => vec![s[2], s[0], s[1]],
+            Op::SliceCols => vec![s[0], s[1] / 2],
+            _ => s,
+        }
+    }
+
+    /// Bytes read + written per call, each element once.
+    pub fn bytes(&self) -> u64 {
+        self.op.pattern().bytes_moved(self.elems() as u64 * self.dtype.size() as u64)
+    }
+
+    /// Stable key, e.g. `transpose/f32/8192x8192` (the input shape).
+    pub fn key(&self) -> String {
+        let shape: Vec<String> = self.input_shape().iter().map(|d| d.to_string()).collect();
+        format!("{}/{}/{}", self.op.name(), self.dtype.name(), shape.join("x"))
+    }
+}
+
+/// The two sizes each case runs at (bytes of the output array).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sizes {
+    /// Cache-resident size.
+    pub cache: u64,
+    /// DRAM size; `None` skips it.
+    pub dram: Option<u64>,
+}
+
+/// Default cache-resident size: 4 MiB.
+pub const CACHE_BYTES: u64 = 4 << 20;
+/// Default DRAM size: 256 MiB.
+pub const DRAM_BYTES: u64 = 256 << 20;
+
+impl Sizes {
+    /// Full sizes (4 MiB, 256 MiB) or quick ones (1 MiB, 16 MiB); the env var
+    /// `TENSOR_BENCH_BIG` overrides the DRAM size: `0` skips it, `N` uses N MiB (rounded
+    /// down to a power of two).
+    pub fn from_env(quick: bool) -> Sizes {
+        let (cache, dram) = if quick { (1 << 20, 16 << 20) } else { (CACHE_BYTES, DRAM_BYTES) };
+        let dram = match std::env::var("TENSOR_BENCH_BIG").ok().and_then(|v| v.trim().parse::<u64>().ok()) {
+            Some(0) => None,
+            Some(mib) => Some(prev_pow2(mib.saturating_mul(1 << 20))),
+            None => Some(dram),
+        };
+        Sizes { cache, dram }
+    }
+
+    /// The sizes in order.
+    pub fn all(&self) -> Vec<u64> {
+        std::iter::once(self.cache).chain(self.dram).collect()
+    }
+}
+
+fn prev_pow2(x: u64) -> u64 {
+    if x == 0 {
+        0
+    } else {
+        1 << (63 - x.leading_zeros())
+    }
+}
+
+/// The CPU bench set at each size: every op in f32; transpose, add and add_out in f16 and i64.
+pub fn cpu_set(sizes: &Sizes) -> Vec<Case> {
+    let mut v = Vec::new();
+    for bytes in sizes.all() {
+        v.extend(Op::ALL.iter().map(|&op| Case::new(op, DType::F32, bytes)));
+        for dt in [DType::F16, DType::I64] {
+            for op in [Op::Transpose, Op::AddNew, Op::AddOut] {
+                v.push(Case::new(op, dt, bytes));
+            }
+        }
+    }
+    v
+}
+
+/// Element counts of the latency cases (`add`, new output).
+pub const LATENCY_ELEMS: [usize; 2] = [1, 1024];
+
+/// Key of a latency case.
+pub fn latency_key(elems: usize) -> String {
+    format!("latency/add/f32/{elems}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shapes_match_the_issue() {
+        assert_eq!(dims2(1 << 20), [1024, 1024]);
+        assert_eq!(dims2(1 << 26), [8192, 8192]);
+        assert_eq!(dims2(1 << 21), [1024, 2048]);
+        assert_eq!(dims3(1 << 26), [512, 512, 256]);
+        assert_eq!(dims3(1 << 20), [128, 128, 64]);
+        assert_eq!(dims3(1 << 24), [256, 256, 256]);
+        let c = Case::new(Op::Permute, DType::F32, DRAM_BYTES);
+        assert_eq!(c.output_shape(), vec![256, 512, 512]);
+        assert_eq!(c.key(), "permute201/f32/512x512x256");
+        let s = Case::new(Op::SliceCols, DType::F32, CACHE_BYTES);
+        assert_eq!(s.input_shape(), vec![1024, 2048]);
+        assert_eq!(s.output_shape(), vec![1024, 1024]);
+        assert_eq!(s.bytes(), 8 << 20);
+        assert_eq!(Case::new(Op::AddOut, DType::I64, CACHE_BYTES).bytes(), 12 << 20);
+    }
+
+    #[test]
+    fn set_covers_dtypes_and_sizes() {
+        let set = cpu_set(&Sizes { cache: 1 << 20, dram: Some(16 << 20) });
+        assert_eq!(set.len(), 2 * (12 + 6));
+        assert_eq!(prev_pow2(300 << 20), 256 << 20);
+    }
+}

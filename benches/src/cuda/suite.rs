@@ -1,0 +1,133 @@
+//! The `cuda-perf` measurement: each case at 1 MiB … 1 GiB on `Device::Cuda(0)`, timed with
+//! CUDA events after an L2 flush (median of ≥ 20 runs), beside a device-to-device memcpy of
+//! the same array size measured in the same run.
+
+use super::adapter::Gpu;
+use crate::cases::{Case, Op};
+use crate::cli::Options;
+use crate::error::BenchResult;
+use crate::machine;
+use crate::report::{Entry, Metric, Report};
+use crate::timing::median;
+use tensor_ops::{DType, Device, Tensor};
+
+/// The device every case runs on.
+pub const DEVICE: Device = Device::Cuda(0);
+
+/// Timed runs per case (the median is reported); at least 20.
+pub const RUNS: usize = 25;
+
+/// Array sizes: 1 MiB, 4, 16, 64, 256 MiB, 1 GiB (quick: 1 and 16 MiB).
+pub fn sizes(quick: bool) -> Vec<u64> {
+    if quick {
+        vec![1 << 20, 16 << 20]
+    } else {
+        (0..6).map(|i| 1u64 << (20 + 2 * i)).collect()
+    }
+}
+
+/// The GPU bench set at one size: the CPU set's f32 ops with preallocated outputs where the
+/// op has one, plus f16 and i64 transpose and add.
+pub fn cuda_set(bytes: u64) -> Vec<Case> {
+    let mut v: Vec<Case> = [
+        Op::Copy,
+        Op::Transpose,
+        Op::Permute,
+        Op::SliceCols,
+        Op::Fill,
+        Op::AddOut,
+        Op::AddNew,
+        Op::AddTransposed,
+        Op::ExpOut,
+        Op::ReluOut,
+    ]
+    .into_iter()
+    .map(|op| Case::new(op, DType::F32, bytes))
+    .collect();
+    for dt in [DType::F16, DType::I64] {
+        v.push(Case::new(Op::Transpose, dt, bytes));
+        v.push(Case::new(Op::AddOut, dt, bytes));
+    }
+    v
+}
+
+/// Opens the GPU, or says why there is none (`Ok(None)`: the runner exits 0).
+fn open() -> Option<Gpu> {
+    let gpu = match Gpu::open(0) {
+        Ok(g) => g,
+        Err(e) => {
+            println!("cuda-perf: skipped, no usable GPU: {e}");
+            return None;
+        }
+    };
+    if let Err(e) = Tensor::empty(&[1], DType::F32, DEVICE) {
+        println!("cuda-perf: skipped, tensor-ops cannot create a CUDA tensor: {e}");
+        return None;
+    }
+    Some(gpu)
+}
+
+/// Median seconds of `RUNS` (or 5 when quick) event-timed calls after 3 warm-up calls.
+fn time_median(gpu: &mut Gpu, quick: bool, f: &mut dyn FnMut() -> BenchResult<()>) -> BenchResult<f64> {
+    for _ in 0..3 {
+        f()?;
+    }
+    gpu.synchronize()?;
+    let runs = if quick { 5 } else { RUNS };
+    let mut t = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        t.push(gpu.time(f)?);
+    }
+    Ok(median(&t).unwrap_or(0.0))
+}
+
+/// Runs the GPU bench set selected by `opts`; `Ok(None)` when there is no GPU.
+pub fn run(opts: &Options) -> BenchResult<Option<Report>> {
+    let Some(mut gpu) = open() else { return Ok(None) };
+    let sizes = sizes(opts.quick);
+    eprintln!("cuda-perf: {}, L2 {} MiB, sizes {:?}", gpu.name(), gpu.l2_bytes() >> 20, sizes);
+    let max = sizes.iter().copied().max().unwrap_or(0);
+    let (src, mut dst) = gpu.memcpy_buffers(max)?;
+    let mut entries = Vec::new();
+    for &bytes in &sizes {
+        let memcpy_s = {
+            let g = &mut gpu;
+            for _ in 0..3 {
+                g.time_memcpy(&src, &mut dst, bytes)?;
+            }
+            let runs = if opts.quick { 5 } else { RUNS };
+            let t: Vec<f64> = (0..runs).map(|_| g.time_memcpy(&src, &mut dst, bytes)).collect::<BenchResult<_>>()?;
+            median(&t).unwrap_or(0.0)
+        };
+        let limit = crate::timing::gbps(2 * bytes, memcpy_s);
+        let memcpy_key = format!("memcpy_d2d/u8/{bytes}");
+        if opts.selects(&memcpy_key) {
+            entries
+                .push(Entry { key: memcpy_key, metric: Metric::throughput(2 * bytes, memcpy_s, "memcpy d2d", limit) });
+        }
+        for case in cuda_set(bytes).into_iter().filter(|c| opts.selects(&c.key())) {
+            let key = case.key();
+            let mut call = crate::ours::prepare_on(&case, DEVICE)?;
+            let s = time_median(&mut gpu, opts.quick, &mut call)?;
+            drop(call);
+            let metric = Metric::throughput(case.bytes(), s, "memcpy d2d", limit);
+            eprintln!(
+                "  {key:<40} {:>8.1} GB/s  ratio {:.3}",
+                crate::timing::gbps(case.bytes(), s),
+                metric.ratio().unwrap_or(0.0)
+            );
+            entries.push(Entry { key, metric });
+        }
+    }
+    let name = gpu.name().to_string();
+    Ok(Some(Report {
+        suite: "cuda-perf".into(),
+        machine_key: machine::sanitize(&name),
+        machine: name,
+        date: machine::today(),
+        threads: 0,
+        quick: opts.quick,
+        stream: Default::default(),
+        entries,
+    }))
+}

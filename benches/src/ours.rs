@@ -1,0 +1,96 @@
+//! The bench cases through tensor-ops: each is prepared once (inputs allocated and filled)
+//! and returns a closure that performs one call.
+
+use crate::cases::{Case, Op};
+use crate::data::host_data;
+use crate::error::BenchResult;
+use std::hint::black_box;
+use tensor_ops::prelude::*;
+
+/// One prepared call.
+pub type Call = Box<dyn FnMut() -> BenchResult<()>>;
+
+/// A CPU tensor of `shape` holding the deterministic bench data of `dtype`.
+pub fn input(dtype: DType, shape: &[usize]) -> BenchResult<Tensor> {
+    host_data(dtype, shape.iter().product())?.into_tensor(shape)
+}
+
+/// Prepares `case` on `device` (inputs are made on the CPU and moved there).
+pub fn prepare_on(case: &Case, device: Device) -> BenchResult<Call> {
+    let dt = case.dtype;
+    let shape = case.input_shape();
+    let mk = |s: &[usize]| -> BenchResult<Tensor> { Ok(input(dt, s)?.to_device(device)?) };
+    let out = || -> BenchResult<Tensor> { Ok(Tensor::empty(&case.output_shape(), dt, device)?) };
+    Ok(match case.op {
+        Op::Copy => {
+            let (a, o) = (mk(&shape)?, out()?);
+            Box::new(move || Ok(o.copy_(&a)?))
+        }
+        Op::Transpose => {
+            let v = mk(&shape)?.t()?;
+            Box::new(move || keep(v.contiguous()?))
+        }
+        Op::Permute => {
+            let v = mk(&shape)?.permute(&[2, 0, 1])?;
+            Box::new(move || keep(v.contiguous()?))
+        }
+        Op::SliceCols => {
+            let v = mk(&shape)?.slice(1, 0, shape[1], 2)?;
+            Box::new(move || keep(v.contiguous()?))
+        }
+        Op::Fill => {
+            let o = out()?;
+            Box::new(move || Ok(o.fill_(1.5f64)?))
+        }
+        Op::AddNew => {
+            let (a, b) = (mk(&shape)?, mk(&shape)?);
+            Box::new(move || keep(a.add(&b)?))
+        }
+        Op::AddOut => {
+            let (a, b, o) = (mk(&shape)?, mk(&shape)?, out()?);
+            Box::new(move || Ok(tensor_ops::add_out(&a, &b, &o)?))
+        }
+        Op::AddTransposed => {
+            let a = mk(&shape)?;
+            let b = mk(&[shape[1], shape[0]])?.t()?;
+            Box::new(move || keep(a.add(&b)?))
+        }
+        Op::ExpNew => {
+            let a = mk(&shape)?;
+            Box::new(move || keep(a.exp()?))
+        }
+        Op::ExpOut => {
+            let (a, o) = (mk(&shape)?, out()?);
+            Box::new(move || Ok(tensor_ops::exp_out(&a, &o)?))
+        }
+        Op::ReluNew => {
+            let a = mk(&shape)?;
+            Box::new(move || keep(a.relu()?))
+        }
+        Op::ReluOut => {
+            let (a, o) = (mk(&shape)?, out()?);
+            Box::new(move || Ok(tensor_ops::relu_out(&a, &o)?))
+        }
+    })
+}
+
+/// Keeps a result observable (then drops it: freeing a new output is part of the call).
+fn keep(t: Tensor) -> BenchResult<()> {
+    black_box(&t);
+    Ok(())
+}
+
+/// Prepares `case` on the CPU.
+pub fn prepare(case: &Case) -> BenchResult<Call> {
+    prepare_on(case, Device::Cpu)
+}
+
+/// A new-output `add` of two `[elems]` f32 tensors: the per-call latency case.
+pub fn prepare_latency(elems: usize) -> BenchResult<Call> {
+    let a = input(DType::F32, &[elems])?;
+    let b = input(DType::F32, &[elems])?;
+    Ok(Box::new(move || {
+        black_box(a.add(&b)?);
+        Ok(())
+    }))
+}
