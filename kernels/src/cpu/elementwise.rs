@@ -15,12 +15,13 @@
 //! 4. Split across rayon above [`GRAIN`](super::parallel::GRAIN) elements; each task walks
 //!    its share with stack buffers (no allocation, no zeroing per call).
 
+use super::convert::{gather_cast, scatter_cast};
 use super::copy::stream::{copy_bytes, store_fence, NT_THRESHOLD};
 use super::parallel::{for_each_chunk, for_each_row_chunk, GRAIN};
 use std::mem::MaybeUninit;
 use tensor_core::iter::IterPlan;
 use tensor_core::registry::{MapKernel, RawTensor};
-use tensor_core::{with_dtype, DType, Element, Error, Result, Scalar};
+use tensor_core::{DType, Error, Result, Scalar};
 
 /// Bytes of one block buffer: 1024 f64 / 2048 f32 elements, fits L1 with four operands.
 const BUF_BYTES: usize = 8192;
@@ -273,34 +274,4 @@ unsafe fn splat_bytes(dst: *mut u8, src: *const u8, size: usize, n: usize) {
         4 => splat!(u32),
         _ => splat!(u64),
     }
-}
-
-/// Reads `n` elements of `sdt` at `src` with element stride `stride`, casting into `dst`
-/// (contiguous, `ddt`).
-///
-/// # Safety
-/// Every read element is in bounds; `dst` is valid for `n` elements of `ddt`.
-pub unsafe fn gather_cast(dst: *mut u8, ddt: DType, src: *const u8, sdt: DType, stride: isize, n: usize) {
-    with_dtype!(ddt, D => with_dtype!(sdt, S => {
-        let (d, s) = (dst as *mut D, src as *const S);
-        for j in 0..n {
-            // SAFETY: caller's contract.
-            unsafe { d.add(j).write(s.offset(j as isize * stride).read_unaligned().cast::<D>()) };
-        }
-    }))
-}
-
-/// Writes `n` contiguous elements of `sdt` from `src` into `dst` (`ddt`, element stride
-/// `stride`), casting.
-///
-/// # Safety
-/// Every written element is in bounds and exclusively the caller's; `src` valid for `n`.
-pub unsafe fn scatter_cast(dst: *mut u8, ddt: DType, stride: isize, src: *const u8, sdt: DType, n: usize) {
-    with_dtype!(ddt, D => with_dtype!(sdt, S => {
-        let (d, s) = (dst as *mut D, src as *const S);
-        for j in 0..n {
-            // SAFETY: caller's contract.
-            unsafe { d.offset(j as isize * stride).write_unaligned(s.add(j).read().cast::<D>()) };
-        }
-    }))
 }

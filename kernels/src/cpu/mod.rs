@@ -1,6 +1,7 @@
 //! CPU engines.
 
 pub mod alloc;
+pub mod convert;
 pub mod copy;
 pub mod elementwise;
 pub mod fill;
