@@ -330,6 +330,31 @@ fn large_inputs_take_the_parallel_path() {
 }
 
 #[test]
+fn transposed_operands_at_dram_size_use_tall_tiles() {
+    // 1000 x 1100 f32 with one transposed input: partial tiles on
+    // both edges, rows not a multiple of the tile height.
+    let (r, c) = (1000usize, 1100usize);
+    let bt = Tensor::arange(0, (r * c) as i64, 1, DType::F32, Device::Cpu).unwrap().view(&[c as isize, r as isize]).unwrap();
+    let b = bt.t().unwrap();
+    let a = Tensor::full(&[r, c], 0.25, DType::F32, Device::Cpu).unwrap();
+    let out = Tensor::empty(&[r, c], DType::F32, Device::Cpu).unwrap();
+    poison(&out);
+    tensor_ops::add_out(&a, &b, &out).unwrap();
+    let v = out.to_vec::<f32>().unwrap();
+    for i in 0..r {
+        for j in 0..c {
+            assert_eq!(v[i * c + j], (j * r + i) as f32 + 0.25, "element ({i}, {j})");
+        }
+    }
+    // Mixed dtypes through the same walk: i32 transposed + f64.
+    let bi = bt.to_dtype(DType::I32).unwrap().t().unwrap();
+    let d = Tensor::full(&[r, c], 0.5, DType::F64, Device::Cpu).unwrap().add(&bi).unwrap();
+    assert_eq!(d.dtype(), DType::F64);
+    let v = d.to_vec::<f64>().unwrap();
+    assert!(v.iter().enumerate().all(|(k, x)| *x == ((k % c) * r + k / c) as f64 + 0.5));
+}
+
+#[test]
 fn outputs_above_the_streaming_threshold_are_complete() {
     // 4.5M f32 = 18 MiB of output: written with non-temporal stores from block buffers.
     let n = 4_500_000usize;

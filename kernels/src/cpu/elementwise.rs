@@ -10,8 +10,9 @@
 //!    through a block buffer with non-temporal stores (no read-for-ownership).
 //! 3. Pick the walk ([`Walk`]): `Linear` visits the flattened elements run by run;
 //!    `Tiled` (some input is strided along the inner run, e.g. a transposed operand) visits
-//!    bands of [`TILE_ROWS`] rows × [`TILE_COLS`] columns so the strided input's cache
-//!    lines are reused across the band instead of refetched per element.
+//!    tiles of [`TILE_ROWS`] (or [`TILE_ROWS_SMALL`]) rows × [`TILE_COLS`] columns, staging
+//!    each strided input a tile at a time by walking down its columns — sequential reads
+//!    for a transposed operand — so its cache sets and pages are not revisited per element.
 //! 4. Split across rayon above [`GRAIN`](super::parallel::GRAIN) elements; each task walks
 //!    its share with stack buffers (no allocation, no zeroing per call).
 
@@ -21,14 +22,19 @@ use super::parallel::{for_each_chunk, for_each_row_chunk, GRAIN};
 use std::mem::MaybeUninit;
 use tensor_core::iter::IterPlan;
 use tensor_core::registry::{MapKernel, RawTensor};
-use tensor_core::{DType, Error, Result, Scalar};
+use tensor_core::{with_dtype, DType, Element, Error, Result, Scalar};
 
 /// Bytes of one block buffer: 1024 f64 / 2048 f32 elements, fits L1 with four operands.
 const BUF_BYTES: usize = 8192;
-/// Rows per band of the tiled walk (one 64-byte line of f32 per strided column).
-pub const TILE_ROWS: usize = 16;
-/// Columns per band of the tiled walk.
-pub const TILE_COLS: usize = 256;
+/// Rows per tile of the tiled walk when the operands fit in cache.
+pub const TILE_ROWS_SMALL: usize = 64;
+/// Rows per tile of the tiled walk at DRAM sizes: each visit to a transposed operand's page
+/// then reads 1 KiB of f32 instead of 256 B.
+pub const TILE_ROWS: usize = 256;
+/// Bytes of operands above which the taller tiles are used.
+const TALL_TILE_BYTES: usize = 64 << 20;
+/// Columns per tile of the tiled walk.
+pub const TILE_COLS: usize = 64;
 /// Most operands a kernel can have (three inputs and the output).
 const MAX_OPERANDS: usize = 4;
 
@@ -70,6 +76,8 @@ struct Call<'a> {
     params: &'a [Scalar],
     /// Elements per block (bounded by the widest staged element).
     block: usize,
+    /// Rows per tile of the tiled walk.
+    tile_rows: usize,
 }
 
 // SAFETY: `Call` holds raw pointers into storages the caller keeps locked for the whole
@@ -125,7 +133,9 @@ pub unsafe fn run_map(
         Walk::Linear
     };
     let streamed = out_kind == RunKind::Streamed;
-    let call = Call { kernel, plan, inner, ops, params, block };
+    let bytes: usize = total * (out.dtype.size() + inputs.iter().map(|i| i.dtype.size()).sum::<usize>());
+    let tile_rows = if bytes > TALL_TILE_BYTES { TILE_ROWS } else { TILE_ROWS_SMALL };
+    let call = Call { kernel, plan, inner, ops, params, block, tile_rows };
     match walk {
         Walk::Linear => for_each_chunk(total, GRAIN, |range| {
             // SAFETY: forwarded from run_map's contract; chunks are disjoint.
@@ -136,8 +146,8 @@ pub unsafe fn run_map(
         }),
         Walk::Tiled => {
             let rows = call.plan.outer_rows();
-            let bands = rows.div_ceil(TILE_ROWS);
-            for_each_row_chunk(bands, TILE_ROWS * call.plan.inner_len(), GRAIN, |range| {
+            let bands = rows.div_ceil(call.tile_rows);
+            for_each_row_chunk(bands, call.tile_rows * call.plan.inner_len(), GRAIN, |range| {
                 // SAFETY: as above; bands are disjoint row ranges.
                 unsafe { call.tiled(range) };
                 if streamed {
@@ -147,6 +157,26 @@ pub unsafe fn run_map(
         }
     }
     Ok(())
+}
+
+/// Stages a tile: `dst[i * TILE_COLS + c] = src[starts[i] + c * col_stride]` for every row
+/// `i` and column `c < n`, converting to `ddt`. Walks down each column so an input that is
+/// contiguous along rows (a transposed operand) is read sequentially.
+///
+/// # Safety
+/// Every addressed source element is in bounds; `dst` holds `starts.len() * TILE_COLS`
+/// elements of `ddt`.
+unsafe fn gather_tile(dst: *mut u8, ddt: DType, src: *mut u8, sdt: DType, starts: &[isize], col_stride: isize, n: usize) {
+    with_dtype!(ddt, D => with_dtype!(sdt, S => {
+        let (d, s) = (dst as *mut D, src as *const S);
+        for c in 0..n {
+            let col = c as isize * col_stride;
+            for (i, &st) in starts.iter().enumerate() {
+                // SAFETY: caller's contract.
+                unsafe { d.add(i * TILE_COLS + c).write(s.offset(st + col).read_unaligned().cast::<D>()) };
+            }
+        }
+    }))
 }
 
 /// One 64-byte-aligned block buffer, left uninitialised until written.
@@ -179,16 +209,48 @@ impl Call<'_> {
     /// As [`run_map`]; the bands' rows belong to this task only.
     unsafe fn tiled(&self, bands: std::ops::Range<usize>) {
         let (inner_len, rows) = (self.plan.inner_len(), self.plan.outer_rows());
+        let nops = self.ops.len();
         let mut bufs: [Buf; MAX_OPERANDS] = [const { Buf([MaybeUninit::uninit(); BUF_BYTES]) }; MAX_OPERANDS];
-        let mut row_base = [0isize; MAX_OPERANDS];
+        // Inputs strided along the run but contiguous along rows (a transposed operand) are
+        // staged a whole tile at a time: read down each column (sequential in memory),
+        // written across the tile, so neither the strided reads' cache sets nor their pages
+        // are revisited element by element.
+        let tile_inputs: Vec<usize> = (1..nops)
+            .filter(|&j| self.ops[j].kind == RunKind::Staged && self.inner[j].abs() > 1)
+            .collect();
+        let cs = self.kernel.compute.size();
+        let mut tiles: Vec<Vec<MaybeUninit<u8>>> =
+            tile_inputs.iter().map(|_| vec![MaybeUninit::uninit(); self.tile_rows * TILE_COLS * cs]).collect();
+        let mut offs = vec![[0isize; MAX_OPERANDS]; self.tile_rows];
+        let mut starts = vec![0isize; self.tile_rows];
         for band in bands {
-            let (r0, r1) = (band * TILE_ROWS, ((band + 1) * TILE_ROWS).min(rows));
+            let (r0, r1) = (band * self.tile_rows, ((band + 1) * self.tile_rows).min(rows));
+            for (i, row) in (r0..r1).enumerate() {
+                self.plan.row_offsets(row, &mut offs[i][..nops]);
+            }
             for c0 in (0..inner_len).step_by(TILE_COLS) {
                 let n = TILE_COLS.min(inner_len - c0);
-                for row in r0..r1 {
-                    self.plan.row_offsets(row, &mut row_base[..self.ops.len()]);
-                    // SAFETY: row is in this task's band; c0..c0+n within the row.
-                    unsafe { self.run_segment(&mut bufs, &row_base, c0, n) };
+                for (t, &j) in tile_inputs.iter().enumerate() {
+                    let op = self.ops[j];
+                    let tile = tiles[t].as_mut_ptr() as *mut u8;
+                    for (st, off) in starts.iter_mut().zip(&offs[..r1 - r0]) {
+                        *st = off[j] + c0 as isize * self.inner[j];
+                    }
+                    // SAFETY: every (row, column) of the tile is an element of this task's
+                    // rows of the input, in bounds; the tile buffer holds TILE_ROWS x
+                    // TILE_COLS compute elements.
+                    unsafe {
+                        gather_tile(tile, self.kernel.compute, op.base, op.dtype, &starts[..r1 - r0], self.inner[j], n)
+                    };
+                }
+                for (i, off) in offs[..r1 - r0].iter().enumerate() {
+                    let mut pre = [None; MAX_OPERANDS];
+                    for (t, &j) in tile_inputs.iter().enumerate() {
+                        pre[j] = Some(tiles[t].as_ptr().wrapping_add(i * TILE_COLS * cs) as *const u8);
+                    }
+                    // SAFETY: row r0+i is in this task's band; c0..c0+n within the row; the
+                    // pre-staged rows hold n compute elements each.
+                    unsafe { self.run_segment_with(&mut bufs, off, c0, n, &pre) };
                 }
             }
         }
@@ -199,6 +261,23 @@ impl Call<'_> {
     /// # Safety
     /// The run's elements belong to the calling task.
     unsafe fn run_segment(&self, bufs: &mut [Buf; MAX_OPERANDS], row_base: &[isize], col: usize, n: usize) {
+        // SAFETY: forwarded.
+        unsafe { self.run_segment_with(bufs, row_base, col, n, &[None; MAX_OPERANDS]) }
+    }
+
+    /// [`Self::run_segment`] where `pre[j]`, when set, is input `j`'s run already staged
+    /// (contiguous, compute dtype, `n` elements, `n` ≤ one block).
+    ///
+    /// # Safety
+    /// As [`Self::run_segment`].
+    unsafe fn run_segment_with(
+        &self,
+        bufs: &mut [Buf; MAX_OPERANDS],
+        row_base: &[isize],
+        col: usize,
+        n: usize,
+        pre: &[Option<*const u8>; MAX_OPERANDS],
+    ) {
         let k = self.kernel;
         let mut in_ptrs = [std::ptr::null::<u8>(); MAX_OPERANDS - 1];
         let nin = self.ops.len() - 1;
@@ -209,6 +288,10 @@ impl Call<'_> {
             for (j, op) in self.ops.iter().enumerate().skip(1) {
                 let src = op.base.wrapping_offset((row_base[j] + c * self.inner[j]) * op.dtype.size() as isize);
                 let buf = bufs[j].0.as_mut_ptr() as *mut u8;
+                if let Some(p) = pre[j] {
+                    in_ptrs[j - 1] = p.wrapping_add(done * k.compute.size());
+                    continue;
+                }
                 in_ptrs[j - 1] = match op.kind {
                     RunKind::Direct | RunKind::Streamed => src,
                     RunKind::Splat => {
