@@ -100,6 +100,27 @@ pub struct OpSpec {
     pub doc: &'static str,
 }
 
+/// The copy/cast op behind `Tensor::copy_`, `contiguous`, `to_dtype` and `to_device`:
+/// a strided copy into the destination with broadcasting and any dtype pair.
+pub static COPY_SPEC: OpSpec = OpSpec {
+    name: "copy",
+    arity: 1,
+    params: &[],
+    bool_output: false,
+    float_only: false,
+    doc: "strided copy into the destination, casting with Rust `as` rules",
+};
+
+/// The fill op behind `Tensor::fill_`, `zeros`, `ones`, `full`.
+pub static FILL_SPEC: OpSpec = OpSpec {
+    name: "fill",
+    arity: 0,
+    params: &["value"],
+    bool_output: false,
+    float_only: false,
+    doc: "writes a scalar (cast with Rust `as` rules) into every element",
+};
+
 /// One registered kernel.
 #[derive(Debug)]
 pub struct KernelRow {

@@ -5,52 +5,8 @@
 
 use crate::cpu::copy::copy_strided;
 use crate::cpu::fill::fill_strided;
-use tensor_core::registry::{Kernel, KernelRow, OpSpec};
-use tensor_core::{DType, DeviceKind, Layout};
 
-/// The copy/cast op: `dst.copy_(src)` with broadcasting and any dtype pair.
-pub static COPY_SPEC: OpSpec = OpSpec {
-    name: "copy",
-    arity: 1,
-    params: &[],
-    bool_output: false,
-    float_only: false,
-    doc: "strided copy into the destination, casting with Rust `as` rules",
-};
-
-/// The fill op: every element set to a scalar cast to the tensor's dtype.
-pub static FILL_SPEC: OpSpec = OpSpec {
-    name: "fill",
-    arity: 0,
-    params: &["value"],
-    bool_output: false,
-    float_only: false,
-    doc: "writes a scalar (cast with Rust `as` rules) into every element",
-};
-
-macro_rules! rows {
-    ($($d:ident),*) => { $(
-        tensor_core::inventory::submit! {
-            KernelRow {
-                op: &COPY_SPEC,
-                device: DeviceKind::Cpu,
-                layout: Layout::Strided,
-                dtype: DType::$d,
-                kernel: Kernel::Copy(copy_strided),
-            }
-        }
-        tensor_core::inventory::submit! {
-            KernelRow {
-                op: &FILL_SPEC,
-                device: DeviceKind::Cpu,
-                layout: Layout::Strided,
-                dtype: DType::$d,
-                kernel: Kernel::Fill(fill_strided),
-            }
-        }
-    )* };
-}
-rows!(Bool, U8, I8, I16, I32, I64, F16, BF16, F32, F64);
+copy_fill_rows!(Cpu, copy_strided, fill_strided);
 
 /// Forces this module's object code (and so its `inventory` rows) into the final link.
 /// Call it once before the first [`tensor_core::registry()`] use from a crate that
@@ -64,5 +20,5 @@ rows!(Bool, U8, I8, I16, I32, I64, F16, BF16, F32, F64);
 /// ```
 #[inline(never)]
 pub fn ensure_linked() {
-    std::hint::black_box((&COPY_SPEC, &FILL_SPEC));
+    std::hint::black_box((copy_strided as tensor_core::registry::CopyFn, fill_strided as tensor_core::registry::FillFn));
 }
