@@ -1,15 +1,17 @@
-//! Throwaway measurement of the copy/fill engines against a same-run memcpy (not a test).
-//! `cargo run --release -p tensor-kernels --example copy_probe`
+//! Throwaway measurement of the copy/fill engines against a same-run streaming memcpy and a
+//! plain two-thread fill (not a test).
+//! `cargo run --release -p tensor-kernels --example copy_probe [-- FILTER]`
 
 use std::time::Instant;
 use tensor_core::registry::RawTensor;
 use tensor_core::{Allocator, DType, DataPtr, Device, Scalar};
 use tensor_kernels::cpu::alloc::CachingAllocator;
 use tensor_kernels::cpu::copy::copy_strided;
+use tensor_kernels::cpu::copy::stream::copy_bytes;
 use tensor_kernels::cpu::fill::fill_strided;
 use tensor_kernels::cpu::parallel::for_each_chunk;
 
-const N: usize = 64 << 20; // elements of f32 (256 MiB)
+const BYTES: usize = 256 << 20;
 
 fn best(reps: usize, mut f: impl FnMut()) -> f64 {
     f();
@@ -29,101 +31,82 @@ fn block(a: &CachingAllocator, bytes: usize) -> DataPtr {
     b
 }
 
-fn raw<'a>(p: &DataPtr, shape: &'a [usize], strides: &'a [isize]) -> RawTensor<'a> {
-    RawTensor { ptr: p.as_ptr(), dtype: DType::F32, shape, strides, device: Device::Cpu }
+fn raw<'a>(p: &DataPtr, dtype: DType, shape: &'a [usize], strides: &'a [isize]) -> RawTensor<'a> {
+    RawTensor { ptr: p.as_ptr(), dtype, shape, strides, device: Device::Cpu }
 }
 
-fn memcpy2(dst: &DataPtr, src: &DataPtr, bytes: usize) {
+/// Two-thread copy of `bytes` with streaming stores (the STREAM copy (nt) yardstick).
+fn memcpy_nt(dst: &DataPtr, src: &DataPtr, bytes: usize) {
     let (d, s) = (dst.as_ptr() as usize, src.as_ptr() as usize);
     for_each_chunk(bytes, bytes / 2, |r| {
         // SAFETY: disjoint halves of two distinct blocks of `bytes` bytes.
-        unsafe { std::ptr::copy_nonoverlapping((s + r.start) as *const u8, (d + r.start) as *mut u8, r.len()) }
+        unsafe { copy_bytes((d + r.start) as *mut u8, (s + r.start) as *const u8, r.len(), true) }
     });
 }
 
 fn main() {
+    let filter = std::env::args().nth(1).unwrap_or_default();
     let a = CachingAllocator::new(4 << 30);
-    let bytes = N * 4;
-    let (src, dst) = (block(&a, bytes), block(&a, bytes));
+    let (src, dst) = (block(&a, BYTES), block(&a, BYTES));
     let gb = |moved: usize, t: f64| moved as f64 / t / 1e9;
-    let t_memcpy = best(5, || memcpy2(&dst, &src, bytes));
+    let t_memcpy = best(5, || memcpy_nt(&dst, &src, BYTES));
     println!("threads {}", rayon::current_num_threads());
-    println!("memcpy (glibc, 2 threads) 256 MiB: {:.2} ms {:.1} GB/s", t_memcpy * 1e3, gb(2 * bytes, t_memcpy));
+    println!("memcpy nt 256 MiB: {:.2} ms {:.1} GB/s", t_memcpy * 1e3, gb(2 * BYTES, t_memcpy));
     let report = |name: &str, moved: usize, t: f64, base: f64| {
-        println!("{name:<44} {:8.2} ms {:6.1} GB/s  time/memcpy-of-same-bytes {:.2}", t * 1e3, gb(moved, t), t / base);
+        println!("{name:<44} {:8.3} ms {:6.1} GB/s  ratio {:.3}", t * 1e3, gb(moved, t), base / t);
     };
-    let sh = [N];
-    let st = [1isize];
-    let t = best(5, || unsafe { copy_strided(&raw(&dst, &sh, &st), &raw(&src, &sh, &st)).unwrap() });
-    report("contiguous copy (engine)", 2 * bytes, t, t_memcpy);
-
-    let sh = [8192usize, 8192];
-    let (ds, ss) = ([8192isize, 1], [1isize, 8192]);
-    let t = best(5, || unsafe { copy_strided(&raw(&dst, &sh, &ds), &raw(&src, &sh, &ss)).unwrap() });
-    report("transpose 8192^2 f32 -> contiguous", 2 * bytes, t, t_memcpy);
-
-    let sh = [256usize, 512, 512];
-    let (ds, ss) = ([512 * 512isize, 512, 1], [1isize, 512 * 256, 256]);
-    let t = best(5, || unsafe { copy_strided(&raw(&dst, &sh, &ds), &raw(&src, &sh, &ss)).unwrap() });
-    report("permute [512,512,256] (2,0,1) -> contiguous", 2 * bytes, t, t_memcpy);
-
-    let m = 1usize << 24; // 256^3
-    let t_memcpy_small = best(5, || memcpy2(&dst, &src, m * 4));
-    let sh = [256usize, 256, 256];
-    let (ds, ss) = ([65536isize, 256, 1], [1isize, 65536, 256]);
-    let t = best(5, || unsafe { copy_strided(&raw(&dst, &sh, &ds), &raw(&src, &sh, &ss)).unwrap() });
-    report("permute 256^3 (2,0,1) -> contiguous (64 MiB)", 2 * m * 4, t, t_memcpy_small);
-
-    let half = N / 2;
-    let t_memcpy_half = best(5, || memcpy2(&dst, &src, half * 4));
-    let sh = [8192usize, 4096];
-    let (ds, ss) = ([4096isize, 1], [8192isize, 2]);
-    let t = best(5, || unsafe { copy_strided(&raw(&dst, &sh, &ds), &raw(&src, &sh, &ss)).unwrap() });
-    report("every-other-column [8192,8192][:, ::2]", 2 * half * 4, t, t_memcpy_half);
-
-    let sh = [N];
-    let st = [1isize];
-    let t = best(5, || unsafe { fill_strided(&raw(&dst, &sh, &st), Scalar::Float(1.5)).unwrap() });
-    report("fill 64M f32 (vs memcpy of 256 MiB)", bytes, t, t_memcpy);
-    let t_plain = best(5, || {
-        let d = dst.as_ptr() as usize;
-        for_each_chunk(N, N / 2, |r| {
-            // SAFETY: disjoint halves of dst.
-            let s = unsafe { std::slice::from_raw_parts_mut((d as *mut f32).add(r.start), r.len()) };
-            s.fill(1.5);
+    let on = |name: &str| filter.is_empty() || name.contains(filter.as_str());
+    let copy = |name: &str, dt: DType, sh: &[usize], ds: &[isize], ss: &[isize], base: f64| {
+        if !on(name) {
+            return;
+        }
+        let moved = 2 * sh.iter().product::<usize>() * dt.size();
+        let t = best(5, || unsafe { copy_strided(&raw(&dst, dt, sh, ds), &raw(&src, dt, sh, ss)).unwrap() });
+        report(name, moved, t, base * moved as f64 / (2 * BYTES) as f64);
+    };
+    copy("contiguous f32", DType::F32, &[BYTES / 4], &[1], &[1], t_memcpy);
+    copy("transpose f32 8192^2", DType::F32, &[8192, 8192], &[8192, 1], &[1, 8192], t_memcpy);
+    copy("transpose f16 8192x16384", DType::F16, &[16384, 8192], &[8192, 1], &[1, 16384], t_memcpy);
+    copy("transpose i64 4096x8192", DType::I64, &[8192, 4096], &[4096, 1], &[1, 8192], t_memcpy);
+    copy(
+        "permute f32 [512,512,256] (2,0,1)",
+        DType::F32,
+        &[256, 512, 512],
+        &[512 * 512, 512, 1],
+        &[1, 512 * 256, 256],
+        t_memcpy,
+    );
+    copy("slice f32 [4096,16384][:, ::2]", DType::F32, &[4096, 8192], &[8192, 1], &[16384, 2], t_memcpy);
+    // Cache-resident sizes, against a cache-resident memcpy of the same bytes.
+    let small = 4 << 20;
+    let t_small = best(50, || memcpy_nt(&dst, &src, small));
+    let t_small_plain = best(50, || {
+        let (d, s) = (dst.as_ptr() as usize, src.as_ptr() as usize);
+        for_each_chunk(small, small / 2, |r| {
+            // SAFETY: disjoint halves of two distinct blocks.
+            unsafe { std::ptr::copy_nonoverlapping((s + r.start) as *const u8, (d + r.start) as *mut u8, r.len()) }
         })
     });
-    report("plain fill loop (2 threads, regular stores)", bytes, t_plain, t_memcpy);
-
-    // New outputs: a fresh 256 MiB buffer per call (uncached) vs recycled (cached).
-    let sh = [N];
-    let st = [1isize];
-    let nocache = CachingAllocator::new(0);
-    let t = best(5, || {
-        let out = nocache.allocate(bytes).unwrap();
-        unsafe { copy_strided(&raw(&out, &sh, &st), &raw(&src, &sh, &st)).unwrap() };
-    });
-    report("copy into fresh 256 MiB (huge pages, no cache)", 2 * bytes, t, t_memcpy);
-    let t = best(5, || {
-        let out = a.allocate(bytes).unwrap();
-        unsafe { copy_strided(&raw(&out, &sh, &st), &raw(&src, &sh, &st)).unwrap() };
-    });
-    report("copy into cached 256 MiB", 2 * bytes, t, t_memcpy);
-    let t = best(5, || {
-        let mut v: Vec<f32> = Vec::with_capacity(N);
-        // SAFETY: capacity N; the copy below writes all N before the Vec is read (never).
-        let out = unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr(), N) };
-        memcpy2_slice(out, &src);
-        drop(v);
-    });
-    report("memcpy into fresh Vec (4K pages)", 2 * bytes, t, t_memcpy);
-}
-
-fn memcpy2_slice(out: &mut [f32], src: &DataPtr) {
-    let (d, s) = (out.as_mut_ptr() as usize, src.as_ptr() as usize);
-    let bytes = out.len() * 4;
-    for_each_chunk(bytes, bytes / 2, |r| {
-        // SAFETY: disjoint halves of two distinct buffers of `bytes` bytes.
-        unsafe { std::ptr::copy_nonoverlapping((s + r.start) as *const u8, (d + r.start) as *mut u8, r.len()) }
-    });
+    let base = t_small.min(t_small_plain) * (2 * BYTES) as f64 / (2 * small) as f64;
+    copy("transpose f32 1024^2", DType::F32, &[1024, 1024], &[1024, 1], &[1, 1024], base);
+    copy("transpose f16 1024x2048", DType::F16, &[2048, 1024], &[1024, 1], &[1, 2048], base);
+    if on("fill") {
+        let n = small / 4;
+        let (sh, st) = ([n], [1isize]);
+        let t_plain = best(200, || {
+            let d = dst.as_ptr() as usize;
+            for_each_chunk(n, n / 2, |r| {
+                // SAFETY: disjoint halves of dst.
+                let s = unsafe { std::slice::from_raw_parts_mut((d as *mut f32).add(r.start), r.len()) };
+                s.fill(1.5);
+            })
+        });
+        report("plain fill 4 MiB (2 chunks)", small, t_plain, t_plain);
+        let t = best(200, || unsafe { fill_strided(&raw(&dst, DType::F32, &sh, &st), Scalar::Float(1.5)).unwrap() });
+        report("fill_strided 4 MiB (ratio vs plain)", small, t, t_plain);
+        let n = BYTES / 4;
+        let sh = [n];
+        let t = best(5, || unsafe { fill_strided(&raw(&dst, DType::F32, &sh, &st), Scalar::Float(1.5)).unwrap() });
+        report("fill_strided 256 MiB (ratio vs memcpy)", BYTES, t, t_memcpy / 2.0);
+    }
 }

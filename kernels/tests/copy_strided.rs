@@ -215,6 +215,26 @@ fn large_copies_take_the_streaming_and_parallel_paths() {
 }
 
 #[test]
+fn large_transposes_and_gathers_stream_with_ragged_edges() {
+    // Streaming (buffered-tile) transposes per element size, with edges that are not
+    // multiples of the micro block, the strip or the tile; and a streamed strided gather.
+    let sh = [3001usize, 2999];
+    check(&sh, DType::I16, &contiguous(&sh), DType::I16, &permuted(&sh, &[1, 0]), 31);
+    check(&sh, DType::F16, &contiguous(&sh), DType::F16, &permuted(&sh, &[1, 0]), 32);
+    let sh = [1449usize, 1451];
+    check(&sh, DType::I64, &contiguous(&sh), DType::I64, &permuted(&sh, &[1, 0]), 33);
+    let sh = [2053usize, 2047];
+    check(&sh, DType::F32, &contiguous(&sh), DType::F32, &permuted(&sh, &[1, 0]), 34);
+    let sh = [5usize, 1031, 817];
+    check(&sh, DType::F32, &contiguous(&sh), DType::F32, &permuted(&sh, &[2, 0, 1]), 35);
+    let sh = [2049usize, 2051];
+    let every_other = layout(&sh, &[0, 1], &[1, 2], &[false, false], &[false, false]);
+    check(&sh, DType::F32, &contiguous(&sh), DType::F32, &every_other, 36);
+    let every_third = layout(&sh, &[0, 1], &[1, 3], &[false, false], &[false, false]);
+    check(&sh, DType::F32, &contiguous(&sh), DType::F32, &every_third, 37);
+}
+
+#[test]
 fn classification() {
     let p = |s: &[usize], d: &[isize], x: &[isize]| classify(&IterPlan::new(s, &[d, x]));
     assert_eq!(p(&[4, 5], &[5, 1], &[5, 1]), CopyClass::Contiguous);

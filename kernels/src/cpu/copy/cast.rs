@@ -33,11 +33,13 @@ pub(crate) unsafe fn copy_cast<S: Element, D: Element>(plan: &IterPlan, dst: *mu
             // in their operands (caller).
             unsafe { fill_run(d.get().offset(od), di, n, s.get().offset(os).read().cast::<D>(), nt) }
         }),
-        CopyClass::Transpose { k } => for_each_strip(plan, k, |od, os, drs, scs, rows, cols| {
-            let p = Plane { dst: d.get().wrapping_offset(od), drs, src: s.get().wrapping_offset(os), scs, rows };
-            // SAFETY: the strip's elements are elements of the plan (caller).
-            unsafe { plane_scalar(p, cols, |x: S| x.cast::<D>()) }
-        }),
+        CopyClass::Transpose { k } => {
+            for_each_strip(plan, k, super::transpose::STRIP, |od, os, drs, scs, rows, cols| {
+                let p = Plane { dst: d.get().wrapping_offset(od), drs, src: s.get().wrapping_offset(os), scs, rows };
+                // SAFETY: the strip's elements are elements of the plan (caller).
+                unsafe { plane_scalar(p, cols, |x: S| x.cast::<D>()) }
+            })
+        }
         CopyClass::General => for_each_run(plan, |od, os, n| {
             let (dp, sp) = (d.get().wrapping_offset(od), s.get().wrapping_offset(os));
             for i in 0..n as isize {

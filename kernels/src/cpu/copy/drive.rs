@@ -2,7 +2,6 @@
 //! runs (rows) or transposed planes, split them across rayon above the grain, and call a
 //! per-run kernel with element offsets.
 
-use super::transpose::STRIP;
 use super::walk::Walker;
 use crate::cpu::parallel::{for_each_chunk, for_each_row_chunk, GRAIN};
 use std::ops::Range;
@@ -39,12 +38,13 @@ pub(crate) fn for_each_run(plan: &IterPlan, run: impl Fn(isize, isize, usize) + 
 }
 
 /// Calls `plane(dst_off, src_off, drs, scs, rows, cols)` over the transposed planes of a
-/// [`super::CopyClass::Transpose`] plan, one call per strip of up to `STRIP` plane columns
+/// [`super::CopyClass::Transpose`] plan, one call per strip of up to `strip` plane columns
 /// (source rows), in parallel above the grain. In each plane
 /// `dst[r * drs + c] = src[r + c * scs]` for `r < rows`.
 pub(crate) fn for_each_strip(
     plan: &IterPlan,
     k: usize,
+    strip: usize,
     plane: impl Fn(isize, isize, isize, isize, usize, Range<usize>) + Sync,
 ) {
     let last = plan.ndim() - 1;
@@ -54,9 +54,10 @@ pub(crate) fn for_each_strip(
     let oshape: Vec<usize> = outer_dims.iter().map(|&d| plan.shape[d]).collect();
     let ods: Vec<isize> = outer_dims.iter().map(|&d| plan.strides[0][d]).collect();
     let oss: Vec<isize> = outer_dims.iter().map(|&d| plan.strides[1][d]).collect();
-    let strips = cols.div_ceil(STRIP);
+    let strip = strip.max(1);
+    let strips = cols.div_ceil(strip);
     let units = oshape.iter().product::<usize>() * strips;
-    for_each_row_chunk(units, STRIP * rows, GRAIN, |r: Range<usize>| {
+    for_each_row_chunk(units, strip * rows, GRAIN, |r: Range<usize>| {
         let mut w = Walker::new(&oshape, [&ods, &oss], r.start / strips);
         let mut current = r.start / strips;
         for u in r {
@@ -66,7 +67,7 @@ pub(crate) fn for_each_strip(
             }
             let [od, os] = w.offsets();
             let s = u % strips;
-            plane(od, os, drs, scs, rows, s * STRIP..((s + 1) * STRIP).min(cols));
+            plane(od, os, drs, scs, rows, s * strip..((s + 1) * strip).min(cols));
         }
     });
 }

@@ -29,6 +29,25 @@ pub unsafe fn copy_bytes(dst: *mut u8, src: *const u8, n: usize, nt: bool) {
     unsafe { std::ptr::copy_nonoverlapping(src, dst, n) };
 }
 
+/// Copies `n` bytes with streaming stores where aligned, without the closing store fence:
+/// for callers that stream many short pieces and call [`store_fence`] once at the end.
+///
+/// # Safety
+/// As [`copy_bytes`]; the caller fences before the data is handed to another thread.
+#[inline]
+pub unsafe fn copy_bytes_nt_unfenced(dst: *mut u8, src: *const u8, n: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // SAFETY: forwarded caller contract.
+        unsafe { x86::copy_nt_unfenced(dst, src, n) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    // SAFETY: caller contract.
+    unsafe {
+        std::ptr::copy_nonoverlapping(src, dst, n)
+    };
+}
+
 /// Fills `n` bytes at `dst` with `pattern` repeated; `pattern` is one element of `size`
 /// bytes (1, 2, 4 or 8) repeated over 64 bytes, streaming the stores when `nt`.
 ///
@@ -101,6 +120,17 @@ mod x86 {
     /// # Safety
     /// As `super::copy_bytes`.
     pub(super) unsafe fn copy_nt(dst: *mut u8, src: *const u8, n: usize) {
+        // SAFETY: forwarded caller contract.
+        unsafe { copy_nt_unfenced(dst, src, n) };
+        super::store_fence();
+    }
+
+    /// Streaming copy without the closing fence; see `super::copy_bytes_nt_unfenced`.
+    ///
+    /// # Safety
+    /// As `super::copy_bytes`.
+    #[inline]
+    pub(super) unsafe fn copy_nt_unfenced(dst: *mut u8, src: *const u8, n: usize) {
         let head = head_len(dst, n);
         // SAFETY: head <= n; ranges valid and disjoint (caller).
         unsafe { std::ptr::copy_nonoverlapping(src, dst, head) };
@@ -115,7 +145,6 @@ mod x86 {
         let done = head + body;
         // SAFETY: the tail lies inside both ranges.
         unsafe { std::ptr::copy_nonoverlapping(src.add(done), dst.add(done), n - done) };
-        super::store_fence();
     }
 
     /// Streaming pattern fill; see `super::fill_bytes`.
