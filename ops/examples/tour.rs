@@ -7,7 +7,11 @@ use tensor_ops::prelude::*;
 /// functions and registry rows.
 #[tensor_op(dtypes = [f16, bf16, f32, f64])]
 fn leaky_relu<T: Float>(x: T, #[param] slope: f32) -> T {
-    if x > T::zero() { x } else { x * T::from_f32(slope) }
+    if x > T::zero() {
+        x
+    } else {
+        x * T::from_f32(slope)
+    }
 }
 
 fn main() -> Result<()> {
@@ -15,7 +19,13 @@ fn main() -> Result<()> {
     let a = Tensor::arange(0, 12, 1, DType::F32, Device::Cpu)?.view(&[3, 4])?;
     println!("a = {a}");
     let at = a.t()?;
-    println!("a.t() shape {:?} strides {:?} contiguous={} shares storage={}", at.shape(), at.strides(), at.is_contiguous(), at.shares_storage(&a));
+    println!(
+        "a.t() shape {:?} strides {:?} contiguous={} shares storage={}",
+        at.shape(),
+        at.strides(),
+        at.is_contiguous(),
+        at.shares_storage(&a)
+    );
     let stepped = a.slice(1, 0, 4, 2)?.flip(0)?;
     println!("a[::-1, ::2] = {stepped}   (strides {:?})", stepped.strides());
     println!("storage use_count = {}", a.storage().use_count());

@@ -62,7 +62,8 @@ pub fn can_cast(from: DType, to: DType) -> bool {
 }
 
 fn check_devices(spec: &OpSpec, inputs: &[&Tensor], out: Option<&Tensor>) -> Result<Device> {
-    let first = inputs.first().ok_or_else(|| Error::invalid("call", format!("{} needs at least one input", spec.name)))?;
+    let first =
+        inputs.first().ok_or_else(|| Error::invalid("call", format!("{} needs at least one input", spec.name)))?;
     for t in inputs.iter().skip(1).copied().chain(out) {
         first.check_same_device(spec.name, t)?;
     }
@@ -105,7 +106,8 @@ fn is_dense_permutation(shape: &[usize], strides: &[isize]) -> bool {
     if strides.iter().any(|&s| s <= 0) || shape.contains(&0) {
         return false;
     }
-    let mut dims: Vec<(usize, isize)> = shape.iter().copied().zip(strides.iter().copied()).filter(|&(d, _)| d > 1).collect();
+    let mut dims: Vec<(usize, isize)> =
+        shape.iter().copied().zip(strides.iter().copied()).filter(|&(d, _)| d > 1).collect();
     dims.sort_by_key(|&(_, s)| s);
     let mut expected = 1isize;
     for (d, s) in dims {
@@ -174,7 +176,10 @@ fn call_map_into(spec: &'static OpSpec, inputs: &[&Tensor], params: &[Scalar], o
     if out.shape() != shape.as_slice() {
         return Err(Error::invalid_output(
             spec.name,
-            format!("the {what} tensor has shape {:?} but the result has shape {shape:?} (no implicit resize)", out.shape()),
+            format!(
+                "the {what} tensor has shape {:?} but the result has shape {shape:?} (no implicit resize)",
+                out.shape()
+            ),
         ));
     }
     if !can_cast(types.result, out.dtype()) {
@@ -231,7 +236,9 @@ fn execute(spec: &OpSpec, row: &KernelRow, inputs: &[&Tensor], params: &[Scalar]
         Kernel::Map(k) => unsafe { tensor_kernels::cpu::elementwise::run_map(k, &out_raw, &in_raw, params) },
         // SAFETY: as above, with device pointers of one CUDA device.
         Kernel::CudaMap(k) => cuda_map(k, &out_raw, &in_raw, params),
-        _ => Err(Error::invalid(spec.name, format!("the registered row for {} is not an elementwise kernel", spec.name))),
+        _ => {
+            Err(Error::invalid(spec.name, format!("the registered row for {} is not an elementwise kernel", spec.name)))
+        }
     }
 }
 

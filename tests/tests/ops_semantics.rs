@@ -159,7 +159,10 @@ fn copy_fill_and_casts() {
 #[test]
 fn registry_lists_every_builtin_for_every_dtype() {
     let reg = tensor_ops::registry();
-    for op in ["neg", "abs", "exp", "log", "sqrt", "relu", "sigmoid", "tanh", "sin", "cos", "add", "sub", "mul", "div", "maximum", "minimum", "pow", "eq", "ne", "lt", "le", "gt", "ge"] {
+    for op in [
+        "neg", "abs", "exp", "log", "sqrt", "relu", "sigmoid", "tanh", "sin", "cos", "add", "sub", "mul", "div",
+        "maximum", "minimum", "pow", "eq", "ne", "lt", "le", "gt", "ge",
+    ] {
         let cpu = reg.row_set(op, tensor_ops::tensor_core::DeviceKind::Cpu, Layout::Strided);
         assert!(cpu.is_some_and(|s| !s.dtypes().is_empty()), "{op} has CPU rows");
         let cuda = reg.row_set(op, tensor_ops::tensor_core::DeviceKind::Cuda, Layout::Strided);

@@ -72,16 +72,30 @@ fn float_or_int(a: &[V], d: DType, f: fn(f64, f64) -> f64, i: fn(i128, i128) -> 
     }
 }
 fn nan_max(a: f64, b: f64) -> f64 {
-    if a.is_nan() || b.is_nan() { f64::NAN } else { a.max(b) }
+    if a.is_nan() || b.is_nan() {
+        f64::NAN
+    } else {
+        a.max(b)
+    }
 }
 fn nan_min(a: f64, b: f64) -> f64 {
-    if a.is_nan() || b.is_nan() { f64::NAN } else { a.min(b) }
+    if a.is_nan() || b.is_nan() {
+        f64::NAN
+    } else {
+        a.min(b)
+    }
 }
 fn int_pow(a: i128, b: i128) -> i128 {
     if b < 0 {
         return match a {
             1 => 1,
-            -1 => if b % 2 == 0 { 1 } else { -1 },
+            -1 => {
+                if b % 2 == 0 {
+                    1
+                } else {
+                    -1
+                }
+            }
             _ => 0,
         };
     }
@@ -150,10 +164,15 @@ macro_rules! compare {
 fn cases() -> Vec<Case> {
     vec![
         unary!(neg, neg_, neg_out, NUMERIC, true, |a, d| float_or_int(a, d, |x, _| -x, |x, _| -x)),
-        unary!(abs, abs_, abs_out, NUMERIC, true, |a, d| float_or_int(a, d, |x, _| x.abs(), |x, _| {
-            // wrapping abs of the dtype's MIN is MIN
-            x.abs()
-        })),
+        unary!(abs, abs_, abs_out, NUMERIC, true, |a, d| float_or_int(
+            a,
+            d,
+            |x, _| x.abs(),
+            |x, _| {
+                // wrapping abs of the dtype's MIN is MIN
+                x.abs()
+            }
+        )),
         unary!(exp, exp_, exp_out, FLOAT, false, |a, _| V::F(fl(a[0]).exp())),
         unary!(log, log_, log_out, FLOAT, false, |a, _| V::F(fl(a[0]).ln())),
         unary!(sqrt, sqrt_, sqrt_out, FLOAT, false, |a, _| V::F(fl(a[0]).sqrt())),
@@ -320,9 +339,7 @@ fn large_inputs_take_the_parallel_path() {
             let b = make(&vb, &shape, dtype, Lay::Contiguous);
             let got = a.add(&b).unwrap();
             let want: Vec<V> = (0..n)
-                .map(|i| {
-                    round_to(float_or_int(&[va[i], vb[i]], dtype, |x, y| x + y, |x, y| x + y), dtype)
-                })
+                .map(|i| round_to(float_or_int(&[va[i], vb[i]], dtype, |x, y| x + y, |x, y| x + y), dtype))
                 .collect();
             assert_close(&values(&got), &want, dtype, true, &format!("large add {dtype} {lay:?}"));
         }
@@ -334,7 +351,8 @@ fn transposed_operands_at_dram_size_use_tall_tiles() {
     // 1000 x 1100 f32 with one transposed input: partial tiles on
     // both edges, rows not a multiple of the tile height.
     let (r, c) = (1000usize, 1100usize);
-    let bt = Tensor::arange(0, (r * c) as i64, 1, DType::F32, Device::Cpu).unwrap().view(&[c as isize, r as isize]).unwrap();
+    let bt =
+        Tensor::arange(0, (r * c) as i64, 1, DType::F32, Device::Cpu).unwrap().view(&[c as isize, r as isize]).unwrap();
     let b = bt.t().unwrap();
     let a = Tensor::full(&[r, c], 0.25, DType::F32, Device::Cpu).unwrap();
     let out = Tensor::empty(&[r, c], DType::F32, Device::Cpu).unwrap();

@@ -126,7 +126,8 @@ pub unsafe fn run_map(
     }
     let widest = ops.iter().map(|o| o.dtype.size()).chain([kernel.compute.size(), kernel.output.size()]).max();
     let block = BUF_BYTES / widest.unwrap_or(8);
-    let walk = if plan.ndim() >= 2 && ops[1..].iter().zip(&inner[1..]).any(|(o, s)| o.kind == RunKind::Staged && s.abs() > 1)
+    let walk = if plan.ndim() >= 2
+        && ops[1..].iter().zip(&inner[1..]).any(|(o, s)| o.kind == RunKind::Staged && s.abs() > 1)
     {
         Walk::Tiled
     } else {
@@ -166,7 +167,15 @@ pub unsafe fn run_map(
 /// # Safety
 /// Every addressed source element is in bounds; `dst` holds `starts.len() * TILE_COLS`
 /// elements of `ddt`.
-unsafe fn gather_tile(dst: *mut u8, ddt: DType, src: *mut u8, sdt: DType, starts: &[isize], col_stride: isize, n: usize) {
+unsafe fn gather_tile(
+    dst: *mut u8,
+    ddt: DType,
+    src: *mut u8,
+    sdt: DType,
+    starts: &[isize],
+    col_stride: isize,
+    n: usize,
+) {
     with_dtype!(ddt, D => with_dtype!(sdt, S => {
         let (d, s) = (dst as *mut D, src as *const S);
         for c in 0..n {
@@ -215,9 +224,8 @@ impl Call<'_> {
         // staged a whole tile at a time: read down each column (sequential in memory),
         // written across the tile, so neither the strided reads' cache sets nor their pages
         // are revisited element by element.
-        let tile_inputs: Vec<usize> = (1..nops)
-            .filter(|&j| self.ops[j].kind == RunKind::Staged && self.inner[j].abs() > 1)
-            .collect();
+        let tile_inputs: Vec<usize> =
+            (1..nops).filter(|&j| self.ops[j].kind == RunKind::Staged && self.inner[j].abs() > 1).collect();
         let cs = self.kernel.compute.size();
         let mut tiles: Vec<Vec<MaybeUninit<u8>>> =
             tile_inputs.iter().map(|_| vec![MaybeUninit::uninit(); self.tile_rows * TILE_COLS * cs]).collect();

@@ -20,5 +20,8 @@ copy_fill_rows!(Cpu, copy_strided, fill_strided);
 /// ```
 #[inline(never)]
 pub fn ensure_linked() {
-    std::hint::black_box((copy_strided as tensor_core::registry::CopyFn, fill_strided as tensor_core::registry::FillFn));
+    std::hint::black_box((
+        copy_strided as tensor_core::registry::CopyFn,
+        fill_strided as tensor_core::registry::FillFn,
+    ));
 }

@@ -35,7 +35,11 @@ pub fn sqrt<T: Float>(x: T) -> T {
 /// `max(x, 0)`; NaN stays NaN.
 #[tensor_op(dtypes = [numeric])]
 pub fn relu<T: Num>(x: T) -> T {
-    if x < T::zero() { T::zero() } else { x }
+    if x < T::zero() {
+        T::zero()
+    } else {
+        x
+    }
 }
 
 /// Logistic function `1 / (1 + e^-x)`.

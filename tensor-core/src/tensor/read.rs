@@ -166,7 +166,10 @@ impl Tensor {
         }
         let locks = lock_many(&[(src.storage(), Access::Read), (self.storage(), Access::Write)])?;
         let (dst_raw, src_raw) = (self.raw(locks.base(self.storage())), src.raw(locks.base(src.storage())));
-        match registry().lookup(crate::registry::COPY_SPEC.name, self.device(), Layout::Strided, self.dtype()).map(|r| r.kernel) {
+        match registry()
+            .lookup(crate::registry::COPY_SPEC.name, self.device(), Layout::Strided, self.dtype())
+            .map(|r| r.kernel)
+        {
             // SAFETY: both storages are locked above (dst exclusively); every element of
             // both views lies in its storage; dst has no internal overlap and no partial
             // overlap with src (both checked above).
@@ -240,7 +243,10 @@ impl Tensor {
         }
         let mut guard = self.storage().write()?;
         let raw = self.raw(guard.as_mut_ptr());
-        match registry().lookup(crate::registry::FILL_SPEC.name, self.device(), Layout::Strided, self.dtype()).map(|r| r.kernel) {
+        match registry()
+            .lookup(crate::registry::FILL_SPEC.name, self.device(), Layout::Strided, self.dtype())
+            .map(|r| r.kernel)
+        {
             // SAFETY: the storage is write-locked; every element lies in it; no element is
             // reachable twice (checked above).
             Ok(Kernel::Fill(f)) => unsafe { f(&raw, value) },
