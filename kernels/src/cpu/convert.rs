@@ -1,6 +1,12 @@
 //! Strided gathers into and scatters out of contiguous block buffers, converting dtypes
 //! on the way (Rust `as` rules). Used by the elementwise driver for staged operands.
+//!
+//! Contiguous `f16`/`bf16` ↔ `f32` runs take vectorized paths that match `half`'s
+//! conversions bit for bit (round to nearest even; NaN quieted with its payload kept;
+//! infinities and subnormals exact): `f16` through F16C (`vcvtph2ps`/`vcvtps2ph`,
+//! detected at run time), `bf16` through integer shifts and adds.
 
+use super::map::{simd_level, SimdLevel};
 use tensor_core::{with_dtype, DType, Element};
 
 /// Reads `n` elements of `sdt` at `src` with element stride `stride`, casting into `dst`
@@ -9,6 +15,15 @@ use tensor_core::{with_dtype, DType, Element};
 /// # Safety
 /// Every read element is in bounds; `dst` is valid for `n` elements of `ddt`.
 pub unsafe fn gather_cast(dst: *mut u8, ddt: DType, src: *const u8, sdt: DType, stride: isize, n: usize) {
+    if stride == 1 && ddt == DType::F32 {
+        match sdt {
+            // SAFETY: src valid for n u16 reads, dst for n f32 writes (caller's contract).
+            DType::F16 => return unsafe { f16_to_f32(dst as *mut f32, src as *const u16, n) },
+            // SAFETY: as above.
+            DType::BF16 => return unsafe { bf16_to_f32(dst as *mut f32, src as *const u16, n) },
+            _ => {}
+        }
+    }
     with_dtype!(ddt, D => with_dtype!(sdt, S => {
         let (d, s) = (dst as *mut D, src as *const S);
         for j in 0..n {
@@ -24,6 +39,15 @@ pub unsafe fn gather_cast(dst: *mut u8, ddt: DType, src: *const u8, sdt: DType, 
 /// # Safety
 /// Every written element is in bounds and exclusively the caller's; `src` valid for `n`.
 pub unsafe fn scatter_cast(dst: *mut u8, ddt: DType, stride: isize, src: *const u8, sdt: DType, n: usize) {
+    if stride == 1 && sdt == DType::F32 {
+        match ddt {
+            // SAFETY: dst valid for n u16 writes, src for n f32 reads (caller's contract).
+            DType::F16 => return unsafe { f32_to_f16(dst as *mut u16, src as *const f32, n) },
+            // SAFETY: as above.
+            DType::BF16 => return unsafe { f32_to_bf16(dst as *mut u16, src as *const f32, n) },
+            _ => {}
+        }
+    }
     with_dtype!(ddt, D => with_dtype!(sdt, S => {
         let (d, s) = (dst as *mut D, src as *const S);
         for j in 0..n {
@@ -31,4 +55,164 @@ pub unsafe fn scatter_cast(dst: *mut u8, ddt: DType, stride: isize, src: *const 
             unsafe { d.offset(j as isize * stride).write_unaligned(s.add(j).read().cast::<D>()) };
         }
     }))
+}
+
+/// `bf16` bits → `f32`, as `half` (a NaN gets its quiet bit set).
+#[inline(always)]
+fn bf16_bits_to_f32(b: u16) -> f32 {
+    let nan = b & 0x7fff > 0x7f80;
+    f32::from_bits(((b | if nan { 0x0040 } else { 0 }) as u32) << 16)
+}
+
+/// `f32` → `bf16` bits, as `half`: round to nearest even, a NaN keeps its high payload
+/// bits and gets its quiet bit set.
+#[inline(always)]
+fn f32_to_bf16_bits(x: f32) -> u16 {
+    let b = x.to_bits();
+    let nan = b & 0x7fff_ffff > 0x7f80_0000;
+    let rounded = (b.wrapping_add(0x7fff + ((b >> 16) & 1)) >> 16) as u16;
+    if nan {
+        ((b >> 16) | 0x0040) as u16
+    } else {
+        rounded
+    }
+}
+
+/// Converts `n` contiguous `f16` (bits) to `f32`.
+///
+/// # Safety
+/// `src` valid for `n` reads (any alignment), `dst` for `n` writes.
+pub unsafe fn f16_to_f32(dst: *mut f32, src: *const u16, n: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if simd_level() == SimdLevel::Avx2 && std::arch::is_x86_feature_detected!("f16c") {
+        // SAFETY: F16C and AVX are available (checked); pointers per the caller.
+        return unsafe { x86::f16_to_f32(dst, src, n) };
+    }
+    for j in 0..n {
+        // SAFETY: j < n (caller's contract).
+        unsafe { dst.add(j).write(half::f16::from_bits(src.add(j).read_unaligned()).to_f32()) };
+    }
+}
+
+/// Converts `n` contiguous `f32` to `f16` (bits), rounding to nearest even.
+///
+/// # Safety
+/// `src` valid for `n` reads, `dst` for `n` writes (any alignment).
+pub unsafe fn f32_to_f16(dst: *mut u16, src: *const f32, n: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if simd_level() == SimdLevel::Avx2 && std::arch::is_x86_feature_detected!("f16c") {
+        // SAFETY: F16C and AVX are available (checked); pointers per the caller.
+        return unsafe { x86::f32_to_f16(dst, src, n) };
+    }
+    for j in 0..n {
+        // SAFETY: j < n (caller's contract).
+        unsafe { dst.add(j).write_unaligned(half::f16::from_f32(src.add(j).read()).to_bits()) };
+    }
+}
+
+/// Converts `n` contiguous `bf16` (bits) to `f32`.
+///
+/// # Safety
+/// `src` valid for `n` reads (any alignment), `dst` for `n` writes.
+pub unsafe fn bf16_to_f32(dst: *mut f32, src: *const u16, n: usize) {
+    #[inline(always)]
+    unsafe fn run(dst: *mut f32, src: *const u16, n: usize) {
+        for j in 0..n {
+            // SAFETY: j < n (caller's contract).
+            unsafe { dst.add(j).write(bf16_bits_to_f32(src.add(j).read_unaligned())) };
+        }
+    }
+    #[cfg(target_arch = "x86_64")]
+    if simd_level() == SimdLevel::Avx2 {
+        // SAFETY: AVX2 is available (checked); pointers per the caller.
+        return unsafe { x86::avx2(|| run(dst, src, n)) };
+    }
+    // SAFETY: forwarded.
+    unsafe { run(dst, src, n) }
+}
+
+/// Converts `n` contiguous `f32` to `bf16` (bits), rounding to nearest even.
+///
+/// # Safety
+/// `src` valid for `n` reads, `dst` for `n` writes (any alignment).
+pub unsafe fn f32_to_bf16(dst: *mut u16, src: *const f32, n: usize) {
+    #[inline(always)]
+    unsafe fn run(dst: *mut u16, src: *const f32, n: usize) {
+        for j in 0..n {
+            // SAFETY: j < n (caller's contract).
+            unsafe { dst.add(j).write_unaligned(f32_to_bf16_bits(src.add(j).read())) };
+        }
+    }
+    #[cfg(target_arch = "x86_64")]
+    if simd_level() == SimdLevel::Avx2 {
+        // SAFETY: AVX2 is available (checked); pointers per the caller.
+        return unsafe { x86::avx2(|| run(dst, src, n)) };
+    }
+    // SAFETY: forwarded.
+    unsafe { run(dst, src, n) }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use std::arch::x86_64::*;
+
+    /// Runs `f` (inlined) in a function compiled with AVX2.
+    ///
+    /// # Safety
+    /// The CPU supports AVX2; `f`'s own requirements hold.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub unsafe fn avx2(f: impl FnOnce()) {
+        f()
+    }
+
+    /// # Safety
+    /// The CPU has F16C and AVX; `src` valid for `n` reads, `dst` for `n` writes.
+    #[target_feature(enable = "avx2,f16c")]
+    pub unsafe fn f16_to_f32(dst: *mut f32, src: *const u16, n: usize) {
+        let mut j = 0;
+        while j + 8 <= n {
+            // SAFETY: j + 8 <= n: 16 bytes readable at src + j, 32 writable at dst + j;
+            // both intrinsics take unaligned pointers.
+            unsafe {
+                let h = _mm_loadu_si128(src.add(j) as *const __m128i);
+                _mm256_storeu_ps(dst.add(j), _mm256_cvtph_ps(h));
+            }
+            j += 8;
+        }
+        while j < n {
+            // SAFETY: j < n; one element, zero-extended into a vector register.
+            unsafe {
+                let h = _mm_cvtsi32_si128(src.add(j).read_unaligned() as i32);
+                dst.add(j).write(_mm_cvtss_f32(_mm_cvtph_ps(h)));
+            }
+            j += 1;
+        }
+    }
+
+    /// # Safety
+    /// The CPU has F16C and AVX; `src` valid for `n` reads, `dst` for `n` writes.
+    #[target_feature(enable = "avx2,f16c")]
+    pub unsafe fn f32_to_f16(dst: *mut u16, src: *const f32, n: usize) {
+        let mut j = 0;
+        while j + 8 <= n {
+            // SAFETY: j + 8 <= n: 32 bytes readable at src + j, 16 writable at dst + j;
+            // unaligned loads/stores.
+            unsafe {
+                let v = _mm256_loadu_ps(src.add(j));
+                let h = _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(v);
+                _mm_storeu_si128(dst.add(j) as *mut __m128i, h);
+            }
+            j += 8;
+        }
+        while j < n {
+            // SAFETY: j < n; one element.
+            unsafe {
+                let v = _mm_set_ss(src.add(j).read());
+                let h = _mm_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(v);
+                dst.add(j).write_unaligned(_mm_cvtsi128_si32(h) as u16);
+            }
+            j += 1;
+        }
+    }
 }

@@ -2,11 +2,12 @@
 //! loops (which LLVM vectorizes) for the integers and `bool`.
 
 use super::math;
+use super::math32 as m32;
 use super::scalar::Lane;
 use super::{Mask, Value};
 use std::ops::{Add, BitAnd, BitOr, Div, Mul, Neg, Not, Sub};
 use tensor_core::Element;
-use wide::{f32x8, f64x4};
+use wide::f64x4;
 
 /// An element type the block kernels can run on: its one-lane and its vector `Value`.
 pub trait SimdElement: Element {
@@ -163,12 +164,15 @@ where
 }
 
 // ---------------------------------------------------------------------------------------
-// Floats: `wide` vectors; transcendentals in `math` (f32 computes them in f64).
+// Floats: `F32x8` is an array (transcendentals in `math32`, in f32 lanes); `F64x4` is a
+// `wide` vector (transcendentals in `math::m64`).
 
-/// Eight `f32` lanes (`wide::f32x8`).
+/// Eight `f32` lanes: a plain array whose operations are per-lane loops that LLVM
+/// vectorizes for the enclosing function's target features (SSE by default, AVX2 in the
+/// block kernels' runtime-dispatched copy).
 #[derive(Debug, Clone, Copy, PartialEq)]
-#[repr(transparent)]
-pub struct F32x8(pub f32x8);
+#[repr(C, align(32))]
+pub struct F32x8(pub [f32; 8]);
 
 /// Four `f64` lanes (`wide::f64x4`).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -177,8 +181,8 @@ pub struct F64x4(pub f64x4);
 
 /// Comparison result of [`F32x8`]: all-ones / all-zeros bits per lane.
 #[derive(Debug, Clone, Copy)]
-#[repr(transparent)]
-pub struct F32x8Mask(pub f32x8);
+#[repr(C, align(32))]
+pub struct F32x8Mask(pub [u32; 8]);
 
 /// Comparison result of [`F64x4`]: all-ones / all-zeros bits per lane.
 #[derive(Debug, Clone, Copy)]
@@ -375,5 +379,167 @@ macro_rules! float_vec {
     };
 }
 
-float_vec!(F32x8, F32x8Mask, f32x8, f32, 8, m32);
 float_vec!(F64x4, F64x4Mask, f64x4, f64, 4, m64);
+
+/// `r[i] = f(a[i], b[i])`.
+#[inline(always)]
+fn zip8<T: Copy, U>(a: [T; 8], b: [T; 8], f: impl Fn(T, T) -> U) -> [U; 8] {
+    std::array::from_fn(|i| f(a[i], b[i]))
+}
+
+/// All-ones if `c`.
+#[inline(always)]
+fn bits(c: bool) -> u32 {
+    (c as u32).wrapping_neg()
+}
+
+impl BitAnd for F32x8Mask {
+    type Output = Self;
+    #[inline(always)]
+    fn bitand(self, o: Self) -> Self {
+        F32x8Mask(zip8(self.0, o.0, |a, b| a & b))
+    }
+}
+impl BitOr for F32x8Mask {
+    type Output = Self;
+    #[inline(always)]
+    fn bitor(self, o: Self) -> Self {
+        F32x8Mask(zip8(self.0, o.0, |a, b| a | b))
+    }
+}
+impl Not for F32x8Mask {
+    type Output = Self;
+    #[inline(always)]
+    fn not(self) -> Self {
+        F32x8Mask(self.0.map(|a| !a))
+    }
+}
+impl Mask for F32x8Mask {
+    const LANES: usize = 8;
+    #[inline(always)]
+    fn write_bools(self, dst: &mut [bool]) {
+        for (d, m) in dst[..8].iter_mut().zip(self.0) {
+            *d = m != 0;
+        }
+    }
+}
+
+macro_rules! f32x8_binop {
+    ($($tr:ident $f:ident $op:tt),*) => { $(
+        impl $tr for F32x8 {
+            type Output = Self;
+            #[inline(always)]
+            fn $f(self, o: Self) -> Self {
+                F32x8(zip8(self.0, o.0, |a, b| a $op b))
+            }
+        }
+    )* };
+}
+f32x8_binop!(Add add +, Sub sub -, Mul mul *, Div div /);
+
+impl Neg for F32x8 {
+    type Output = Self;
+    #[inline(always)]
+    fn neg(self) -> Self {
+        F32x8(self.0.map(|a| -a))
+    }
+}
+
+macro_rules! f32x8_cmp {
+    ($($f:ident $op:tt),*) => { $(
+        #[inline(always)]
+        fn $f(self, o: Self) -> F32x8Mask {
+            F32x8Mask(zip8(self.0, o.0, |a, b| bits(a $op b)))
+        }
+    )* };
+}
+
+macro_rules! f32x8_math {
+    ($($f:ident),*) => { $(
+        #[inline(always)]
+        fn $f(self) -> Self {
+            F32x8(m32::$f(self.0))
+        }
+    )* };
+}
+
+#[allow(clippy::float_cmp)]
+impl Value for F32x8 {
+    type Elem = f32;
+    type Mask = F32x8Mask;
+    const LANES: usize = 8;
+    #[inline(always)]
+    fn splat(e: f32) -> Self {
+        F32x8([e; 8])
+    }
+    #[inline(always)]
+    fn load(src: &[f32]) -> Self {
+        let mut a = [0.0; 8];
+        a.copy_from_slice(&src[..8]);
+        F32x8(a)
+    }
+    #[inline(always)]
+    fn store(self, dst: &mut [f32]) {
+        dst[..8].copy_from_slice(&self.0);
+    }
+    f32x8_cmp!(eq ==, ne !=, lt <, le <=, gt >, ge >=);
+    #[inline(always)]
+    fn select(m: F32x8Mask, t: Self, f: Self) -> Self {
+        F32x8(std::array::from_fn(|i| f32::from_bits((m.0[i] & t.0[i].to_bits()) | (!m.0[i] & f.0[i].to_bits()))))
+    }
+    #[inline(always)]
+    fn abs(self) -> Self {
+        F32x8(self.0.map(|a| f32::from_bits(a.to_bits() & 0x7fff_ffff)))
+    }
+    #[inline(always)]
+    fn max(self, o: Self) -> Self {
+        F32x8(zip8(self.0, o.0, |a, b| {
+            // Equal (or ±0): the AND of the bits, so +0 wins; NaN: a + b (a NaN).
+            let eq = f32::from_bits(a.to_bits() & b.to_bits());
+            let r = if a > b {
+                a
+            } else if b > a {
+                b
+            } else {
+                eq
+            };
+            if a.is_nan() | b.is_nan() {
+                a + b
+            } else {
+                r
+            }
+        }))
+    }
+    #[inline(always)]
+    fn min(self, o: Self) -> Self {
+        F32x8(zip8(self.0, o.0, |a, b| {
+            // Equal (or ±0): the OR of the bits, so -0 wins; NaN: a + b (a NaN).
+            let eq = f32::from_bits(a.to_bits() | b.to_bits());
+            let r = if a < b {
+                a
+            } else if b < a {
+                b
+            } else {
+                eq
+            };
+            if a.is_nan() | b.is_nan() {
+                a + b
+            } else {
+                r
+            }
+        }))
+    }
+    #[inline(always)]
+    fn pow(self, e: Self) -> Self {
+        F32x8(m32::pow(self.0, e.0))
+    }
+    #[inline(always)]
+    fn sqrt(self) -> Self {
+        F32x8(self.0.map(f32::sqrt))
+    }
+    #[inline(always)]
+    fn recip(self) -> Self {
+        F32x8(self.0.map(|a| 1.0 / a))
+    }
+    f32x8_math!(exp, exp2, ln, log2, tanh, sin, cos, floor, ceil, round);
+}

@@ -1,15 +1,15 @@
-//! Vectorized float functions behind [`super::F32x8`] and [`super::F64x4`].
+//! Vectorized `f64` functions behind [`super::F64x4`] (the `f32` ones are in `math32`,
+//! which uses these only for `pow` and for sin/cos lanes beyond its reduction's range).
 //!
 //! The transcendental kernels work on `f64x4`: range reduction (Cody–Waite with split
 //! constants) followed by Taylor polynomials of high enough degree that truncation is far
-//! below an f64 ulp. `f32` vectors are widened to two `f64x4`, computed there and rounded
-//! once back to f32, which makes the f32 results correctly rounded in all but rare
-//! double-rounding cases (≤ 1 ulp). Special values (NaN, ±inf, ±0, subnormals, overflow,
-//! underflow) are fixed up with masks to match `std`. sin/cos lanes with `|x| > 1e6` (rare)
-//! fall back to `std` per lane, as does f64 `pow` (f32 `pow` is vectorized through f64).
+//! below an f64 ulp. `pow_for_f32` serves widened f32 arguments and is accurate to far
+//! below an f32 ulp. Special values (NaN, ±inf, ±0, subnormals, overflow, underflow) are
+//! fixed up with masks to match `std`. sin/cos lanes with `|x| > 1e6` (rare) fall back to
+//! `std` per lane, as does f64 `pow`.
 
 use wide::bytemuck::cast;
-use wide::{f32x8, f64x4, u64x4};
+use wide::{f64x4, u64x4};
 
 const MAGIC_RND: f64 = 6_755_399_441_055_744.0; // 1.5 * 2^52
 const TWO52: f64 = 4_503_599_627_370_496.0;
@@ -322,7 +322,7 @@ pub mod m64 {
     /// `powf` for arguments that are widened f32s: `|x|^y = exp(y ln|x|)` is accurate to
     /// far below an f32 ulp over the f32 range; special cases as C99 / `std`.
     #[inline]
-    pub(super) fn pow_for_f32(x: f64x4, y: f64x4) -> f64x4 {
+    pub(in crate::cpu::value) fn pow_for_f32(x: f64x4, y: f64x4) -> f64x4 {
         let one = s(1.0);
         let ax = x.abs();
         let ty = trunc(y);
@@ -349,84 +349,5 @@ pub mod m64 {
         let r = unit.select(one, r);
         let r = x.simd_eq(one).select(one, r);
         y.simd_eq(s(0.0)).select(one, r)
-    }
-}
-
-/// Kernels on `f32x8` (transcendentals through [`m64`]).
-pub mod m32 {
-    use super::*;
-
-    rounding!(f32x8, f32, 8_388_608.0);
-
-    #[inline(always)]
-    fn widen(x: f32x8) -> [f64x4; 2] {
-        let a = x.to_array();
-        [
-            f64x4::new([a[0] as f64, a[1] as f64, a[2] as f64, a[3] as f64]),
-            f64x4::new([a[4] as f64, a[5] as f64, a[6] as f64, a[7] as f64]),
-        ]
-    }
-
-    #[inline(always)]
-    fn narrow(lo: f64x4, hi: f64x4) -> f32x8 {
-        let (l, h) = (lo.to_array(), hi.to_array());
-        f32x8::new([
-            l[0] as f32,
-            l[1] as f32,
-            l[2] as f32,
-            l[3] as f32,
-            h[0] as f32,
-            h[1] as f32,
-            h[2] as f32,
-            h[3] as f32,
-        ])
-    }
-
-    #[inline(always)]
-    fn via64(x: f32x8, f: fn(f64x4) -> f64x4) -> f32x8 {
-        let [lo, hi] = widen(x);
-        narrow(f(lo), f(hi))
-    }
-
-    /// e^x.
-    #[inline]
-    pub fn exp(x: f32x8) -> f32x8 {
-        via64(x, m64::exp)
-    }
-    /// 2^x.
-    #[inline]
-    pub fn exp2(x: f32x8) -> f32x8 {
-        via64(x, m64::exp2)
-    }
-    /// Natural log.
-    #[inline]
-    pub fn ln(x: f32x8) -> f32x8 {
-        via64(x, m64::ln)
-    }
-    /// Log base 2.
-    #[inline]
-    pub fn log2(x: f32x8) -> f32x8 {
-        via64(x, m64::log2)
-    }
-    /// Sine.
-    #[inline]
-    pub fn sin(x: f32x8) -> f32x8 {
-        via64(x, m64::sin)
-    }
-    /// Cosine.
-    #[inline]
-    pub fn cos(x: f32x8) -> f32x8 {
-        via64(x, m64::cos)
-    }
-    /// Hyperbolic tangent.
-    #[inline]
-    pub fn tanh(x: f32x8) -> f32x8 {
-        via64(x, m64::tanh)
-    }
-    /// `powf`.
-    #[inline]
-    pub fn pow(x: f32x8, y: f32x8) -> f32x8 {
-        let ([xl, xh], [yl, yh]) = (widen(x), widen(y));
-        narrow(m64::pow_for_f32(xl, yl), m64::pow_for_f32(xh, yh))
     }
 }

@@ -1,0 +1,409 @@
+//! Vectorized `f32` functions behind [`super::F32x8`], computed in `f32` lanes.
+//!
+//! Every function is written once as a branch-free function of one lane (`*_lane`) and
+//! applied to the eight lanes of a `[f32; 8]` by [`per_lane`]; LLVM vectorizes the
+//! unrolled lanes into whatever the enclosing function's target features allow (two SSE
+//! registers by default, one AVX register in the block kernels' AVX2 copy, see
+//! `cpu::map`). No fused multiply-adds are used, so results are bit-identical whichever
+//! instruction set computes them.
+//!
+//! Methods (all constants are computed here from `f64` values):
+//! - `exp`, `exp2`: Cody–Waite reduction `x = n ln2 + r` (`|r| <= ln2/2`) with a split
+//!   `ln 2`, the Taylor polynomial of `e^r - 1` to degree 7, and a scale by `2^n` done as
+//!   two exact power-of-two factors so that a subnormal result is rounded once;
+//! - `ln`, `log2`: `x = 2^e (1 + f)` with `1 + f` in `[sqrt(1/2), sqrt(2))`,
+//!   `ln(1 + f) = f - f²/2 + s (f²/2 + R(s²))` with `s = f / (2 + f)` and `R` the series
+//!   of `2 atanh(s) / s - 2`;
+//! - `sin`, `cos`: `x = q pi/2 + r` reduced in `f64` (see `sincos_parts`), Taylor
+//!   polynomials in `f32` on `|r| <= pi/4`; lanes with `|x| > TRIG_MAX` (2^18) are computed
+//!   by the `f64` kernels instead;
+//! - `tanh`: `expm1(2|x|) / (expm1(2|x|) + 2)` below 0.55, `1 - 2 / (e^(2|x|) + 1)` above;
+//! - `pow` computes through the `f64` kernels.
+
+use super::math::m64;
+use wide::f64x4;
+
+/// Eight `f32` lanes.
+pub type V8 = [f32; 8];
+
+/// `1.5 * 2^23`: adding and subtracting it rounds an `f32` with `|x| < 2^22` to an integer
+/// (nearest, ties to even), and the integer is the low bits of the sum.
+const RND: f32 = 12_582_912.0;
+const RND_BITS: i32 = 0x4b40_0000;
+const LOG2E: f32 = std::f64::consts::LOG2_E as f32;
+/// `ln 2` split: `LN2_HI` has 15 significant bits, so `k * LN2_HI` is exact for `|k| < 512`.
+const LN2_HI: f32 = 0.693_145_751_953_125_f64 as f32;
+const LN2_LO: f32 = (std::f64::consts::LN_2 - 0.693_145_751_953_125) as f32;
+const SQRT2: f32 = std::f32::consts::SQRT_2;
+/// sin/cos lanes above this use the `f64` kernels (see `sincos_parts`).
+pub(super) const TRIG_MAX: f32 = 262_144.0;
+
+/// `1/k!` for `k` in `0..=10`.
+const INV_FACT: [f32; 11] = {
+    let mut t = [1.0f32; 11];
+    let mut f = 1.0f64;
+    let mut k = 1;
+    while k < 11 {
+        f *= k as f64;
+        t[k] = (1.0 / f) as f32;
+        k += 1;
+    }
+    t
+};
+
+/// `ln(2)^k / k!` for `k` in `0..=7` (Taylor coefficients of `2^r`).
+const EXP2_C: [f32; 8] = {
+    let mut t = [1.0f32; 8];
+    let mut c = 1.0f64;
+    let mut k = 1;
+    while k < 8 {
+        c = c * std::f64::consts::LN_2 / k as f64;
+        t[k] = c as f32;
+        k += 1;
+    }
+    t
+};
+
+/// Applies `f` to each lane.
+#[inline(always)]
+pub fn per_lane(a: V8, f: impl Fn(f32) -> f32) -> V8 {
+    std::array::from_fn(|i| f(a[i]))
+}
+
+/// `if c { a } else { b }` (LLVM turns it into a blend).
+#[inline(always)]
+fn sel(c: bool, a: f32, b: f32) -> f32 {
+    if c {
+        a
+    } else {
+        b
+    }
+}
+
+/// `|a|` with the sign of `s`, for `a >= 0` (or NaN).
+#[inline(always)]
+fn with_sign_of(a: f32, s: f32) -> f32 {
+    f32::from_bits(a.to_bits() | (s.to_bits() & 0x8000_0000))
+}
+
+/// `(round(x), round(x) as i32)` for `|x| < 2^22`, ties to even.
+#[inline(always)]
+fn rint(x: f32) -> (f32, i32) {
+    let t = x + RND;
+    (t - RND, (t.to_bits() as i32).wrapping_sub(RND_BITS))
+}
+
+/// `2^n` for `n` in `[-126, 127]`.
+#[inline(always)]
+fn pow2i(n: i32) -> f32 {
+    f32::from_bits((n.wrapping_add(127) << 23) as u32)
+}
+
+/// `y * 2^n` for `y` in `[0.5, 2]`, `n` in `[-252, 254]`: the first factor is exact, so a
+/// subnormal result is rounded once.
+#[inline(always)]
+fn scale2(y: f32, n: i32) -> f32 {
+    let n1 = n >> 1;
+    y * pow2i(n1) * pow2i(n.wrapping_sub(n1))
+}
+
+/// `e^r - 1` for `|r| <= 0.35` (Taylor to degree 7).
+#[inline(always)]
+fn expm1_poly(r: f32) -> f32 {
+    let c = INV_FACT;
+    let q = c[2] + r * (c[3] + r * (c[4] + r * (c[5] + r * (c[6] + r * c[7]))));
+    r + (r * r) * q
+}
+
+/// e^x.
+#[inline(always)]
+pub fn exp_lane(x: f32) -> f32 {
+    // Clamp (NaN becomes the low end, fixed below): e^-104 rounds to 0, e^89 to inf.
+    let xc = sel(x > -104.0, x, -104.0);
+    let xc = sel(xc < 89.0, xc, 89.0);
+    let (kf, n) = rint(xc * LOG2E);
+    let r = (xc - kf * LN2_HI) - kf * LN2_LO;
+    let y = 1.0 + expm1_poly(r);
+    sel(x.is_nan(), x, scale2(y, n))
+}
+
+/// 2^x.
+#[inline(always)]
+pub fn exp2_lane(x: f32) -> f32 {
+    let xc = sel(x > -151.0, x, -151.0);
+    let xc = sel(xc < 129.0, xc, 129.0);
+    let (kf, n) = rint(xc);
+    let r = xc - kf;
+    let c = EXP2_C;
+    let q = c[2] + r * (c[3] + r * (c[4] + r * (c[5] + r * (c[6] + r * c[7]))));
+    let p = r * c[1] + (r * r) * q;
+    sel(x.is_nan(), x, scale2(1.0 + p, n))
+}
+
+/// `(e, f, s, hfsq, R)` with `x = 2^e (1 + f)`, `1 + f` in `[sqrt(1/2), sqrt(2))`,
+/// `s = f / (2 + f)`, `hfsq = f²/2`, `ln(1 + f) = f - hfsq + s (hfsq + R)`.
+#[inline(always)]
+fn log_parts(x: f32) -> (f32, f32, f32, f32, f32) {
+    let sub = x < f32::MIN_POSITIVE;
+    let xs = sel(sub, x * 8_388_608.0, x); // 2^23
+    let bias: i32 = if sub { -127 - 23 } else { -127 };
+    let bits = xs.to_bits();
+    let e = ((bits >> 23) & 0xff) as i32 + bias;
+    let m = f32::from_bits((bits & 0x007f_ffff) | 0x3f80_0000);
+    let big = m > SQRT2;
+    let m = sel(big, m * 0.5, m);
+    let e = if big { e + 1 } else { e };
+    let f = m - 1.0;
+    let s = f / (2.0 + f);
+    let z = s * s;
+    let r = z * ((2.0 / 3.0) + z * ((2.0 / 5.0) + z * ((2.0 / 7.0) + z * (2.0 / 9.0))));
+    (e as f32, f, s, 0.5 * f * f, r)
+}
+
+/// ln/log2 of zero, negatives, infinities and NaN.
+#[inline(always)]
+fn log_specials(x: f32, res: f32) -> f32 {
+    let res = sel(x == f32::INFINITY, f32::INFINITY, res);
+    let res = sel(x == 0.0, f32::NEG_INFINITY, res);
+    let res = sel(x < 0.0, f32::NAN, res);
+    sel(x.is_nan(), x, res)
+}
+
+/// Natural log.
+#[inline(always)]
+pub fn ln_lane(x: f32) -> f32 {
+    let (e, f, s, hfsq, r) = log_parts(x);
+    let res = e * LN2_HI - ((hfsq - (s * (hfsq + r) + e * LN2_LO)) - f);
+    log_specials(x, res)
+}
+
+/// Log base 2.
+#[inline(always)]
+pub fn log2_lane(x: f32) -> f32 {
+    let (e, f, s, hfsq, r) = log_parts(x);
+    // ln(1 + f) = hi + lo with hi holding 12 significant bits, so hi * L2E_HI is exact.
+    let hi = f32::from_bits((f - hfsq).to_bits() & 0xffff_f000);
+    let lo = ((f - hi) - hfsq) + s * (hfsq + r);
+    const L2E_HI: f32 = 1.442_382_812_5_f64 as f32; // 12 significant bits
+    const L2E_LO: f32 = (std::f64::consts::LOG2_E - 1.442_382_812_5) as f32;
+    let res = e + (hi * L2E_HI + (lo * LOG2E + hi * L2E_LO));
+    log_specials(x, res)
+}
+
+/// `(sin r, cos r, q)` with `x = r + q pi/2`, `|r| <= pi/4` (for `|x| <= TRIG_MAX`).
+///
+/// The reduction runs in `f64` (`x` is exact there, `pi/2` is split in a 33-bit part, whose
+/// product with `q < 2^18` is exact, and a 53-bit tail): `r` is accurate to ~2^-66
+/// absolutely, far below an `f32` ulp of the smallest `r` an `f32` can produce. `r` is then
+/// carried as `rh + rl` in `f32`, and the polynomials correct for `rl` to first order.
+#[inline(always)]
+fn sincos_parts(x: f32) -> (f32, f32, i32) {
+    const MAGIC: f64 = 6_755_399_441_055_744.0; // 1.5 * 2^52
+    const P1: f64 = 1.570_796_326_734_125_6; // 33 significant bits
+    const P1T: f64 = 6.077_100_506_506_192e-11; // pi/2 - P1
+    let xc = sel(x.abs() <= TRIG_MAX, x, 0.0); // far lanes (and NaN) are replaced later
+    let xd = xc as f64;
+    let t = xd * std::f64::consts::FRAC_2_PI + MAGIC;
+    let kf = t - MAGIC;
+    let q = t.to_bits() as u32 as i32;
+    let r = (xd - kf * P1) - kf * P1T;
+    let rh = r as f32;
+    let rl = (r - rh as f64) as f32;
+    let z = rh * rh;
+    let c = INV_FACT;
+    let ps = -c[3] + z * (c[5] + z * (-c[7] + z * c[9]));
+    // sin(rh + rl) = sin(rh) + rl cos(rh) + O(rl^2).
+    let sn = rh + ((rh * z) * ps + rl * (1.0 - 0.5 * z));
+    let pc = c[4] + z * (-c[6] + z * (c[8] + z * -c[10]));
+    let hz = 0.5 * z;
+    let w = 1.0 - hz;
+    // cos(rh + rl) = cos(rh) - rl sin(rh) + O(rl^2).
+    let cs = w + ((((1.0 - w) - hz) - rh * rl) + (z * z) * pc);
+    (sn, cs, q)
+}
+
+#[inline(always)]
+fn trig_lane(x: f32, cos: bool) -> f32 {
+    let (sn, cs, q) = sincos_parts(x);
+    let qq = if cos { q.wrapping_add(1) } else { q };
+    let v = if cos { sel(q & 1 != 0, sn, cs) } else { sel(q & 1 != 0, cs, sn) };
+    let v = f32::from_bits(v.to_bits() ^ (((qq & 2) as u32) << 30));
+    // sin(±0) = ±0 (the polynomial gives +0 for -0).
+    if cos {
+        v
+    } else {
+        sel(x == 0.0, x, v)
+    }
+}
+
+/// Sine of lanes with `|x| <= TRIG_MAX` (others: garbage, replaced by the caller).
+#[inline(always)]
+pub fn sin_lane(x: f32) -> f32 {
+    trig_lane(x, false)
+}
+
+/// Cosine of lanes with `|x| <= TRIG_MAX` (others: garbage, replaced by the caller).
+#[inline(always)]
+pub fn cos_lane(x: f32) -> f32 {
+    trig_lane(x, true)
+}
+
+/// Hyperbolic tangent.
+#[inline(always)]
+pub fn tanh_lane(x: f32) -> f32 {
+    let a = x.abs();
+    let u = a + a;
+    // |x| < 0.55: t = expm1(2|x|) (n in 0..=2, no cancellation), tanh = t / (t + 2).
+    let us = sel(u < 1.2, u, 1.2);
+    let (kf, n) = rint(us * LOG2E);
+    let r = (us - kf * LN2_HI) - kf * LN2_LO;
+    let sc = pow2i(n);
+    let t = sc * expm1_poly(r) + (sc - 1.0);
+    let small = t / (t + 2.0);
+    // Otherwise 1 - 2 / (e^(2|x|) + 1) (exactly 1 once e^(2|x|) is large or inf).
+    let large = 1.0 - 2.0 / (exp_lane(u) + 1.0);
+    let res = sel(a < 0.55, small, large);
+    sel(x.is_nan(), x, with_sign_of(res, x))
+}
+
+/// Round toward zero (`std` `trunc`, sign of zero kept).
+#[inline(always)]
+pub fn trunc_lane(x: f32) -> f32 {
+    const TWO23: f32 = 8_388_608.0;
+    let a = x.abs();
+    let r = (a + TWO23) - TWO23;
+    let r = sel(r > a, r - 1.0, r);
+    sel(a < TWO23, with_sign_of(r, x), x)
+}
+
+/// Round down.
+#[inline(always)]
+pub fn floor_lane(x: f32) -> f32 {
+    let t = trunc_lane(x);
+    sel(t > x, t - 1.0, t)
+}
+
+/// Round up.
+#[inline(always)]
+pub fn ceil_lane(x: f32) -> f32 {
+    let t = trunc_lane(x);
+    sel(t < x, t + 1.0, t)
+}
+
+/// Round half away from zero (`std` `round`).
+#[inline(always)]
+pub fn round_lane(x: f32) -> f32 {
+    let t = trunc_lane(x);
+    let d = (x - t).abs();
+    sel(d >= 0.5, t + with_sign_of(1.0, x), t)
+}
+
+/// e^x.
+#[inline(always)]
+pub fn exp(x: V8) -> V8 {
+    per_lane(x, exp_lane)
+}
+/// 2^x.
+#[inline(always)]
+pub fn exp2(x: V8) -> V8 {
+    per_lane(x, exp2_lane)
+}
+/// Natural log.
+#[inline(always)]
+pub fn ln(x: V8) -> V8 {
+    per_lane(x, ln_lane)
+}
+/// Log base 2.
+#[inline(always)]
+pub fn log2(x: V8) -> V8 {
+    per_lane(x, log2_lane)
+}
+/// Hyperbolic tangent.
+#[inline(always)]
+pub fn tanh(x: V8) -> V8 {
+    per_lane(x, tanh_lane)
+}
+/// Round down.
+#[inline(always)]
+pub fn floor(x: V8) -> V8 {
+    per_lane(x, floor_lane)
+}
+/// Round up.
+#[inline(always)]
+pub fn ceil(x: V8) -> V8 {
+    per_lane(x, ceil_lane)
+}
+/// Round half away from zero.
+#[inline(always)]
+pub fn round(x: V8) -> V8 {
+    per_lane(x, round_lane)
+}
+
+/// Whether any lane is beyond the `f32` trig reduction's range (or NaN/inf).
+#[inline(always)]
+fn any_far(x: V8) -> bool {
+    let mut far = false;
+    for v in x {
+        far |= v.abs() > TRIG_MAX || v.is_nan();
+    }
+    far
+}
+
+/// Replaces the lanes of `v` beyond the `f32` reduction's range with the `f64` kernel's
+/// results (which are themselves `std` beyond their own range).
+#[inline(never)]
+#[cold]
+fn trig_far(x: V8, v: V8, f: fn(f64x4) -> f64x4) -> V8 {
+    let w = via64(x, f);
+    std::array::from_fn(|i| if x[i].abs() <= TRIG_MAX { v[i] } else { w[i] })
+}
+
+/// Sine.
+#[inline(always)]
+pub fn sin(x: V8) -> V8 {
+    let v = per_lane(x, sin_lane);
+    if any_far(x) {
+        trig_far(x, v, m64::sin)
+    } else {
+        v
+    }
+}
+
+/// Cosine.
+#[inline(always)]
+pub fn cos(x: V8) -> V8 {
+    let v = per_lane(x, cos_lane);
+    if any_far(x) {
+        trig_far(x, v, m64::cos)
+    } else {
+        v
+    }
+}
+
+#[inline(always)]
+fn widen(a: V8) -> [f64x4; 2] {
+    [
+        f64x4::new([a[0] as f64, a[1] as f64, a[2] as f64, a[3] as f64]),
+        f64x4::new([a[4] as f64, a[5] as f64, a[6] as f64, a[7] as f64]),
+    ]
+}
+
+#[inline(always)]
+fn narrow(lo: f64x4, hi: f64x4) -> V8 {
+    let (l, h) = (lo.to_array(), hi.to_array());
+    [l[0] as f32, l[1] as f32, l[2] as f32, l[3] as f32, h[0] as f32, h[1] as f32, h[2] as f32, h[3] as f32]
+}
+
+/// Computes `f` in `f64` and rounds once.
+#[inline(always)]
+fn via64(x: V8, f: fn(f64x4) -> f64x4) -> V8 {
+    let [lo, hi] = widen(x);
+    narrow(f(lo), f(hi))
+}
+
+/// `powf` (through `f64`: ≤ 1 ulp).
+#[inline]
+pub fn pow(x: V8, y: V8) -> V8 {
+    let ([xl, xh], [yl, yh]) = (widen(x), widen(y));
+    narrow(m64::pow_for_f32(xl, yl), m64::pow_for_f32(xh, yh))
+}
