@@ -368,7 +368,10 @@ pub fn widen_index(steps: &[Step]) -> Vec<Step> {
                     shape: (0..nd).rev().map(|k| a.size[k] as usize).collect(),
                     strides: a.stride.iter().map(|st| (0..nd).rev().map(|k| st[k] as isize).collect()).collect(),
                 };
-                let wide = StridedArgs64::new(&plan, &a.ptr, &a.params, a.bits).expect("a valid 32-bit plan widens");
+                let Ok(wide) = StridedArgs64::new(&plan, &a.ptr, &a.params, a.bits) else {
+                    // A valid 32-bit plan always widens; keep the step as it is otherwise.
+                    return step.clone();
+                };
                 let spec = match spec {
                     KernelSpec::Map { func, inputs, out, .. } => KernelSpec::Map {
                         func: *func,
