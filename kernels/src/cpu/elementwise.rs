@@ -24,8 +24,9 @@ use tensor_core::iter::IterPlan;
 use tensor_core::registry::{MapKernel, RawTensor};
 use tensor_core::{with_dtype, DType, Element, Error, Result, Scalar};
 
-/// Bytes of one block buffer: 1024 f64 / 2048 f32 elements, fits L1 with four operands.
-const BUF_BYTES: usize = 8192;
+/// Bytes of one block buffer: 2048 f64 / 4096 f32 elements (four operands stay in L2 and
+/// the per-block overhead is amortised; measured +2–14 % at DRAM sizes over 8 KiB).
+const BUF_BYTES: usize = 16384;
 /// Rows per tile of the tiled walk when the operands fit in cache.
 pub const TILE_ROWS_SMALL: usize = 64;
 /// Rows per tile of the tiled walk at DRAM sizes: each visit to a transposed operand's page
