@@ -54,6 +54,48 @@ fn detect_level() -> SimdLevel {
     level
 }
 
+/// How a block loop turns a body's result into output elements: values of `E`
+/// ([`MapBody`]) or `bool`s ([`PredBody`]). Lets one loop serve both kinds of op.
+trait BlockBody<E: SimdElement, const N: usize>: Sync {
+    /// The output element.
+    type Out: Copy + Default;
+    /// Evaluates one vector of lanes into `out[..LANES]`.
+    fn lanes(&self, args: [E::Lanes; N], out: &mut [Self::Out]);
+    /// Evaluates one element.
+    fn one(&self, args: [E::One; N]) -> Self::Out;
+}
+
+struct Values<'a, B>(&'a B);
+struct Preds<'a, B>(&'a B);
+
+impl<E: SimdElement, const N: usize, B: MapBody<N>> BlockBody<E, N> for Values<'_, B> {
+    type Out = E;
+    #[inline(always)]
+    fn lanes(&self, args: [E::Lanes; N], out: &mut [E]) {
+        self.0.call(args).store(out);
+    }
+    #[inline(always)]
+    fn one(&self, args: [E::One; N]) -> E {
+        let mut r = [E::ZERO];
+        self.0.call(args).store(&mut r);
+        r[0]
+    }
+}
+
+impl<E: SimdElement, const N: usize, B: PredBody<N>> BlockBody<E, N> for Preds<'_, B> {
+    type Out = bool;
+    #[inline(always)]
+    fn lanes(&self, args: [E::Lanes; N], out: &mut [bool]) {
+        self.0.call(args).write_bools(out);
+    }
+    #[inline(always)]
+    fn one(&self, args: [E::One; N]) -> bool {
+        let mut b = [false];
+        self.0.call(args).write_bools(&mut b);
+        b[0]
+    }
+}
+
 /// Runs `body` over `n` elements: `out[i] = body(inputs[0][i], ..., inputs[N-1][i])`.
 ///
 /// The loop is compiled twice: for the build's baseline target and, on x86-64, with AVX2
@@ -68,71 +110,8 @@ pub unsafe fn map_block<E: SimdElement, const N: usize, B: MapBody<N>>(
     n: usize,
     body: &B,
 ) {
-    #[cfg(target_arch = "x86_64")]
-    if simd_level() == SimdLevel::Avx2 {
-        // SAFETY: the CPU has AVX2 and FMA (detected at run time); the caller's contract
-        // is forwarded unchanged.
-        return unsafe { map_block_avx2::<E, N, B>(out, inputs, n, body) };
-    }
-    // SAFETY: forwarded.
-    unsafe { map_block_generic::<E, N, B>(out, inputs, n, body) }
-}
-
-/// [`map_block_generic`] compiled with AVX2.
-///
-/// # Safety
-/// As [`map_block`]; the CPU supports AVX2 and FMA.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn map_block_avx2<E: SimdElement, const N: usize, B: MapBody<N>>(
-    out: *mut u8,
-    inputs: &[*const u8],
-    n: usize,
-    body: &B,
-) {
-    // SAFETY: forwarded.
-    unsafe { map_block_generic::<E, N, B>(out, inputs, n, body) }
-}
-
-/// The loop of [`map_block`], inlined into each instruction-set copy.
-///
-/// # Safety
-/// As [`map_block`].
-#[inline(always)]
-unsafe fn map_block_generic<E: SimdElement, const N: usize, B: MapBody<N>>(
-    out: *mut u8,
-    inputs: &[*const u8],
-    n: usize,
-    body: &B,
-) {
-    let ins: [*const E; N] = std::array::from_fn(|i| inputs[i] as *const E);
-    let out = out as *mut E;
-    let lanes = <E::Lanes as Value>::LANES;
-    let mut i = 0;
-    let mut buf = [[E::ZERO; 64]; N];
-    let mut obuf = [E::ZERO; 64];
-    debug_assert!(lanes <= 64);
-    while i + lanes <= n {
-        for k in 0..N {
-            // SAFETY: i + lanes <= n, inputs valid for n reads (caller's contract); copied
-            // to a local so `out` aliasing an input is never a live `&` + `&mut` pair.
-            unsafe { std::ptr::copy_nonoverlapping(ins[k].add(i), buf[k].as_mut_ptr(), lanes) };
-        }
-        let args: [E::Lanes; N] = std::array::from_fn(|k| E::Lanes::load(&buf[k][..lanes]));
-        body.call(args).store(&mut obuf[..lanes]);
-        // SAFETY: out valid for n writes; i + lanes <= n.
-        unsafe { std::ptr::copy_nonoverlapping(obuf.as_ptr(), out.add(i), lanes) };
-        i += lanes;
-    }
-    while i < n {
-        // SAFETY: i < n.
-        let args: [E::One; N] = std::array::from_fn(|k| E::One::splat(unsafe { ins[k].add(i).read() }));
-        let mut r = [E::ZERO];
-        body.call(args).store(&mut r);
-        // SAFETY: i < n.
-        unsafe { out.add(i).write(r[0]) };
-        i += 1;
-    }
+    // SAFETY: forwarded; `out` holds `n` values of E.
+    unsafe { run_block::<E, N, _>(out, inputs, n, &Values(body)) }
 }
 
 /// Like [`map_block`] for bodies returning a mask; `out` holds `n` `bool`s.
@@ -145,66 +124,83 @@ pub unsafe fn pred_block<E: SimdElement, const N: usize, B: PredBody<N>>(
     n: usize,
     body: &B,
 ) {
+    // SAFETY: forwarded; `out` holds `n` bools.
+    unsafe { run_block::<E, N, _>(out, inputs, n, &Preds(body)) }
+}
+
+/// Picks the instruction-set copy of the block loop.
+///
+/// # Safety
+/// As [`map_block`], with `out` valid for `n` writes of `K::Out`.
+#[inline(always)]
+unsafe fn run_block<E: SimdElement, const N: usize, K: BlockBody<E, N>>(
+    out: *mut u8,
+    inputs: &[*const u8],
+    n: usize,
+    body: &K,
+) {
     #[cfg(target_arch = "x86_64")]
     if simd_level() == SimdLevel::Avx2 {
-        // SAFETY: the CPU has AVX2 and FMA (detected at run time); contract forwarded.
-        return unsafe { pred_block_avx2::<E, N, B>(out, inputs, n, body) };
+        // SAFETY: the CPU has AVX2 and FMA (detected at run time); the caller's contract
+        // is forwarded unchanged.
+        return unsafe { run_block_avx2::<E, N, K>(out, inputs, n, body) };
     }
     // SAFETY: forwarded.
-    unsafe { pred_block_generic::<E, N, B>(out, inputs, n, body) }
+    unsafe { run_block_generic::<E, N, K>(out, inputs, n, body) }
 }
 
-/// [`pred_block_generic`] compiled with AVX2.
+/// [`run_block_generic`] compiled with AVX2.
 ///
 /// # Safety
-/// As [`pred_block`]; the CPU supports AVX2 and FMA.
+/// As [`run_block`]; the CPU supports AVX2 and FMA.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn pred_block_avx2<E: SimdElement, const N: usize, B: PredBody<N>>(
+unsafe fn run_block_avx2<E: SimdElement, const N: usize, K: BlockBody<E, N>>(
     out: *mut u8,
     inputs: &[*const u8],
     n: usize,
-    body: &B,
+    body: &K,
 ) {
     // SAFETY: forwarded.
-    unsafe { pred_block_generic::<E, N, B>(out, inputs, n, body) }
+    unsafe { run_block_generic::<E, N, K>(out, inputs, n, body) }
 }
 
-/// The loop of [`pred_block`].
+/// The block loop, inlined into each instruction-set copy: full vectors of lanes, then a
+/// scalar tail.
 ///
 /// # Safety
-/// As [`pred_block`].
+/// As [`run_block`].
 #[inline(always)]
-unsafe fn pred_block_generic<E: SimdElement, const N: usize, B: PredBody<N>>(
+unsafe fn run_block_generic<E: SimdElement, const N: usize, K: BlockBody<E, N>>(
     out: *mut u8,
     inputs: &[*const u8],
     n: usize,
-    body: &B,
+    body: &K,
 ) {
     let ins: [*const E; N] = std::array::from_fn(|i| inputs[i] as *const E);
-    let out = out as *mut bool;
+    let out = out as *mut K::Out;
     let lanes = <E::Lanes as Value>::LANES;
     let mut i = 0;
     let mut buf = [[E::ZERO; 64]; N];
-    let mut obuf = [false; 64];
+    let mut obuf = [K::Out::default(); 64];
+    debug_assert!(lanes <= 64);
     while i + lanes <= n {
         for k in 0..N {
-            // SAFETY: as in map_block.
+            // SAFETY: i + lanes <= n, inputs valid for n reads (caller's contract); copied
+            // to a local so `out` aliasing an input is never a live `&` + `&mut` pair.
             unsafe { std::ptr::copy_nonoverlapping(ins[k].add(i), buf[k].as_mut_ptr(), lanes) };
         }
         let args: [E::Lanes; N] = std::array::from_fn(|k| E::Lanes::load(&buf[k][..lanes]));
-        body.call(args).write_bools(&mut obuf[..lanes]);
-        // SAFETY: out valid for n bool writes; i + lanes <= n.
+        body.lanes(args, &mut obuf[..lanes]);
+        // SAFETY: out valid for n writes; i + lanes <= n.
         unsafe { std::ptr::copy_nonoverlapping(obuf.as_ptr(), out.add(i), lanes) };
         i += lanes;
     }
     while i < n {
         // SAFETY: i < n.
         let args: [E::One; N] = std::array::from_fn(|k| E::One::splat(unsafe { ins[k].add(i).read() }));
-        let mut b = [false];
-        body.call(args).write_bools(&mut b);
         // SAFETY: i < n.
-        unsafe { out.add(i).write(b[0]) };
+        unsafe { out.add(i).write(body.one(args)) };
         i += 1;
     }
 }

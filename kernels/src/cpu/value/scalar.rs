@@ -83,7 +83,8 @@ fn via_f64<E: Element>(x: E, f: fn(f64) -> f64) -> E {
     f(x.cast::<f64>()).cast::<E>()
 }
 
-macro_rules! int_common {
+/// The one-lane items every element shares: tags, load/store, comparisons, select.
+macro_rules! lane_basics {
     ($t:ty) => {
         type Elem = $t;
         type Mask = bool;
@@ -132,6 +133,12 @@ macro_rules! int_common {
                 f
             }
         }
+    };
+}
+
+macro_rules! int_common {
+    ($t:ty) => {
+        lane_basics!($t);
         #[inline(always)]
         fn max(self, o: Self) -> Self {
             if self.0 >= o.0 {
@@ -371,53 +378,7 @@ macro_rules! float_lane {
         }
         #[allow(clippy::float_cmp)]
         impl Value for Lane<$t> {
-            type Elem = $t;
-            type Mask = bool;
-            const LANES: usize = 1;
-            #[inline(always)]
-            fn splat(e: $t) -> Self {
-                Lane(e)
-            }
-            #[inline(always)]
-            fn load(src: &[$t]) -> Self {
-                Lane(src[0])
-            }
-            #[inline(always)]
-            fn store(self, dst: &mut [$t]) {
-                dst[0] = self.0;
-            }
-            #[inline(always)]
-            fn eq(self, o: Self) -> bool {
-                self.0 == o.0
-            }
-            #[inline(always)]
-            fn ne(self, o: Self) -> bool {
-                self.0 != o.0
-            }
-            #[inline(always)]
-            fn lt(self, o: Self) -> bool {
-                self.0 < o.0
-            }
-            #[inline(always)]
-            fn le(self, o: Self) -> bool {
-                self.0 <= o.0
-            }
-            #[inline(always)]
-            fn gt(self, o: Self) -> bool {
-                self.0 > o.0
-            }
-            #[inline(always)]
-            fn ge(self, o: Self) -> bool {
-                self.0 >= o.0
-            }
-            #[inline(always)]
-            fn select(m: bool, t: Self, f: Self) -> Self {
-                if m {
-                    t
-                } else {
-                    f
-                }
-            }
+            lane_basics!($t);
             #[inline(always)]
             fn abs(self) -> Self {
                 Lane(self.0.abs())
