@@ -69,8 +69,8 @@ struct Lowerer<'a> {
     used: HashSet<String>,
 }
 
-/// Names that cannot be C identifiers.
-const C_RESERVED: &[&str] = &[
+/// Names that cannot be C identifiers (also used for argument names in `cuda.rs`).
+pub(crate) const C_RESERVED: &[&str] = &[
     "auto",
     "bool",
     "break",
