@@ -499,7 +499,7 @@ impl Lowerer<'_> {
                 Ok(s)
             }
             Expr::Path(p) if p.qself.is_none() && p.path.get_ident().is_some() => {
-                let ident = p.path.get_ident().expect("checked");
+                let Some(ident) = p.path.get_ident() else { return Err(error(p, "expected a name")) };
                 match self.lookup(&ident.to_string()) {
                     Some(Binding::Param(i, pty)) if pty == ty => Ok(Scalar::Param(i)),
                     Some(Binding::Param(_, pty)) => Err(error(

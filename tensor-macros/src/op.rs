@@ -54,7 +54,9 @@ pub fn parse_op(attr: OpAttr, f: &ItemFn) -> syn::Result<OpDef> {
     }
     let body = sig.as_ref().and_then(|s| errors.take(lower_body(s, &f.block)));
     errors.finish()?;
-    let (sig, body) = (sig.expect("no errors"), body.expect("no errors"));
+    let (Some(sig), Some(body)) = (sig, body) else {
+        return Err(syn::Error::new_spanned(&f.sig, "#[tensor_op] could not read this definition"));
+    };
     let (docs, attrs): (Vec<Attribute>, Vec<Attribute>) =
         f.attrs.iter().cloned().partition(|a| a.path().is_ident("doc"));
     let mut dtypes: Vec<Dtype> = attr.dtypes.iter().map(|l| l.dtype).collect();

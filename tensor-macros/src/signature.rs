@@ -155,7 +155,9 @@ pub fn parse_signature(f: &ItemFn) -> syn::Result<Signature> {
         },
     };
     errors.finish()?;
-    let (type_param, bound) = generic.expect("no errors, so the generic parsed");
+    let Some((type_param, bound)) = generic else {
+        return Err(syn::Error::new_spanned(&f.sig.generics, "expected one type parameter, e.g. `<T: Float>`"));
+    };
     Ok(Signature { type_param, bound, args, predicate })
 }
 
