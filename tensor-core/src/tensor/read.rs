@@ -192,11 +192,9 @@ impl Tensor {
                 let bytes = crate::with_dtype!(src.dtype(), T => Tensor::from_vec(src.to_vec::<T>()?, src.shape())?);
                 return self.copy_(&bytes);
             }
-            (a, b) => {
+            _ => {
                 // Device to device on different GPUs: stage through the host.
-                let host = src.to_device(Device::Cpu)?;
-                let _ = (a, b);
-                return self.copy_(&host);
+                return self.copy_(&src.to_device(Device::Cpu)?);
             }
         };
         let staged = if self.is_contiguous() { self.clone() } else { Tensor::empty(self.shape(), self.dtype(), dev)? };
