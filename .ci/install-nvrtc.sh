@@ -31,7 +31,7 @@ else
   fi
   rm -rf "$target"
   mkdir -p "$target"
-  "$pip" install --quiet --disable-pip-version-check --no-deps --target "$target" "${pins[@]}"
+  "$pip" install --quiet --disable-pip-version-check --no-cache-dir --no-deps --target "$target" "${pins[@]}"
   echo "$want" >"$stamp"
   echo "NVRTC installed: $lib"
 fi
