@@ -272,6 +272,11 @@ fn assert_same(what: &str, got: &mut Operand, want: &mut Operand) {
     }
 }
 
+/// An uncanonicalised plan (the dims as given) over `shape` with one stride list per operand.
+fn plan_of(shape: &[usize], strides: Vec<Vec<isize>>) -> IterPlan {
+    IterPlan { shape: shape.into(), strides: strides.into_iter().map(Into::into).collect() }
+}
+
 fn contiguous_strides(shape: &[usize]) -> Vec<isize> {
     let mut st = vec![0isize; shape.len()];
     let mut acc = 1isize;
@@ -343,7 +348,7 @@ fn check_map(
         MapLayout::Strided(index) => {
             let mut strides = vec![out_strides.to_vec()];
             strides.extend(input_strides.iter().cloned());
-            let plan = IterPlan { shape: shape.to_vec(), strides };
+            let plan = plan_of(&shape, strides);
             match index {
                 Index::I32 => shim.launch(&g, 3, (64, 1), &StridedArgs32::new(&plan, &ptrs, &params, 0).unwrap()),
                 Index::I64 => shim.launch(&g, 3, (64, 1), &StridedArgs64::new(&plan, &ptrs, &params, 0).unwrap()),
@@ -418,8 +423,7 @@ fn cast_kernels_follow_rust_as() {
                 }
                 let g = codegen::generate(&KernelSpec::Cast { src, dst, layout }).unwrap();
                 let ptrs = [out.ptr(), s.ptr()];
-                let plan =
-                    IterPlan { shape: shape.to_vec(), strides: vec![contiguous_strides(&shape), src_st.clone()] };
+                let plan = plan_of(&shape, vec![contiguous_strides(&shape), src_st.clone()]);
                 match layout {
                     MapLayout::Contiguous => {
                         shim.launch(&g, 2, (32, 1), &ContigArgs::new(&ptrs, 132, 0, &[], 0).unwrap())
@@ -457,7 +461,7 @@ fn copy_fill_and_transpose_kernels_move_the_right_bytes() {
             fill_random(&mut s, 5, false);
             let mut out = Operand::new(d, &shape, &dense, 1);
             let g = codegen::generate(&KernelSpec::Copy { bytes, index }).unwrap();
-            let plan = IterPlan { shape: shape.to_vec(), strides: vec![dense.clone(), src_st.clone()] };
+            let plan = plan_of(&shape, vec![dense.clone(), src_st.clone()]);
             let ptrs = [out.ptr(), s.ptr()];
             match index {
                 Index::I32 => shim.launch(&g, 4, (64, 1), &StridedArgs32::new(&plan, &ptrs, &[], 0).unwrap()),
@@ -493,7 +497,7 @@ fn copy_fill_and_transpose_kernels_move_the_right_bytes() {
             let bits: u64 = 0x0123_4567_89ab_cdef & (u64::MAX >> (64 - 8 * bytes));
             let g = codegen::generate(&KernelSpec::Fill { bytes, layout }).unwrap();
             let ptrs = [out.ptr()];
-            let plan = IterPlan { shape: shape.to_vec(), strides: vec![st.clone()] };
+            let plan = plan_of(&shape, vec![st.clone()]);
             match layout {
                 MapLayout::Contiguous => {
                     shim.launch(&g, 3, (64, 1), &ContigArgs::new(&ptrs, 2 * 37 * 45, 0, &[], bits).unwrap())

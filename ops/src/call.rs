@@ -2,7 +2,10 @@
 //! devices → result dtype (promotion) → kernel lookup (device × layout, then dtype) →
 //! broadcast → output (new / in place / given) → overlap handling → locks → engine.
 
+use smallvec::SmallVec;
+use tensor_core::iter::PerOperand;
 use tensor_core::registry::{registry, Kernel, KernelRow, OpSpec, RawTensor};
+use tensor_core::shape::{Dims, Strides, INLINE_DIMS};
 use tensor_core::{lock_many, result_type, shape, Access, DType, Device, Error, Layout, Result, Scalar, Tensor};
 
 /// Where the result of an op goes.
@@ -36,7 +39,7 @@ pub struct CallTypes {
 /// assert_eq!(t.result, DType::F32);
 /// ```
 pub fn call_types(spec: &OpSpec, inputs: &[&Tensor]) -> CallTypes {
-    let operands: Vec<(DType, bool)> = inputs.iter().map(|t| (t.dtype(), t.ndim() > 0)).collect();
+    let operands: PerOperand<(DType, bool)> = inputs.iter().map(|t| (t.dtype(), t.ndim() > 0)).collect();
     let mut kernel = result_type(&operands);
     if spec.float_only && !kernel.is_float() {
         kernel = DType::F32;
@@ -70,10 +73,12 @@ fn check_devices(spec: &OpSpec, inputs: &[&Tensor], out: Option<&Tensor>) -> Res
     Ok(first.device())
 }
 
-fn broadcast_all(spec: &OpSpec, inputs: &[&Tensor]) -> Result<Vec<usize>> {
-    let mut shape: Vec<usize> = inputs[0].shape().to_vec();
+fn broadcast_all(spec: &OpSpec, inputs: &[&Tensor]) -> Result<Dims> {
+    let mut shape = Dims::from_slice(inputs[0].shape());
     for t in &inputs[1..] {
-        shape = shape::broadcast_shapes(spec.name, &shape, t.shape())?;
+        if t.shape() != shape.as_slice() {
+            shape = shape::broadcast_shapes(spec.name, &shape, t.shape())?;
+        }
     }
     Ok(shape)
 }
@@ -83,16 +88,16 @@ fn broadcast_all(spec: &OpSpec, inputs: &[&Tensor]) -> Result<Vec<usize>> {
 /// the same memory order (so `a.t() + b.t()` stays a transposed, dense, copy-free result);
 /// otherwise it is row-major contiguous.
 fn new_output(shape: &[usize], dtype: DType, device: Device, inputs: &[&Tensor]) -> Result<Tensor> {
-    let full: Vec<&&Tensor> = inputs.iter().filter(|t| t.shape() == shape).collect();
-    if let Some(first) = full.first() {
+    let mut full = inputs.iter().filter(|t| t.shape() == shape);
+    if let Some(first) = full.next() {
         let strides = first.strides();
-        let agree = full.iter().all(|t| t.strides() == strides);
+        let agree = full.all(|t| t.strides() == strides);
         if agree && !first.is_contiguous() && is_dense_permutation(shape, strides) {
-            let mut order: Vec<usize> = (0..shape.len()).collect();
+            let mut order: Dims = (0..shape.len()).collect();
             order.sort_by_key(|&d| std::cmp::Reverse(strides[d].unsigned_abs()));
-            let permuted: Vec<usize> = order.iter().map(|&d| shape[d]).collect();
+            let permuted: Dims = order.iter().map(|&d| shape[d]).collect();
             let dense = Tensor::empty(&permuted, dtype, device)?;
-            let mut inverse = vec![0; order.len()];
+            let mut inverse = Dims::from_elem(0, order.len());
             for (i, &d) in order.iter().enumerate() {
                 inverse[d] = i;
             }
@@ -106,7 +111,7 @@ fn is_dense_permutation(shape: &[usize], strides: &[isize]) -> bool {
     if strides.iter().any(|&s| s <= 0) || shape.contains(&0) {
         return false;
     }
-    let mut dims: Vec<(usize, isize)> =
+    let mut dims: SmallVec<[(usize, isize); INLINE_DIMS]> =
         shape.iter().copied().zip(strides.iter().copied()).filter(|&(d, _)| d > 1).collect();
     dims.sort_by_key(|&(_, s)| s);
     let mut expected = 1isize;
@@ -210,24 +215,30 @@ fn execute(spec: &OpSpec, row: &KernelRow, inputs: &[&Tensor], params: &[Scalar]
             ),
         ));
     }
-    let mut staged: Vec<Tensor> = Vec::with_capacity(inputs.len());
+    // Partial overlap: read from a private copy so no element is overwritten before it is
+    // read. (No copies, clones or heap allocations otherwise.)
+    let mut copies: PerOperand<Option<Tensor>> = PerOperand::new();
     for t in inputs {
-        let t = if out.may_overlap(t) && !out.is_same_view(t) {
-            // Partial overlap: read from a private copy so no element is overwritten
-            // before it is read.
+        copies.push(if out.may_overlap(t) && !out.is_same_view(t) {
             let copy = Tensor::empty(t.shape(), t.dtype(), t.device())?;
             copy.copy_(t)?;
-            copy
+            Some(copy)
         } else {
-            (*t).clone()
-        };
-        staged.push(t.broadcast_to(out.shape())?);
+            None
+        });
     }
-    let mut wants: Vec<(&tensor_core::Storage, Access)> = staged.iter().map(|t| (t.storage(), Access::Read)).collect();
+    let sources: PerOperand<&Tensor> = inputs.iter().zip(&copies).map(|(t, c)| c.as_ref().unwrap_or(t)).collect();
+    let strides = sources.iter().map(|t| t.broadcast_strides(out.shape())).collect::<Result<PerOperand<Strides>>>()?;
+    let mut wants: PerOperand<(&tensor_core::Storage, Access)> =
+        sources.iter().map(|t| (t.storage(), Access::Read)).collect();
     wants.push((out.storage(), Access::Write));
     let locks = lock_many(&wants)?;
     let out_raw = out.raw(locks.base(out.storage()));
-    let in_raw: Vec<RawTensor<'_>> = staged.iter().map(|t| t.raw(locks.base(t.storage()))).collect();
+    let in_raw: PerOperand<RawTensor<'_>> = sources
+        .iter()
+        .zip(&strides)
+        .map(|(t, st)| RawTensor { shape: out.shape(), strides: st, ..t.raw(locks.base(t.storage())) })
+        .collect();
     match &row.kernel {
         // SAFETY: every operand is a view of a storage locked above (out exclusively), so
         // in bounds by the view invariant; inputs are broadcast to out's shape; out has no

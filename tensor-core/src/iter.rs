@@ -2,6 +2,9 @@
 //! kernels run (dims reordered by the output's strides, coalesced where every operand is
 //! contiguous across them).
 
+use crate::shape::{Dims, Strides};
+use smallvec::SmallVec;
+
 /// Storage offsets (relative to the view's first element) of every element, in logical
 /// row-major order.
 ///
@@ -68,19 +71,26 @@ impl ExactSizeIterator for StridedOffsets<'_> {}
 /// use tensor_core::iter::IterPlan;
 /// // out contiguous [4, 6]; input is the transpose of a [6, 4] contiguous tensor
 /// let p = IterPlan::new(&[4, 6], &[&[6, 1], &[1, 4]]);
-/// assert_eq!(p.shape, vec![4, 6]);
-/// assert_eq!(p.inner_strides(), vec![1, 4]);
+/// assert_eq!(&p.shape[..], &[4, 6]);
+/// assert_eq!(&p.inner_strides()[..], &[1, 4]);
 /// // two contiguous operands coalesce into one run
 /// let p = IterPlan::new(&[4, 6], &[&[6, 1], &[6, 1]]);
-/// assert_eq!(p.shape, vec![24]);
+/// assert_eq!(&p.shape[..], &[24]);
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IterPlan {
     /// Loop sizes, outermost first.
-    pub shape: Vec<usize>,
+    pub shape: Dims,
     /// Per operand, the stride of each loop dim (elements).
-    pub strides: Vec<Vec<isize>>,
+    pub strides: PlanStrides,
 }
+
+/// Operands kept inline in an [`IterPlan`] (an op's output and up to three inputs).
+pub const INLINE_OPERANDS: usize = 4;
+/// One [`Strides`] per operand of an [`IterPlan`], inline up to [`INLINE_OPERANDS`].
+pub type PlanStrides = SmallVec<[Strides; INLINE_OPERANDS]>;
+/// One value per operand (e.g. [`IterPlan::inner_strides`]), inline up to [`INLINE_OPERANDS`].
+pub type PerOperand<T> = SmallVec<[T; INLINE_OPERANDS]>;
 
 impl IterPlan {
     /// Canonicalises `shape` iterated by operands with `strides` (each `shape.len()` long,
@@ -88,9 +98,12 @@ impl IterPlan {
     pub fn new(shape: &[usize], strides: &[&[isize]]) -> IterPlan {
         let nops = strides.len();
         if shape.contains(&0) {
-            return IterPlan { shape: vec![0], strides: vec![vec![0]; nops] };
+            return IterPlan {
+                shape: Dims::from_slice(&[0]),
+                strides: PlanStrides::from_elem(Strides::from_slice(&[0]), nops),
+            };
         }
-        let mut dims: Vec<usize> = (0..shape.len()).filter(|&d| shape[d] != 1).collect();
+        let mut dims: Dims = (0..shape.len()).filter(|&d| shape[d] != 1).collect();
         // Stable sort: outermost = largest |stride| of the output, then of each input.
         dims.sort_by(|&a, &b| {
             for op in strides {
@@ -101,8 +114,8 @@ impl IterPlan {
             }
             std::cmp::Ordering::Equal
         });
-        let mut out_shape: Vec<usize> = Vec::with_capacity(dims.len());
-        let mut out_strides: Vec<Vec<isize>> = vec![Vec::with_capacity(dims.len()); nops];
+        let mut out_shape = Dims::new();
+        let mut out_strides = PlanStrides::from_elem(Strides::new(), nops);
         for &d in &dims {
             if let Some(&outer) = out_shape.last() {
                 let mergeable = strides
@@ -139,7 +152,7 @@ impl IterPlan {
         self.shape.last().copied().unwrap_or(1)
     }
     /// Each operand's stride along the inner run (0 for a single element).
-    pub fn inner_strides(&self) -> Vec<isize> {
+    pub fn inner_strides(&self) -> PerOperand<isize> {
         self.strides.iter().map(|s| s.last().copied().unwrap_or(0)).collect()
     }
     /// Offset of each operand at the start of outer row `row` (rows in row-major order of
@@ -167,6 +180,10 @@ impl IterPlan {
 mod tests {
     use super::*;
 
+    fn nested(strides: &PlanStrides) -> Vec<Vec<isize>> {
+        strides.iter().map(|s| s.to_vec()).collect()
+    }
+
     fn naive(shape: &[usize], strides: &[isize]) -> Vec<isize> {
         let n: usize = shape.iter().product();
         (0..n)
@@ -193,19 +210,19 @@ mod tests {
     #[test]
     fn plan_coalesces_broadcast_and_drops_unit_dims() {
         let p = IterPlan::new(&[2, 1, 3], &[&[3, 3, 1], &[0, 7, 0]]);
-        assert_eq!(p.shape, vec![6]);
-        assert_eq!(p.strides, vec![vec![1], vec![0]]);
+        assert_eq!(p.shape.to_vec(), vec![6]);
+        assert_eq!(nested(&p.strides), vec![vec![1], vec![0]]);
         let p = IterPlan::new(&[2, 3], &[&[3, 1], &[0, 1]]);
-        assert_eq!(p.shape, vec![2, 3]);
-        assert_eq!(p.strides, vec![vec![3, 1], vec![0, 1]]);
+        assert_eq!(p.shape.to_vec(), vec![2, 3]);
+        assert_eq!(nested(&p.strides), vec![vec![3, 1], vec![0, 1]]);
     }
 
     #[test]
     fn plan_reorders_by_output_strides() {
         // output is a transposed view: walk it in memory order
         let p = IterPlan::new(&[3, 4], &[&[1, 3], &[4, 1]]);
-        assert_eq!(p.shape, vec![4, 3]);
-        assert_eq!(p.strides, vec![vec![3, 1], vec![1, 4]]);
+        assert_eq!(p.shape.to_vec(), vec![4, 3]);
+        assert_eq!(nested(&p.strides), vec![vec![3, 1], vec![1, 4]]);
     }
 
     #[test]

@@ -5,6 +5,7 @@
 
 use crate::{DType, Device, DeviceKind, Error, Layout, Result, Scalar};
 use std::collections::{BTreeMap, HashMap};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::OnceLock;
 
 /// A raw strided operand handed to a kernel: `ptr` already points at element `[0, 0, ...]`.
@@ -139,7 +140,7 @@ pub struct KernelRow {
 inventory::collect!(KernelRow);
 
 /// The kernels of one (op, device kind, layout), one slot per dtype.
-#[derive(Debug)]
+#[derive(Debug, Clone, Copy)]
 pub struct RowSet {
     /// The op.
     pub op: &'static OpSpec,
@@ -168,8 +169,34 @@ impl RowSet {
 #[derive(Debug, Default)]
 pub struct Registry {
     rows: BTreeMap<(&'static str, DeviceKind, Layout), RowSet>,
-    /// op name → its (device kind, layout) keys, for O(1) lookup by name on the hot path.
-    by_name: HashMap<&'static str, Vec<(DeviceKind, Layout)>>,
+    /// op name → its row sets per (device kind, layout): the hot path's lookup, one FNV
+    /// hash of the name and a scan of a few entries (no string comparisons in a tree).
+    by_name: HashMap<&'static str, Vec<(DeviceKind, Layout, RowSet)>, FnvBuild>,
+}
+
+/// Builds [`Fnv1a`] hashers.
+type FnvBuild = BuildHasherDefault<Fnv1a>;
+
+/// FNV-1a: a fast hash for the short op names of the by-name index (no DoS concern: the
+/// keys are the registered names).
+#[derive(Debug, Clone, Copy)]
+struct Fnv1a(u64);
+
+impl Default for Fnv1a {
+    fn default() -> Self {
+        Fnv1a(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Hasher for Fnv1a {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ b as u64).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
 }
 
 impl Registry {
@@ -183,16 +210,15 @@ impl Registry {
             // First registration wins; a duplicate is ignored (deterministic by link order).
             set.slots[row.dtype as usize].get_or_insert(row);
         }
-        for &(name, device, layout) in reg.rows.keys() {
-            reg.by_name.entry(name).or_default().push((device, layout));
+        for (&(name, device, layout), set) in &reg.rows {
+            reg.by_name.entry(name).or_default().push((device, layout, *set));
         }
         reg
     }
 
     /// The row set for (op, device kind, layout).
     pub fn row_set(&self, op: &str, device: DeviceKind, layout: Layout) -> Option<&RowSet> {
-        let (name, _) = self.by_name.get_key_value(op)?;
-        self.rows.get(&(*name, device, layout))
+        self.by_name.get(op)?.iter().find(|(d, l, _)| *d == device && *l == layout).map(|(_, _, s)| s)
     }
 
     /// Finds the kernel or says precisely what exists instead.
@@ -216,8 +242,7 @@ impl Registry {
 
     /// The spec of a registered op.
     pub fn op(&self, name: &str) -> Option<&'static OpSpec> {
-        let (key, places) = self.by_name.get_key_value(name)?;
-        places.first().and_then(|&(d, l)| self.rows.get(&(*key, d, l))).map(|s| s.op)
+        self.by_name.get(name)?.first().map(|(_, _, s)| s.op)
     }
 
     /// Every (op, device kind, layout, dtypes) row, sorted.

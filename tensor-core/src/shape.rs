@@ -1,6 +1,24 @@
 //! Shape and stride arithmetic, all overflow-checked.
 
 use crate::{DType, Error, Result};
+use smallvec::SmallVec;
+
+/// Dims kept inline up to this many (no heap allocation for tensors of rank ≤ 6).
+pub const INLINE_DIMS: usize = 6;
+/// Sizes of a tensor's dims, inline up to [`INLINE_DIMS`].
+///
+/// ```
+/// let d = tensor_core::shape::Dims::from_slice(&[2, 3]);
+/// assert_eq!(&d[..], &[2, 3]);
+/// ```
+pub type Dims = SmallVec<[usize; INLINE_DIMS]>;
+/// Strides of a tensor's dims (in elements), inline up to [`INLINE_DIMS`].
+///
+/// ```
+/// let s = tensor_core::shape::Strides::from_slice(&[3, 1]);
+/// assert_eq!(&s[..], &[3, 1]);
+/// ```
+pub type Strides = SmallVec<[isize; INLINE_DIMS]>;
 
 /// Row-major (C-order) strides for `shape`, in elements.
 ///
@@ -8,7 +26,16 @@ use crate::{DType, Error, Result};
 /// assert_eq!(tensor_core::shape::contiguous_strides(&[2, 3, 4]), vec![12, 4, 1]);
 /// ```
 pub fn contiguous_strides(shape: &[usize]) -> Vec<isize> {
-    let mut strides = vec![0isize; shape.len()];
+    dense_strides(shape).into_vec()
+}
+
+/// [`contiguous_strides`] without a heap allocation for rank ≤ [`INLINE_DIMS`].
+///
+/// ```
+/// assert_eq!(&tensor_core::shape::dense_strides(&[2, 3])[..], &[3, 1]);
+/// ```
+pub fn dense_strides(shape: &[usize]) -> Strides {
+    let mut strides = Strides::from_elem(0, shape.len());
     let mut acc: isize = 1;
     for (s, &d) in strides.iter_mut().zip(shape).rev() {
         *s = acc;
@@ -39,12 +66,12 @@ pub fn checked_numel(op: &'static str, shape: &[usize], dtype: DType) -> Result<
 ///
 /// ```
 /// use tensor_core::shape::broadcast_shapes;
-/// assert_eq!(broadcast_shapes("add", &[3, 1], &[4]).unwrap(), vec![3, 4]);
+/// assert_eq!(&broadcast_shapes("add", &[3, 1], &[4]).unwrap()[..], &[3, 4]);
 /// assert!(broadcast_shapes("add", &[3], &[4]).is_err());
 /// ```
-pub fn broadcast_shapes(op: &'static str, a: &[usize], b: &[usize]) -> Result<Vec<usize>> {
+pub fn broadcast_shapes(op: &'static str, a: &[usize], b: &[usize]) -> Result<Dims> {
     let n = a.len().max(b.len());
-    let mut out = vec![0; n];
+    let mut out = Dims::from_elem(0, n);
     for i in 0..n {
         let da = if i + a.len() >= n { a[i + a.len() - n] } else { 1 };
         let db = if i + b.len() >= n { b[i + b.len() - n] } else { 1 };

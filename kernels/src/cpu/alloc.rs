@@ -108,11 +108,9 @@ impl Inner {
         if !st.enabled {
             return None;
         }
-        let list = st.free.get_mut(&class)?;
-        let b = list.pop()?;
-        if list.is_empty() {
-            st.free.remove(&class);
-        }
+        // An emptied list stays (keeping its capacity), so the next give_back of this class
+        // does not allocate; eviction drops empty lists.
+        let b = st.free.get_mut(&class)?.pop()?;
         st.bytes -= class;
         st.blocks -= 1;
         Some(b)

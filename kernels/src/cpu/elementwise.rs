@@ -20,7 +20,7 @@ use super::convert::{gather_cast, scatter_cast};
 use super::copy::stream::{copy_bytes, store_fence, NT_THRESHOLD};
 use super::parallel::{for_each_chunk, for_each_row_chunk, GRAIN};
 use std::mem::MaybeUninit;
-use tensor_core::iter::IterPlan;
+use tensor_core::iter::{IterPlan, PerOperand};
 use tensor_core::registry::{MapKernel, RawTensor};
 use tensor_core::{with_dtype, DType, Element, Error, Result, Scalar};
 
@@ -72,8 +72,8 @@ struct Operand {
 struct Call<'a> {
     kernel: &'a MapKernel,
     plan: IterPlan,
-    inner: Vec<isize>,
-    ops: Vec<Operand>,
+    inner: PerOperand<isize>,
+    ops: PerOperand<Operand>,
     params: &'a [Scalar],
     /// Elements per block (bounded by the widest staged element).
     block: usize,
@@ -100,7 +100,7 @@ pub unsafe fn run_map(
     if inputs.iter().any(|i| i.shape != out.shape) || inputs.len() + 1 > MAX_OPERANDS {
         return Err(Error::invalid("run_map", "inputs must be 1 to 3 tensors broadcast to the output shape"));
     }
-    let mut strides: Vec<&[isize]> = Vec::with_capacity(inputs.len() + 1);
+    let mut strides: PerOperand<&[isize]> = PerOperand::new();
     strides.push(out.strides);
     strides.extend(inputs.iter().map(|i| i.strides));
     let plan = IterPlan::new(out.shape, &strides);
@@ -115,7 +115,7 @@ pub unsafe fn run_map(
         0 if dtype == want => RunKind::Splat,
         _ => RunKind::Staged,
     };
-    let mut ops = Vec::with_capacity(inputs.len() + 1);
+    let mut ops = PerOperand::new();
     let out_kind = match classify(inner[0], out.dtype, kernel.output) {
         RunKind::Direct if total * out.dtype.size() >= NT_THRESHOLD => RunKind::Streamed,
         RunKind::Splat => RunKind::Staged,

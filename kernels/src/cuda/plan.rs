@@ -18,6 +18,7 @@ use std::ffi::c_void;
 
 use tensor_core::iter::IterPlan;
 use tensor_core::registry::{CudaMapKernel, RawTensor};
+use tensor_core::shape::{Dims, Strides};
 use tensor_core::{with_dtype, DType, Element, Error, Result, Scalar};
 
 use super::args::{fits_i32, ContigArgs, StridedArgs32, StridedArgs64, TransposeArgs, MAX_DIMS};
@@ -150,8 +151,8 @@ impl Elementwise<'_> {
         // Too deep for one argument block: one launch per index of the outer dims.
         let outer = plan.ndim() - MAX_DIMS;
         let inner = IterPlan {
-            shape: plan.shape[outer..].to_vec(),
-            strides: plan.strides.iter().map(|s| s[outer..].to_vec()).collect(),
+            shape: Dims::from_slice(&plan.shape[outer..]),
+            strides: plan.strides.iter().map(|s| Strides::from_slice(&s[outer..])).collect(),
         };
         let count: usize = plan.shape[..outer].iter().product();
         let mut sub = vec![0u64; ptrs.len()];

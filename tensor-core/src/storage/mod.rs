@@ -21,6 +21,7 @@ mod alloc;
 pub use alloc::{allocator_for, set_allocator, Allocator, AllocatorFactory, CpuAllocator, DataPtr, Deleter, CPU_ALIGN};
 
 use crate::{DType, Device, Element, Error, Result};
+use smallvec::SmallVec;
 use std::ptr::NonNull;
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
@@ -66,7 +67,7 @@ impl Storage {
         let capacity = numel
             .checked_mul(dtype.size())
             .filter(|&b| b <= isize::MAX as usize)
-            .ok_or(Error::Overflow { op: "Storage::new", shape: vec![numel], dtype })?;
+            .ok_or_else(|| Error::Overflow { op: "Storage::new", shape: vec![numel], dtype })?;
         Ok(Self::from_parts(device, dtype, capacity, None))
     }
 
@@ -236,7 +237,8 @@ enum Guard<'a> {
 
 /// The locks of every operand of one call, taken in a deadlock-free order.
 pub struct LockSet<'a> {
-    guards: Vec<(usize, Guard<'a>)>,
+    /// Inline for the usual ≤ 4 operands of a call (no heap allocation).
+    guards: SmallVec<[(usize, Guard<'a>); 4]>,
 }
 
 impl LockSet<'_> {
@@ -260,7 +262,7 @@ impl LockSet<'_> {
 /// assert!(!locks.base(&a).is_null());
 /// ```
 pub fn lock_many<'a>(ops: &[(&'a Storage, Access)]) -> Result<LockSet<'a>> {
-    let mut want: Vec<(usize, &'a Storage, Access)> = Vec::with_capacity(ops.len());
+    let mut want: SmallVec<[(usize, &'a Storage, Access); 4]> = SmallVec::new();
     for &(s, a) in ops {
         match want.iter_mut().find(|(id, _, _)| *id == s.id()) {
             Some(w) => {
@@ -272,7 +274,7 @@ pub fn lock_many<'a>(ops: &[(&'a Storage, Access)]) -> Result<LockSet<'a>> {
         }
     }
     want.sort_by_key(|w| w.0);
-    let mut guards = Vec::with_capacity(want.len());
+    let mut guards = SmallVec::new();
     for (id, s, a) in want {
         let g = match a {
             Access::Read => Guard::Read(s.read()?),

@@ -22,6 +22,7 @@
 //! zeros just as the old one would have).
 
 use super::Tensor;
+use crate::shape::{Dims, Strides};
 use crate::{shape, Error, Result, Storage};
 
 impl Tensor {
@@ -32,7 +33,8 @@ impl Tensor {
 
     /// Replaces this handle's metadata. Callers guarantee every reachable offset lies in
     /// the storage.
-    fn set_layout(&mut self, shape: Vec<usize>, strides: Vec<isize>, offset: usize) {
+    fn set_layout(&mut self, shape: impl Into<Dims>, strides: impl Into<Strides>, offset: usize) {
+        let (shape, strides) = (shape.into(), strides.into());
         debug_assert_eq!(shape.len(), strides.len());
         self.shape = shape;
         self.strides = strides;

@@ -7,6 +7,7 @@ mod read;
 pub use read::{naive_copy, naive_fill};
 mod views;
 
+use crate::shape::{Dims, Strides};
 use crate::{shape, DType, Device, Error, Layout, Result, Storage};
 
 /// A strided view over refcounted storage.
@@ -30,8 +31,8 @@ use crate::{shape, DType, Device, Error, Layout, Result, Storage};
 #[derive(Clone)]
 pub struct Tensor {
     storage: Storage,
-    shape: Vec<usize>,
-    strides: Vec<isize>,
+    shape: Dims,
+    strides: Strides,
     offset: usize,
 }
 
@@ -39,10 +40,11 @@ impl Tensor {
     /// Assembles a view. Callers guarantee every reachable offset lies in the storage.
     pub(crate) fn from_parts_unchecked(
         storage: Storage,
-        shape: Vec<usize>,
-        strides: Vec<isize>,
+        shape: impl Into<Dims>,
+        strides: impl Into<Strides>,
         offset: usize,
     ) -> Tensor {
+        let (shape, strides) = (shape.into(), strides.into());
         debug_assert_eq!(shape.len(), strides.len());
         Tensor { storage, shape, strides, offset }
     }
@@ -56,7 +58,7 @@ impl Tensor {
                 format!("shape {shape:?} needs {numel} elements but the storage holds {}", storage.capacity_elems()),
             ));
         }
-        Ok(Tensor::from_parts_unchecked(storage, shape.to_vec(), shape::contiguous_strides(shape), 0))
+        Ok(Tensor::from_parts_unchecked(storage, Dims::from_slice(shape), shape::dense_strides(shape), 0))
     }
 
     /// Sizes of each dim.
@@ -127,7 +129,7 @@ impl Tensor {
         if self.numel() <= 1 {
             return false;
         }
-        let mut dims: Vec<(usize, usize)> = self
+        let mut dims: smallvec::SmallVec<[(usize, usize); shape::INLINE_DIMS]> = self
             .shape
             .iter()
             .zip(&self.strides)

@@ -3,10 +3,11 @@
 
 use super::Tensor;
 use crate::error::check_dim;
+use crate::shape::{Dims, Strides};
 use crate::{shape, Error, Result};
 
 impl Tensor {
-    fn with_layout(&self, shape: Vec<usize>, strides: Vec<isize>, offset: usize) -> Tensor {
+    fn with_layout(&self, shape: impl Into<Dims>, strides: impl Into<Strides>, offset: usize) -> Tensor {
         Tensor::from_parts_unchecked(self.storage().clone(), shape, strides, offset)
     }
 
@@ -145,7 +146,7 @@ impl Tensor {
     pub fn transpose(&self, d0: usize, d1: usize) -> Result<Tensor> {
         check_dim("transpose", d0, self.ndim())?;
         check_dim("transpose", d1, self.ndim())?;
-        let (mut sh, mut st) = (self.shape().to_vec(), self.strides().to_vec());
+        let (mut sh, mut st) = (Dims::from_slice(self.shape()), Strides::from_slice(self.strides()));
         sh.swap(d0, d1);
         st.swap(d0, d1);
         Ok(self.with_layout(sh, st, self.storage_offset()))
@@ -181,15 +182,15 @@ impl Tensor {
     /// ```
     pub fn permute(&self, perm: &[usize]) -> Result<Tensor> {
         let n = self.ndim();
-        let mut seen = vec![false; n];
+        let mut seen: smallvec::SmallVec<[bool; shape::INLINE_DIMS]> = smallvec::smallvec![false; n];
         if perm.len() != n || perm.iter().any(|&p| p >= n || std::mem::replace(&mut seen[p], true)) {
             return Err(Error::shape(
                 "permute",
                 format!("{perm:?} is not a permutation of 0..{n} for a tensor of shape {:?}", self.shape()),
             ));
         }
-        let sh = perm.iter().map(|&p| self.shape()[p]).collect();
-        let st = perm.iter().map(|&p| self.strides()[p]).collect();
+        let sh: Dims = perm.iter().map(|&p| self.shape()[p]).collect();
+        let st: Strides = perm.iter().map(|&p| self.strides()[p]).collect();
         Ok(self.with_layout(sh, st, self.storage_offset()))
     }
 
@@ -210,10 +211,10 @@ impl Tensor {
                 format!("start {start} + length {len} exceeds size {size} of dim {dim} (shape {:?})", self.shape()),
             ));
         }
-        let mut sh = self.shape().to_vec();
+        let mut sh = Dims::from_slice(self.shape());
         sh[dim] = len;
         let offset = self.offset_if_nonempty(&sh, start, dim);
-        Ok(self.with_layout(sh, self.strides().to_vec(), offset))
+        Ok(self.with_layout(sh, Strides::from_slice(self.strides()), offset))
     }
 
     /// The storage offset after moving `index` steps along `dim`, for a result of shape
@@ -245,7 +246,7 @@ impl Tensor {
             ));
         }
         let offset = self.offset_if_nonempty(self.shape(), index, dim);
-        let (mut sh, mut st) = (self.shape().to_vec(), self.strides().to_vec());
+        let (mut sh, mut st) = (Dims::from_slice(self.shape()), Strides::from_slice(self.strides()));
         sh.remove(dim);
         st.remove(dim);
         Ok(self.with_layout(sh, st, offset))
@@ -270,8 +271,8 @@ impl Tensor {
         let end = end.min(size);
         let start = start.min(end);
         let len = (end - start).div_ceil(step);
-        let mut sh = self.shape().to_vec();
-        let mut st = self.strides().to_vec();
+        let mut sh = Dims::from_slice(self.shape());
+        let mut st = Strides::from_slice(self.strides());
         sh[dim] = len;
         let offset = self.offset_if_nonempty(&sh, start, dim);
         // In a non-empty view with two or more elements along `dim` the stepped stride is
@@ -306,6 +307,24 @@ impl Tensor {
     }
 
     fn broadcast_impl(&self, op: &'static str, target: &[usize]) -> Result<Tensor> {
+        let st = self.broadcast_strides_for(op, target)?;
+        Ok(self.with_layout(Dims::from_slice(target), st, self.storage_offset()))
+    }
+
+    /// The strides this tensor has when broadcast to `target` (NumPy rules: 0 on the
+    /// dims it is broadcast along), without building the view.
+    ///
+    /// ```
+    /// use tensor_core::Tensor;
+    /// let t = Tensor::from_vec(vec![1f32, 2., 3.], &[3, 1]).unwrap();
+    /// assert_eq!(&t.broadcast_strides(&[2, 3, 4]).unwrap()[..], &[0, 1, 0]);
+    /// assert!(t.broadcast_strides(&[2, 4]).is_err());
+    /// ```
+    pub fn broadcast_strides(&self, target: &[usize]) -> Result<Strides> {
+        self.broadcast_strides_for("broadcast_to", target)
+    }
+
+    fn broadcast_strides_for(&self, op: &'static str, target: &[usize]) -> Result<Strides> {
         let n = target.len();
         let bad = || {
             Error::shape(
@@ -318,7 +337,7 @@ impl Tensor {
         }
         shape::checked_numel(op, target, self.dtype())?;
         let lead = n - self.ndim();
-        let mut st = vec![0isize; n];
+        let mut st = Strides::from_elem(0, n);
         for i in 0..n {
             if i < lead {
                 continue;
@@ -332,7 +351,7 @@ impl Tensor {
                 return Err(bad());
             };
         }
-        Ok(self.with_layout(target.to_vec(), st, self.storage_offset()))
+        Ok(st)
     }
 
     /// Removes `dim` if its size is 1; otherwise returns the same view (as PyTorch).
@@ -348,7 +367,7 @@ impl Tensor {
         if self.shape()[dim] != 1 {
             return Ok(self.clone());
         }
-        let (mut sh, mut st) = (self.shape().to_vec(), self.strides().to_vec());
+        let (mut sh, mut st) = (Dims::from_slice(self.shape()), Strides::from_slice(self.strides()));
         sh.remove(dim);
         st.remove(dim);
         Ok(self.with_layout(sh, st, self.storage_offset()))
@@ -364,7 +383,7 @@ impl Tensor {
     /// ```
     pub fn unsqueeze(&self, dim: usize) -> Result<Tensor> {
         check_dim("unsqueeze", dim, self.ndim() + 1)?;
-        let (mut sh, mut st) = (self.shape().to_vec(), self.strides().to_vec());
+        let (mut sh, mut st) = (Dims::from_slice(self.shape()), Strides::from_slice(self.strides()));
         // The stride of a size-1 dim never addresses anything; saturate rather than
         // overflow on exotic (empty or as_strided) views.
         let stride = if dim < self.ndim() { st[dim].saturating_mul(sh[dim] as isize) } else { 1 };
@@ -399,11 +418,11 @@ impl Tensor {
     pub fn flip(&self, dim: usize) -> Result<Tensor> {
         check_dim("flip", dim, self.ndim())?;
         let size = self.shape()[dim];
-        let mut st = self.strides().to_vec();
+        let mut st = Strides::from_slice(self.strides());
         let offset = self.offset_if_nonempty(self.shape(), size.saturating_sub(1), dim);
         // Wrapping: only `isize::MIN` wraps, and only on a dim that addresses nothing.
         st[dim] = st[dim].wrapping_neg();
-        Ok(self.with_layout(self.shape().to_vec(), st, offset))
+        Ok(self.with_layout(Dims::from_slice(self.shape()), st, offset))
     }
 
     /// A view with explicit sizes, strides and absolute storage offset (as PyTorch),
