@@ -348,7 +348,7 @@ fn check_map(
         MapLayout::Strided(index) => {
             let mut strides = vec![out_strides.to_vec()];
             strides.extend(input_strides.iter().cloned());
-            let plan = plan_of(&shape, strides);
+            let plan = plan_of(shape, strides);
             match index {
                 Index::I32 => shim.launch(&g, 3, (64, 1), &StridedArgs32::new(&plan, &ptrs, &params, 0).unwrap()),
                 Index::I64 => shim.launch(&g, 3, (64, 1), &StridedArgs64::new(&plan, &ptrs, &params, 0).unwrap()),
