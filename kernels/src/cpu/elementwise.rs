@@ -17,7 +17,7 @@
 //!    its share with stack buffers (no allocation, no zeroing per call).
 
 use super::convert::{gather_cast, scatter_cast};
-use super::copy::stream::{copy_bytes, store_fence, NT_THRESHOLD};
+use super::copy::stream::{copy_bytes_nt_unfenced, store_fence, NT_THRESHOLD};
 use super::parallel::{for_each_chunk, for_each_row_chunk, GRAIN};
 use std::mem::MaybeUninit;
 use tensor_core::iter::{IterPlan, PerOperand};
@@ -386,10 +386,11 @@ impl Call<'_> {
                 RunKind::Streamed => {
                     let buf = bufs[0].0.as_mut_ptr() as *mut u8;
                     // SAFETY: buf holds m output elements; dst is this task's contiguous
-                    // run of m elements, not overlapping the stack buffer.
+                    // run of m elements, not overlapping the stack buffer. The streaming
+                    // stores are fenced once per task (run_map), not per block.
                     unsafe {
                         (k.func)(buf, ins, m, self.params);
-                        copy_bytes(dst, buf, m * out.dtype.size(), true);
+                        copy_bytes_nt_unfenced(dst, buf, m * out.dtype.size());
                     }
                 }
                 _ => {
