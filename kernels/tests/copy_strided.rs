@@ -6,6 +6,7 @@ use proptest::prelude::*;
 use tensor_core::iter::IterPlan;
 use tensor_core::registry::{Kernel, RawTensor};
 use tensor_core::{naive_copy, registry, with_dtype, DType, Device, Element, Layout};
+use tensor_kernels::cpu::copy::simd::{max_copy_simd, set_copy_simd, CopySimd};
 use tensor_kernels::cpu::copy::{classify, copy_strided, CopyClass};
 
 /// A strided view inside a byte buffer: element strides and the element offset of [0,..].
@@ -267,4 +268,187 @@ fn tensor_api_uses_the_engine() {
     assert_eq!(c.to_vec::<f32>().unwrap(), vec![0., 4., 8., 1., 5., 9., 2., 6., 10., 3., 7., 11.]);
     let i = t.to_dtype(DType::I8).unwrap();
     assert_eq!(i.to_vec::<i8>().unwrap(), (0..12).collect::<Vec<i8>>());
+}
+
+/// Every copy SIMD level the CPU has, lowest first.
+fn levels() -> Vec<CopySimd> {
+    [CopySimd::Baseline, CopySimd::Avx2, CopySimd::Avx512].into_iter().filter(|&l| l <= max_copy_simd()).collect()
+}
+
+/// A view of `shape` taking every `step`-th element of the last dim of a row-major buffer
+/// (`step > 0`), its first element at `base`.
+fn stepped(shape: &[usize], step: usize) -> View {
+    let n = shape.len();
+    let mut gaps = vec![1; n];
+    gaps[n - 1] = step;
+    layout(shape, &(0..n).collect::<Vec<_>>(), &gaps, &vec![false; n], &vec![false; n])
+}
+
+#[test]
+fn every_simd_level_transposes_and_slices_every_size() {
+    // Edges around the micro blocks (2..32), cached tiles (32..128 rows) and strips
+    // (16..256 columns) of every element size, padded and flipped layouts, 3-D permutes,
+    // and every-other-element slices with every tail length of a vector.
+    let edges =
+        [(8usize, 8usize), (15, 17), (16, 16), (31, 33), (32, 32), (33, 64), (63, 65), (65, 127), (129, 255), (257, 9)];
+    for level in levels() {
+        assert_eq!(set_copy_simd(level), level);
+        for dt in [DType::U8, DType::F16, DType::F32, DType::I64] {
+            for (i, &(r, c)) in edges.iter().enumerate() {
+                let sh = [r, c];
+                let seed = 100 + i as u64;
+                check(&sh, dt, &contiguous(&sh), dt, &permuted(&sh, &[1, 0]), seed);
+                let padded = layout(&sh, &[0, 1], &[1, 3], &[false, false], &[false, false]);
+                check(&sh, dt, &padded, dt, &permuted(&sh, &[1, 0]), seed);
+                let flipped = layout(&sh, &[1, 0], &[1, 1], &[true, true], &[false, false]);
+                check(&sh, dt, &contiguous(&sh), dt, &flipped, seed);
+                let gapped = layout(&sh, &[1, 0], &[2, 1], &[false, false], &[false, false]);
+                check(&sh, dt, &contiguous(&sh), dt, &gapped, seed);
+            }
+            let sh = [9usize, 40, 70];
+            for order in [[2, 0, 1], [1, 2, 0], [2, 1, 0]] {
+                check(&sh, dt, &contiguous(&sh), dt, &permuted(&sh, &order), 130);
+            }
+            for n in (1..=70).chain([127, 128, 129, 255, 256, 257, 1000]) {
+                for rows in [1usize, 3] {
+                    let sh = [rows, n];
+                    check(&sh, dt, &contiguous(&sh), dt, &stepped(&sh, 2), 140 + n as u64);
+                    let flipped = layout(&sh, &[0, 1], &[1, 2], &[false, true], &[false, false]);
+                    check(&sh, dt, &contiguous(&sh), dt, &flipped, 141);
+                    check(&sh, dt, &contiguous(&sh), dt, &stepped(&sh, 3), 142);
+                }
+            }
+        }
+    }
+    set_copy_simd(max_copy_simd());
+}
+
+#[test]
+fn every_simd_level_streams_large_transposes_and_slices() {
+    // Above the streaming threshold (16 MiB of destination), ragged edges.
+    for level in levels() {
+        assert_eq!(set_copy_simd(level), level);
+        let sh = [2051usize, 2053];
+        check(&sh, DType::F32, &contiguous(&sh), DType::F32, &permuted(&sh, &[1, 0]), 51);
+        check(&sh, DType::F32, &contiguous(&sh), DType::F32, &stepped(&sh, 2), 52);
+        let sh = [1451usize, 1447];
+        check(&sh, DType::I64, &contiguous(&sh), DType::I64, &permuted(&sh, &[1, 0]), 53);
+        let sh = [2999usize, 3001];
+        check(&sh, DType::F16, &contiguous(&sh), DType::F16, &permuted(&sh, &[1, 0]), 54);
+        let sh = [4099usize, 4097];
+        check(&sh, DType::U8, &contiguous(&sh), DType::U8, &permuted(&sh, &[1, 0]), 55);
+    }
+    set_copy_simd(max_copy_simd());
+}
+
+/// Byte buffers whose usable region starts right after, or ends right before, an
+/// inaccessible page, so a read or write outside the region faults.
+#[cfg(unix)]
+mod guarded {
+    /// A mapping with a usable region of `bytes` bytes at `data`.
+    pub struct Guarded {
+        base: *mut libc::c_void,
+        total: usize,
+        pub data: *mut u8,
+    }
+
+    impl Guarded {
+        /// Maps `bytes` usable bytes between two guard pages, flush against the leading
+        /// guard when `at_start`, else against the trailing one.
+        pub fn new(bytes: usize, at_start: bool) -> Guarded {
+            let page = 4096;
+            let body = bytes.div_ceil(page).max(1) * page;
+            let total = body + 2 * page;
+            // SAFETY: an anonymous private mapping; the guards are pages of it.
+            unsafe {
+                let base = libc::mmap(
+                    std::ptr::null_mut(),
+                    total,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                    -1,
+                    0,
+                );
+                assert_ne!(base, libc::MAP_FAILED);
+                let b = base as *mut u8;
+                assert_eq!(libc::mprotect(base, page, libc::PROT_NONE), 0);
+                assert_eq!(libc::mprotect(b.add(page + body) as *mut _, page, libc::PROT_NONE), 0);
+                let data = if at_start { b.add(page) } else { b.add(page + body - bytes) };
+                Guarded { base, total, data }
+            }
+        }
+    }
+
+    impl Drop for Guarded {
+        fn drop(&mut self) {
+            // SAFETY: the mapping made in `new`.
+            unsafe { libc::munmap(self.base, self.total) };
+        }
+    }
+}
+
+/// Copies through views whose spans touch guard pages on either side, source and
+/// destination, compared with the reference: any access outside a view's span faults.
+#[cfg(unix)]
+fn check_guarded(shape: &[usize], dt: DType, dv: &View, sv: &View, seed: u64) {
+    use guarded::Guarded;
+    let e = dt.size();
+    let src_bytes = random_bytes(dt, sv.len, seed);
+    for (s_start, d_start) in [(false, false), (true, true)] {
+        let src = Guarded::new(sv.len * e, s_start);
+        let got = Guarded::new(dv.len * e, d_start);
+        let mut want = vec![0xA5u8; dv.len * e + 8];
+        let wbase = {
+            let p = want.as_mut_ptr();
+            p.wrapping_add(p.align_offset(8))
+        };
+        // SAFETY: the regions hold sv.len / dv.len elements; every reachable element of the
+        // views lies inside them (layout computes the spans).
+        unsafe {
+            std::ptr::copy_nonoverlapping(src_bytes.as_ptr(), src.data, src_bytes.len());
+            std::ptr::write_bytes(got.data, 0xA5, dv.len * e);
+            let s = RawTensor {
+                ptr: src.data.add(sv.base * e),
+                dtype: dt,
+                shape,
+                strides: &sv.strides,
+                device: Device::Cpu,
+            };
+            let g = RawTensor {
+                ptr: got.data.add(dv.base * e),
+                dtype: dt,
+                shape,
+                strides: &dv.strides,
+                device: Device::Cpu,
+            };
+            let w =
+                RawTensor { ptr: wbase.add(dv.base * e), dtype: dt, shape, strides: &dv.strides, device: Device::Cpu };
+            copy_strided(&g, &s).unwrap();
+            naive_copy(&w, &s);
+            let (g, w) =
+                (std::slice::from_raw_parts(got.data, dv.len * e), std::slice::from_raw_parts(wbase, dv.len * e));
+            assert!(g == w, "guarded {dt} shape {shape:?} dst {:?} src {:?}", dv.strides, sv.strides);
+        }
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn simd_paths_stay_inside_the_views() {
+    for level in levels() {
+        set_copy_simd(level);
+        for dt in [DType::U8, DType::F16, DType::F32, DType::I64] {
+            for n in [1usize, 2, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 129, 1000] {
+                let sh = [2, n];
+                check_guarded(&sh, dt, &contiguous(&sh), &stepped(&sh, 2), 60);
+            }
+            for (r, c) in [(8usize, 8usize), (17, 33), (64, 64), (65, 129), (300, 40)] {
+                let sh = [r, c];
+                check_guarded(&sh, dt, &contiguous(&sh), &permuted(&sh, &[1, 0]), 61);
+                let flipped = layout(&sh, &[1, 0], &[1, 1], &[true, true], &[false, false]);
+                check_guarded(&sh, dt, &contiguous(&sh), &flipped, 62);
+            }
+        }
+    }
+    set_copy_simd(max_copy_simd());
 }

@@ -3,6 +3,7 @@
 
 use tensor_core::registry::RawTensor;
 use tensor_core::{naive_fill, DType, Device, Scalar, Tensor};
+use tensor_kernels::cpu::copy::simd::{max_copy_simd, set_copy_simd, CopySimd};
 use tensor_kernels::cpu::fill::fill_strided;
 
 /// Fills a view of `shape`/`strides` (base element offset `base`) in a buffer of `len`
@@ -65,4 +66,25 @@ fn tensor_fill_dispatches_here() {
     let t = Tensor::zeros(&[3, 4], DType::I32, Device::Cpu).unwrap();
     t.t().unwrap().select(0, 1).unwrap().fill_(Scalar::Float(-7.9)).unwrap();
     assert_eq!(t.to_vec::<i32>().unwrap(), vec![0, -7, 0, 0, 0, -7, 0, 0, 0, -7, 0, 0]);
+}
+
+#[test]
+fn wide_fills_at_every_simd_level() {
+    // Contiguous runs around the wide-store threshold (256 bytes) and the 64-byte body,
+    // at every start offset within a line, every element size, every level the CPU has.
+    for level in [CopySimd::Baseline, CopySimd::Avx2, CopySimd::Avx512] {
+        if level > max_copy_simd() {
+            continue;
+        }
+        set_copy_simd(level);
+        for dtype in [DType::U8, DType::I16, DType::F32, DType::F64] {
+            let e = dtype.size();
+            for n in [255 / e, 256 / e, 256 / e + 1, 300, 1000, 4096 / e + 3] {
+                for base in 0..64 / e {
+                    check(dtype, &[n], &[1], base, base + n + 1, Scalar::Float(-3.25));
+                }
+            }
+        }
+    }
+    set_copy_simd(max_copy_simd());
 }

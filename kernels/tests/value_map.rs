@@ -55,7 +55,7 @@ fn lanes<E: SimdElement>() -> usize {
 
 #[test]
 fn map_and_pred_blocks() {
-    assert_eq!((lanes::<f32>(), lanes::<f64>(), lanes::<i32>(), lanes::<u8>()), (8, 4, 8, 32));
+    assert_eq!((lanes::<f32>(), lanes::<f64>(), lanes::<i32>(), lanes::<u8>()), (16, 4, 16, 64));
     run::<f32>(1, f32::from_bits(0x7fc0_dead), |a, b| a * b + 1.0);
     run::<f64>(2, -1234.5, |a, b| a * b + 1.0);
     run::<i64>(3, 0x5a5a, |a, b| a.wrapping_mul(b).wrapping_add(1));

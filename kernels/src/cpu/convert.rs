@@ -3,8 +3,10 @@
 //!
 //! Contiguous `f16`/`bf16` ↔ `f32` runs take vectorized paths that match `half`'s
 //! conversions bit for bit (round to nearest even; NaN quieted with its payload kept;
-//! infinities and subnormals exact): `f16` through F16C (`vcvtph2ps`/`vcvtps2ph`,
-//! detected at run time), `bf16` through integer shifts and adds.
+//! infinities and subnormals exact): `f16` through `vcvtph2ps`/`vcvtps2ph` (16 lanes with
+//! masked tails at [`SimdLevel::Avx512`], 8 lanes with F16C at [`SimdLevel::Avx2`]),
+//! `bf16` through integer shifts and adds compiled for the level's registers (not
+//! `vcvtneps2bf16`, which flushes subnormals). The level is [`simd_level`]'s.
 
 use super::map::{simd_level, SimdLevel};
 use tensor_core::{with_dtype, DType, Element};
@@ -84,9 +86,16 @@ fn f32_to_bf16_bits(x: f32) -> u16 {
 /// `src` valid for `n` reads (any alignment), `dst` for `n` writes.
 pub unsafe fn f16_to_f32(dst: *mut f32, src: *const u16, n: usize) {
     #[cfg(target_arch = "x86_64")]
-    if simd_level() == SimdLevel::Avx2 && std::arch::is_x86_feature_detected!("f16c") {
-        // SAFETY: F16C and AVX are available (checked); pointers per the caller.
-        return unsafe { x86::f16_to_f32(dst, src, n) };
+    match simd_level() {
+        // SAFETY: the level never exceeds the CPU's: AVX-512 F/BW/VL are available;
+        // pointers per the caller.
+        SimdLevel::Avx512 => return unsafe { x86::f16_to_f32_avx512(dst, src, n) },
+        SimdLevel::Avx2 if std::arch::is_x86_feature_detected!("f16c") => {
+            // SAFETY: F16C (checked) and AVX2 (the level) are available; pointers per the
+            // caller.
+            return unsafe { x86::f16_to_f32(dst, src, n) };
+        }
+        _ => {}
     }
     for j in 0..n {
         // SAFETY: j < n (caller's contract).
@@ -100,9 +109,16 @@ pub unsafe fn f16_to_f32(dst: *mut f32, src: *const u16, n: usize) {
 /// `src` valid for `n` reads, `dst` for `n` writes (any alignment).
 pub unsafe fn f32_to_f16(dst: *mut u16, src: *const f32, n: usize) {
     #[cfg(target_arch = "x86_64")]
-    if simd_level() == SimdLevel::Avx2 && std::arch::is_x86_feature_detected!("f16c") {
-        // SAFETY: F16C and AVX are available (checked); pointers per the caller.
-        return unsafe { x86::f32_to_f16(dst, src, n) };
+    match simd_level() {
+        // SAFETY: the level never exceeds the CPU's: AVX-512 F/BW/VL are available;
+        // pointers per the caller.
+        SimdLevel::Avx512 => return unsafe { x86::f32_to_f16_avx512(dst, src, n) },
+        SimdLevel::Avx2 if std::arch::is_x86_feature_detected!("f16c") => {
+            // SAFETY: F16C (checked) and AVX2 (the level) are available; pointers per the
+            // caller.
+            return unsafe { x86::f32_to_f16(dst, src, n) };
+        }
+        _ => {}
     }
     for j in 0..n {
         // SAFETY: j < n (caller's contract).
@@ -123,9 +139,13 @@ pub unsafe fn bf16_to_f32(dst: *mut f32, src: *const u16, n: usize) {
         }
     }
     #[cfg(target_arch = "x86_64")]
-    if simd_level() == SimdLevel::Avx2 {
-        // SAFETY: AVX2 is available (checked); pointers per the caller.
-        return unsafe { x86::avx2(|| run(dst, src, n)) };
+    match simd_level() {
+        // SAFETY: the level never exceeds the CPU's: AVX-512 F/BW are available; pointers
+        // per the caller.
+        SimdLevel::Avx512 => return unsafe { x86::avx512(|| run(dst, src, n)) },
+        // SAFETY: AVX2 is available (as above); pointers per the caller.
+        SimdLevel::Avx2 => return unsafe { x86::avx2(|| run(dst, src, n)) },
+        SimdLevel::Baseline => {}
     }
     // SAFETY: forwarded.
     unsafe { run(dst, src, n) }
@@ -144,9 +164,13 @@ pub unsafe fn f32_to_bf16(dst: *mut u16, src: *const f32, n: usize) {
         }
     }
     #[cfg(target_arch = "x86_64")]
-    if simd_level() == SimdLevel::Avx2 {
-        // SAFETY: AVX2 is available (checked); pointers per the caller.
-        return unsafe { x86::avx2(|| run(dst, src, n)) };
+    match simd_level() {
+        // SAFETY: the level never exceeds the CPU's: AVX-512 F/BW are available; pointers
+        // per the caller.
+        SimdLevel::Avx512 => return unsafe { x86::avx512(|| run(dst, src, n)) },
+        // SAFETY: AVX2 is available (as above); pointers per the caller.
+        SimdLevel::Avx2 => return unsafe { x86::avx2(|| run(dst, src, n)) },
+        SimdLevel::Baseline => {}
     }
     // SAFETY: forwarded.
     unsafe { run(dst, src, n) }
@@ -164,6 +188,72 @@ mod x86 {
     #[inline]
     pub unsafe fn avx2(f: impl FnOnce()) {
         f()
+    }
+
+    /// Runs `f` (inlined) in a function compiled with AVX-512 F/BW.
+    ///
+    /// # Safety
+    /// The CPU supports AVX-512 F and BW; `f`'s own requirements hold.
+    #[target_feature(enable = "avx512f,avx512bw,avx2")]
+    #[inline]
+    pub unsafe fn avx512(f: impl FnOnce()) {
+        f()
+    }
+
+    /// `(1 << m) - 1`: the first `m` of 16 lanes, for `m < 16`.
+    #[inline(always)]
+    fn first_lanes(m: usize) -> __mmask16 {
+        ((1u32 << m) - 1) as __mmask16
+    }
+
+    /// # Safety
+    /// The CPU has AVX-512 F/BW/VL; `src` valid for `n` reads, `dst` for `n` writes.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
+    pub unsafe fn f16_to_f32_avx512(dst: *mut f32, src: *const u16, n: usize) {
+        let mut j = 0;
+        while j + 16 <= n {
+            // SAFETY: j + 16 <= n: 32 bytes readable at src + j, 64 writable at dst + j;
+            // both intrinsics take unaligned pointers.
+            unsafe {
+                let h = _mm256_loadu_si256(src.add(j) as *const __m256i);
+                _mm512_storeu_ps(dst.add(j), _mm512_cvtph_ps(h));
+            }
+            j += 16;
+        }
+        if j < n {
+            let k = first_lanes(n - j);
+            // SAFETY: the masked load and store touch only the first n - j < 16 elements
+            // at src + j and dst + j (masked-off lanes are neither read nor written, and
+            // cannot fault).
+            unsafe {
+                let h = _mm256_maskz_loadu_epi16(k, src.add(j) as *const i16);
+                _mm512_mask_storeu_ps(dst.add(j), k, _mm512_cvtph_ps(h));
+            }
+        }
+    }
+
+    /// # Safety
+    /// The CPU has AVX-512 F/BW/VL; `src` valid for `n` reads, `dst` for `n` writes.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
+    pub unsafe fn f32_to_f16_avx512(dst: *mut u16, src: *const f32, n: usize) {
+        let mut j = 0;
+        while j + 16 <= n {
+            // SAFETY: j + 16 <= n: 64 bytes readable at src + j, 32 writable at dst + j;
+            // unaligned loads/stores.
+            unsafe {
+                let h = _mm512_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(_mm512_loadu_ps(src.add(j)));
+                _mm256_storeu_si256(dst.add(j) as *mut __m256i, h);
+            }
+            j += 16;
+        }
+        if j < n {
+            let k = first_lanes(n - j);
+            // SAFETY: as in `f16_to_f32_avx512`: only the first n - j elements are touched.
+            unsafe {
+                let h = _mm512_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(_mm512_maskz_loadu_ps(k, src.add(j)));
+                _mm256_mask_storeu_epi16(dst.add(j) as *mut i16, k, h);
+            }
+        }
     }
 
     /// # Safety

@@ -1,7 +1,7 @@
 //! The CPU fill engine behind `Tensor::fill_` (and broadcast copies): generated per element
-//! size; contiguous runs use vectorised stores (non-temporal above
-//! [`NT_THRESHOLD`](crate::cpu::copy::stream::NT_THRESHOLD) destination bytes), strided
-//! runs a row loop, split across rayon above the grain.
+//! size; contiguous runs use the widest vector stores (AVX-512 / AVX2 picked at run time;
+//! non-temporal above [`NT_THRESHOLD`](crate::cpu::copy::stream::NT_THRESHOLD) destination
+//! bytes), strided runs a row loop, split across rayon above the grain (and 256 KiB).
 
 use crate::cpu::copy::stream::{fill_bytes, pattern_of, NT_THRESHOLD};
 use tensor_core::iter::IterPlan;
@@ -50,7 +50,8 @@ unsafe fn fill_plan<T: Copy + Send + Sync>(plan: &IterPlan, dst: *mut T, v: T) {
     let nt = plan.numel() * std::mem::size_of::<T>() >= NT_THRESHOLD;
     let d = crate::cpu::copy::SharedPtr::new(dst);
     let di = plan.inner_strides()[0];
-    crate::cpu::copy::for_each_run(plan, |od, _, n| {
+    let grain = crate::cpu::copy::grain_for(std::mem::size_of::<T>());
+    crate::cpu::copy::for_each_run(plan, grain, |od, _, n| {
         // SAFETY: n elements at stride di from od are elements of the plan (caller).
         unsafe { fill_run(d.get().offset(od), di, n, v, nt) }
     });

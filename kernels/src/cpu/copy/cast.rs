@@ -3,7 +3,7 @@
 //! same-dtype copy.
 
 use super::class::{classify, CopyClass};
-use super::drive::{for_each_run, for_each_strip, SharedPtr};
+use super::drive::{for_each_run, for_each_strip, grain_for, SharedPtr};
 use super::stream::NT_THRESHOLD;
 use super::transpose::{plane_scalar, Plane};
 use crate::cpu::fill::fill_run;
@@ -19,28 +19,29 @@ pub(crate) unsafe fn copy_cast<S: Element, D: Element>(plan: &IterPlan, dst: *mu
     let (d, s) = (SharedPtr::new(dst), SharedPtr::new(src as *mut S));
     let inner = plan.inner_strides();
     let (di, si) = (inner[0], inner[1]);
+    let g = grain_for(std::mem::size_of::<D>());
     match classify(plan) {
         CopyClass::Empty => {}
-        CopyClass::Contiguous | CopyClass::Rows => for_each_run(plan, |od, os, n| {
+        CopyClass::Contiguous | CopyClass::Rows => for_each_run(plan, g, |od, os, n| {
             let (dp, sp) = (d.get().wrapping_offset(od), s.get().wrapping_offset(os));
             for i in 0..n {
                 // SAFETY: element i of a contiguous run in both operands (caller).
                 unsafe { dp.add(i).write(sp.add(i).read().cast::<D>()) };
             }
         }),
-        CopyClass::Broadcast => for_each_run(plan, |od, os, n| {
+        CopyClass::Broadcast => for_each_run(plan, g, |od, os, n| {
             // SAFETY: the run's source element and n destination elements at stride di lie
             // in their operands (caller).
             unsafe { fill_run(d.get().offset(od), di, n, s.get().offset(os).read().cast::<D>(), nt) }
         }),
         CopyClass::Transpose { k } => {
-            for_each_strip(plan, k, super::transpose::STRIP, |od, os, drs, scs, rows, cols| {
+            for_each_strip(plan, k, super::transpose::STRIP, g, |od, os, drs, scs, rows, cols| {
                 let p = Plane { dst: d.get().wrapping_offset(od), drs, src: s.get().wrapping_offset(os), scs, rows };
                 // SAFETY: the strip's elements are elements of the plan (caller).
                 unsafe { plane_scalar(p, cols, |x: S| x.cast::<D>()) }
             })
         }
-        CopyClass::General => for_each_run(plan, |od, os, n| {
+        CopyClass::General => for_each_run(plan, g, |od, os, n| {
             let (dp, sp) = (d.get().wrapping_offset(od), s.get().wrapping_offset(os));
             for i in 0..n as isize {
                 // SAFETY: element i of this run in both operands (caller).

@@ -7,10 +7,22 @@ use crate::cpu::parallel::{for_each_chunk, for_each_row_chunk, GRAIN};
 use std::ops::Range;
 use tensor_core::iter::IterPlan;
 
+/// Destination bytes below which a copy or fill runs on the calling thread, and the least
+/// each parallel chunk gets: waking a rayon worker costs several microseconds (measured
+/// here: a 256 KiB f32 fill took 4.5 µs inline and 16 µs as two tasks), about what moving
+/// 128 KiB through L2 costs.
+const MIN_TASK_BYTES: usize = 256 << 10;
+
+/// The parallel grain, in elements of `elem_bytes` bytes, of the copy and fill loops: the
+/// shared [`GRAIN`], raised so that a chunk holds at least [`MIN_TASK_BYTES`].
+pub(crate) fn grain_for(elem_bytes: usize) -> usize {
+    GRAIN.max(MIN_TASK_BYTES / elem_bytes.max(1))
+}
+
 /// Calls `run(dst_off, src_off, len)` for every inner run of `plan` (offsets in elements,
-/// inner strides `plan.inner_strides()`), in parallel above the grain. A plan with a single
-/// run is split inside the run.
-pub(crate) fn for_each_run(plan: &IterPlan, run: impl Fn(isize, isize, usize) + Sync) {
+/// inner strides `plan.inner_strides()`), in parallel above `grain` elements. A plan with a
+/// single run is split inside the run.
+pub(crate) fn for_each_run(plan: &IterPlan, grain: usize, run: impl Fn(isize, isize, usize) + Sync) {
     let n = plan.ndim();
     if n == 0 {
         run(0, 0, 1);
@@ -20,14 +32,14 @@ pub(crate) fn for_each_run(plan: &IterPlan, run: impl Fn(isize, isize, usize) + 
     let (di, si) = (plan.strides[0][n - 1], plan.strides[1][n - 1]);
     let rows = plan.outer_rows();
     if rows == 1 {
-        for_each_chunk(inner, GRAIN, |r: Range<usize>| {
+        for_each_chunk(inner, grain, |r: Range<usize>| {
             run(r.start as isize * di, r.start as isize * si, r.len());
         });
         return;
     }
     let oshape = &plan.shape[..n - 1];
     let (ods, oss) = (&plan.strides[0][..n - 1], &plan.strides[1][..n - 1]);
-    for_each_row_chunk(rows, inner, GRAIN, |r: Range<usize>| {
+    for_each_row_chunk(rows, inner, grain, |r: Range<usize>| {
         let mut w = Walker::new(oshape, [ods, oss], r.start);
         for _ in r {
             let [od, os] = w.offsets();
@@ -39,12 +51,13 @@ pub(crate) fn for_each_run(plan: &IterPlan, run: impl Fn(isize, isize, usize) + 
 
 /// Calls `plane(dst_off, src_off, drs, scs, rows, cols)` over the transposed planes of a
 /// [`super::CopyClass::Transpose`] plan, one call per strip of up to `strip` plane columns
-/// (source rows), in parallel above the grain. In each plane
+/// (source rows), in parallel above `grain` elements. In each plane
 /// `dst[r * drs + c] = src[r + c * scs]` for `r < rows`.
 pub(crate) fn for_each_strip(
     plan: &IterPlan,
     k: usize,
     strip: usize,
+    grain: usize,
     plane: impl Fn(isize, isize, isize, isize, usize, Range<usize>) + Sync,
 ) {
     let last = plan.ndim() - 1;
@@ -57,7 +70,7 @@ pub(crate) fn for_each_strip(
     let strip = strip.max(1);
     let strips = cols.div_ceil(strip);
     let units = oshape.iter().product::<usize>() * strips;
-    for_each_row_chunk(units, strip * rows, GRAIN, |r: Range<usize>| {
+    for_each_row_chunk(units, strip * rows, grain, |r: Range<usize>| {
         let mut w = Walker::new(&oshape, [&ods, &oss], r.start / strips);
         let mut current = r.start / strips;
         for u in r {

@@ -4,20 +4,24 @@
 //! coalesced), classified into a [`CopyClass`], and run by a loop for that class:
 //! contiguous runs are memcpy-like (non-temporal stores above
 //! [`stream::NT_THRESHOLD`] destination bytes), broadcast sources become fills, transposes
-//! run a cache-blocked tiled kernel, anything else a strided loop. Work is split across
-//! rayon above [`crate::cpu::parallel::GRAIN`] elements. Same-dtype copies are generated
-//! once per element size; casts convert on load/store with Rust `as` rules.
+//! run a cache-blocked tiled kernel (SIMD micro-blocks through an L1 buffer), every-other-
+//! element reads a SIMD deinterleave, anything else a strided loop. Work is split across
+//! rayon above [`crate::cpu::parallel::GRAIN`] elements and 256 KiB of destination. Same-
+//! dtype copies are generated once per element size; casts convert on load/store with Rust
+//! `as` rules. The instruction set is picked at run time ([`simd`]).
 
 mod cast;
 mod class;
 mod drive;
+mod gather;
 mod same;
+pub mod simd;
 pub mod stream;
 mod transpose;
 mod walk;
 
 pub use class::{classify, CopyClass};
-pub(crate) use drive::{for_each_run, SharedPtr};
+pub(crate) use drive::{for_each_run, grain_for, SharedPtr};
 
 use tensor_core::iter::IterPlan;
 use tensor_core::registry::RawTensor;

@@ -1,6 +1,7 @@
 //! Contiguous byte movers: memcpy-like copies and pattern fills, with non-temporal
 //! (cache-bypassing) stores for destinations too large to stay in cache. The widest store
-//! the CPU has is picked at run time (AVX-512, else SSE2 on x86_64; plain stores elsewhere).
+//! the CPU has is picked at run time (AVX-512, else SSE2 on x86_64 for streaming stores;
+//! AVX-512 or AVX2 for plain-store fills; plain loops elsewhere).
 
 /// Total destination bytes of one call from which contiguous writes use non-temporal
 /// stores. Below it the destination may still be in cache for the next op; above it plain
@@ -62,6 +63,13 @@ pub unsafe fn fill_bytes(dst: *mut u8, pattern: &[u8; 64], size: usize, n: usize
         return;
     }
     let _ = nt;
+    #[cfg(target_arch = "x86_64")]
+    if n >= 256 {
+        // SAFETY: forwarded caller contract.
+        if unsafe { x86::fill_wide(dst, pattern, n) } {
+            return;
+        }
+    }
     // SAFETY: caller contract; the helper writes exactly n bytes.
     unsafe { fill_plain(dst, pattern, size, n) };
 }
@@ -169,6 +177,65 @@ mod x86 {
         // SAFETY: the tail (< 64 bytes) lies inside dst; it starts on an element boundary.
         unsafe { std::ptr::copy_nonoverlapping(pattern.as_ptr(), dst.add(done), n - done) };
         super::store_fence();
+    }
+
+    /// Plain-store pattern fill with the widest vectors of the copy kernels' level
+    /// (AVX-512 or AVX2); `false` (nothing written) below AVX2.
+    ///
+    /// # Safety
+    /// As `super::fill_bytes`.
+    pub(super) unsafe fn fill_wide(dst: *mut u8, pattern: &[u8; 64], n: usize) -> bool {
+        use super::super::simd::{copy_simd, CopySimd};
+        let level = copy_simd();
+        if level < CopySimd::Avx2 {
+            return false;
+        }
+        let head = head_len(dst, n);
+        // SAFETY: head <= n bytes of dst; the pattern phase is right (see `fill_nt`).
+        unsafe { std::ptr::copy_nonoverlapping(pattern.as_ptr(), dst, head) };
+        let body = (n - head) & !63;
+        // SAFETY: the level's features were detected; aligned body inside dst.
+        unsafe {
+            if level == CopySimd::Avx512 {
+                fill_plain_avx512(dst.add(head), pattern, body)
+            } else {
+                fill_plain_avx2(dst.add(head), pattern, body)
+            }
+        }
+        let done = head + body;
+        // SAFETY: the tail (< 64 bytes) lies inside dst; it starts on an element boundary.
+        unsafe { std::ptr::copy_nonoverlapping(pattern.as_ptr(), dst.add(done), n - done) };
+        true
+    }
+
+    #[target_feature(enable = "avx512f")]
+    unsafe fn fill_plain_avx512(dst: *mut u8, pattern: &[u8; 64], n: usize) {
+        // SAFETY: pattern is 64 readable bytes.
+        let v = unsafe { _mm512_loadu_si512(pattern.as_ptr() as *const _) };
+        let mut i = 0;
+        while i < n {
+            // SAFETY: i + 64 <= n (n a multiple of 64); dst + i is 64-aligned.
+            unsafe { _mm512_store_si512(dst.add(i) as *mut _, v) };
+            i += 64;
+        }
+    }
+
+    #[target_feature(enable = "avx2")]
+    unsafe fn fill_plain_avx2(dst: *mut u8, pattern: &[u8; 64], n: usize) {
+        // SAFETY: pattern is 64 readable bytes.
+        let (a, b) = unsafe {
+            let p = pattern.as_ptr() as *const __m256i;
+            (_mm256_loadu_si256(p), _mm256_loadu_si256(p.add(1)))
+        };
+        let mut i = 0;
+        while i < n {
+            // SAFETY: i + 64 <= n (n a multiple of 64); dst + i is 64-aligned.
+            unsafe {
+                _mm256_store_si256(dst.add(i) as *mut __m256i, a);
+                _mm256_store_si256(dst.add(i + 32) as *mut __m256i, b);
+            }
+            i += 64;
+        }
     }
 
     #[target_feature(enable = "avx512f")]

@@ -17,12 +17,12 @@ pub trait SimdElement: Element {
     type Lanes: Value<Elem = Self>;
 }
 
-/// The SIMD vector `Value` of element `E` (`Lanes<f32>` is [`F32x8`]).
+/// The SIMD vector `Value` of element `E` (`Lanes<f32>` is [`F32x16`]).
 pub type Lanes<E> = <E as SimdElement>::Lanes;
 
 impl SimdElement for f32 {
     type One = Lane<f32>;
-    type Lanes = F32x8;
+    type Lanes = F32x16;
 }
 impl SimdElement for f64 {
     type One = Lane<f64>;
@@ -36,7 +36,25 @@ macro_rules! array_element {
         }
     )* };
 }
-array_element!(bool => 32, u8 => 32, i8 => 32, i16 => 16, i32 => 8, i64 => 4);
+array_element!(bool => 64, u8 => 64, i8 => 64, i16 => 32, i32 => 16, i64 => 8);
+
+/// `[f(0), f(1), ..., f(N - 1)]` by a plain loop. Unlike `std::array::from_fn` and
+/// `<[T; N]>::map`, which LLVM may leave out of line for long arrays (then compiled for the
+/// baseline target only), this always inlines into the block kernels' instruction-set
+/// copies, where the loop is vectorized with their registers.
+#[inline(always)]
+pub(super) fn gen<T: Copy + Default, const N: usize>(f: impl FnMut(usize) -> T) -> [T; N] {
+    overwrite([T::default(); N], f)
+}
+
+/// [`gen`] writing into a given array (for elements without `Default`).
+#[inline(always)]
+fn overwrite<T: Copy, const N: usize>(mut r: [T; N], mut f: impl FnMut(usize) -> T) -> [T; N] {
+    for (i, x) in r.iter_mut().enumerate() {
+        *x = f(i);
+    }
+    r
+}
 
 // ---------------------------------------------------------------------------------------
 // Arrays (integers, bool): every method is the `Lane` method per lane, so vector and
@@ -56,21 +74,21 @@ impl<const N: usize> BitAnd for ArrayMask<N> {
     type Output = Self;
     #[inline(always)]
     fn bitand(self, o: Self) -> Self {
-        ArrayMask(std::array::from_fn(|i| self.0[i] & o.0[i]))
+        ArrayMask(gen(|i| self.0[i] & o.0[i]))
     }
 }
 impl<const N: usize> BitOr for ArrayMask<N> {
     type Output = Self;
     #[inline(always)]
     fn bitor(self, o: Self) -> Self {
-        ArrayMask(std::array::from_fn(|i| self.0[i] | o.0[i]))
+        ArrayMask(gen(|i| self.0[i] | o.0[i]))
     }
 }
 impl<const N: usize> Not for ArrayMask<N> {
     type Output = Self;
     #[inline(always)]
     fn not(self) -> Self {
-        ArrayMask(self.0.map(|b| !b))
+        ArrayMask(gen(|i| !self.0[i]))
     }
 }
 impl<const N: usize> Mask for ArrayMask<N> {
@@ -90,7 +108,7 @@ macro_rules! array_binop {
             type Output = Self;
             #[inline(always)]
             fn $f(self, o: Self) -> Self {
-                ArrayLanes(std::array::from_fn(|i| Lane(self.0[i]).$f(Lane(o.0[i])).0))
+                ArrayLanes(overwrite(self.0, |i| Lane(self.0[i]).$f(Lane(o.0[i])).0))
             }
         }
     };
@@ -107,7 +125,7 @@ where
     type Output = Self;
     #[inline(always)]
     fn neg(self) -> Self {
-        ArrayLanes(self.0.map(|x| (-Lane(x)).0))
+        ArrayLanes(overwrite(self.0, |i| (-Lane(self.0[i])).0))
     }
 }
 
@@ -115,19 +133,19 @@ macro_rules! per_lane {
     (un $($f:ident),*) => { $(
         #[inline(always)]
         fn $f(self) -> Self {
-            ArrayLanes(self.0.map(|x| Lane(x).$f().0))
+            ArrayLanes(overwrite(self.0, |i| Lane(self.0[i]).$f().0))
         }
     )* };
     (bin $($f:ident),*) => { $(
         #[inline(always)]
         fn $f(self, o: Self) -> Self {
-            ArrayLanes(std::array::from_fn(|i| Lane(self.0[i]).$f(Lane(o.0[i])).0))
+            ArrayLanes(overwrite(self.0, |i| Lane(self.0[i]).$f(Lane(o.0[i])).0))
         }
     )* };
     (cmp $($f:ident),*) => { $(
         #[inline(always)]
         fn $f(self, o: Self) -> ArrayMask<N> {
-            ArrayMask(std::array::from_fn(|i| Lane(self.0[i]).$f(Lane(o.0[i]))))
+            ArrayMask(gen(|i| Lane(self.0[i]).$f(Lane(o.0[i]))))
         }
     )* };
 }
@@ -157,32 +175,33 @@ where
     per_lane!(cmp eq, ne, lt, le, gt, ge);
     #[inline(always)]
     fn select(m: ArrayMask<N>, t: Self, f: Self) -> Self {
-        ArrayLanes(std::array::from_fn(|i| if m.0[i] { t.0[i] } else { f.0[i] }))
+        ArrayLanes(overwrite(t.0, |i| if m.0[i] { t.0[i] } else { f.0[i] }))
     }
     per_lane!(bin max, min, pow);
     per_lane!(un abs, exp, exp2, ln, log2, sqrt, tanh, sin, cos, recip, floor, ceil, round);
 }
 
 // ---------------------------------------------------------------------------------------
-// Floats: `F32x8` is an array (transcendentals in `math32`, in f32 lanes); `F64x4` is a
+// Floats: `F32x16` is an array (transcendentals in `math32`, in f32 lanes); `F64x4` is a
 // `wide` vector (transcendentals in `math::m64`).
 
-/// Eight `f32` lanes: a plain array whose operations are per-lane loops that LLVM
-/// vectorizes for the enclosing function's target features (SSE by default, AVX2 in the
-/// block kernels' runtime-dispatched copy).
+/// Sixteen `f32` lanes: a plain array whose operations are per-lane loops that LLVM
+/// vectorizes for the enclosing function's target features (four SSE registers by
+/// default, two AVX registers or one AVX-512 register in the block kernels'
+/// runtime-dispatched copies, see `cpu::map`).
 #[derive(Debug, Clone, Copy, PartialEq)]
-#[repr(C, align(32))]
-pub struct F32x8(pub [f32; 8]);
+#[repr(C, align(64))]
+pub struct F32x16(pub [f32; 16]);
 
 /// Four `f64` lanes (`wide::f64x4`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[repr(transparent)]
 pub struct F64x4(pub f64x4);
 
-/// Comparison result of [`F32x8`]: all-ones / all-zeros bits per lane.
+/// Comparison result of [`F32x16`]: all-ones / all-zeros bits per lane.
 #[derive(Debug, Clone, Copy)]
-#[repr(C, align(32))]
-pub struct F32x8Mask(pub [u32; 8]);
+#[repr(C, align(64))]
+pub struct F32x16Mask(pub [u32; 16]);
 
 /// Comparison result of [`F64x4`]: all-ones / all-zeros bits per lane.
 #[derive(Debug, Clone, Copy)]
@@ -383,8 +402,8 @@ float_vec!(F64x4, F64x4Mask, f64x4, f64, 4, m64);
 
 /// `r[i] = f(a[i], b[i])`.
 #[inline(always)]
-fn zip8<T: Copy, U>(a: [T; 8], b: [T; 8], f: impl Fn(T, T) -> U) -> [U; 8] {
-    std::array::from_fn(|i| f(a[i], b[i]))
+fn zip16<T: Copy, U: Copy + Default>(a: [T; 16], b: [T; 16], f: impl Fn(T, T) -> U) -> [U; 16] {
+    gen(|i| f(a[i], b[i]))
 }
 
 /// All-ones if `c`.
@@ -393,153 +412,123 @@ fn bits(c: bool) -> u32 {
     (c as u32).wrapping_neg()
 }
 
-impl BitAnd for F32x8Mask {
+impl BitAnd for F32x16Mask {
     type Output = Self;
     #[inline(always)]
     fn bitand(self, o: Self) -> Self {
-        F32x8Mask(zip8(self.0, o.0, |a, b| a & b))
+        F32x16Mask(zip16(self.0, o.0, |a, b| a & b))
     }
 }
-impl BitOr for F32x8Mask {
+impl BitOr for F32x16Mask {
     type Output = Self;
     #[inline(always)]
     fn bitor(self, o: Self) -> Self {
-        F32x8Mask(zip8(self.0, o.0, |a, b| a | b))
+        F32x16Mask(zip16(self.0, o.0, |a, b| a | b))
     }
 }
-impl Not for F32x8Mask {
+impl Not for F32x16Mask {
     type Output = Self;
     #[inline(always)]
     fn not(self) -> Self {
-        F32x8Mask(self.0.map(|a| !a))
+        F32x16Mask(gen(|i| !self.0[i]))
     }
 }
-impl Mask for F32x8Mask {
-    const LANES: usize = 8;
+impl Mask for F32x16Mask {
+    const LANES: usize = 16;
     #[inline(always)]
     fn write_bools(self, dst: &mut [bool]) {
-        for (d, m) in dst[..8].iter_mut().zip(self.0) {
+        for (d, m) in dst[..16].iter_mut().zip(self.0) {
             *d = m != 0;
         }
     }
 }
 
-macro_rules! f32x8_binop {
+macro_rules! f32x16_binop {
     ($($tr:ident $f:ident $op:tt),*) => { $(
-        impl $tr for F32x8 {
+        impl $tr for F32x16 {
             type Output = Self;
             #[inline(always)]
             fn $f(self, o: Self) -> Self {
-                F32x8(zip8(self.0, o.0, |a, b| a $op b))
+                F32x16(zip16(self.0, o.0, |a, b| a $op b))
             }
         }
     )* };
 }
-f32x8_binop!(Add add +, Sub sub -, Mul mul *, Div div /);
+f32x16_binop!(Add add +, Sub sub -, Mul mul *, Div div /);
 
-impl Neg for F32x8 {
+impl Neg for F32x16 {
     type Output = Self;
     #[inline(always)]
     fn neg(self) -> Self {
-        F32x8(self.0.map(|a| -a))
+        F32x16(gen(|i| -self.0[i]))
     }
 }
 
-macro_rules! f32x8_cmp {
+macro_rules! f32x16_cmp {
     ($($f:ident $op:tt),*) => { $(
         #[inline(always)]
-        fn $f(self, o: Self) -> F32x8Mask {
-            F32x8Mask(zip8(self.0, o.0, |a, b| bits(a $op b)))
+        fn $f(self, o: Self) -> F32x16Mask {
+            F32x16Mask(zip16(self.0, o.0, |a, b| bits(a $op b)))
         }
     )* };
 }
 
-macro_rules! f32x8_math {
+macro_rules! f32x16_math {
     ($($f:ident),*) => { $(
         #[inline(always)]
         fn $f(self) -> Self {
-            F32x8(m32::$f(self.0))
+            F32x16(m32::$f(self.0))
         }
     )* };
 }
 
 #[allow(clippy::float_cmp)]
-impl Value for F32x8 {
+impl Value for F32x16 {
     type Elem = f32;
-    type Mask = F32x8Mask;
-    const LANES: usize = 8;
+    type Mask = F32x16Mask;
+    const LANES: usize = 16;
     #[inline(always)]
     fn splat(e: f32) -> Self {
-        F32x8([e; 8])
+        F32x16([e; 16])
     }
     #[inline(always)]
     fn load(src: &[f32]) -> Self {
-        let mut a = [0.0; 8];
-        a.copy_from_slice(&src[..8]);
-        F32x8(a)
+        let mut a = [0.0; 16];
+        a.copy_from_slice(&src[..16]);
+        F32x16(a)
     }
     #[inline(always)]
     fn store(self, dst: &mut [f32]) {
-        dst[..8].copy_from_slice(&self.0);
+        dst[..16].copy_from_slice(&self.0);
     }
-    f32x8_cmp!(eq ==, ne !=, lt <, le <=, gt >, ge >=);
+    f32x16_cmp!(eq ==, ne !=, lt <, le <=, gt >, ge >=);
     #[inline(always)]
-    fn select(m: F32x8Mask, t: Self, f: Self) -> Self {
-        F32x8(std::array::from_fn(|i| f32::from_bits((m.0[i] & t.0[i].to_bits()) | (!m.0[i] & f.0[i].to_bits()))))
+    fn select(m: F32x16Mask, t: Self, f: Self) -> Self {
+        F32x16(gen(|i| f32::from_bits((m.0[i] & t.0[i].to_bits()) | (!m.0[i] & f.0[i].to_bits()))))
     }
     #[inline(always)]
     fn abs(self) -> Self {
-        F32x8(self.0.map(|a| f32::from_bits(a.to_bits() & 0x7fff_ffff)))
+        F32x16(gen(|i| f32::from_bits(self.0[i].to_bits() & 0x7fff_ffff)))
     }
     #[inline(always)]
     fn max(self, o: Self) -> Self {
-        F32x8(zip8(self.0, o.0, |a, b| {
-            // Equal (or ±0): the AND of the bits, so +0 wins; NaN: a + b (a NaN).
-            let eq = f32::from_bits(a.to_bits() & b.to_bits());
-            let r = if a > b {
-                a
-            } else if b > a {
-                b
-            } else {
-                eq
-            };
-            if a.is_nan() | b.is_nan() {
-                a + b
-            } else {
-                r
-            }
-        }))
+        F32x16(zip16(self.0, o.0, m32::max_lane))
     }
     #[inline(always)]
     fn min(self, o: Self) -> Self {
-        F32x8(zip8(self.0, o.0, |a, b| {
-            // Equal (or ±0): the OR of the bits, so -0 wins; NaN: a + b (a NaN).
-            let eq = f32::from_bits(a.to_bits() | b.to_bits());
-            let r = if a < b {
-                a
-            } else if b < a {
-                b
-            } else {
-                eq
-            };
-            if a.is_nan() | b.is_nan() {
-                a + b
-            } else {
-                r
-            }
-        }))
+        F32x16(zip16(self.0, o.0, m32::min_lane))
     }
     #[inline(always)]
     fn pow(self, e: Self) -> Self {
-        F32x8(m32::pow(self.0, e.0))
+        F32x16(m32::pow(self.0, e.0))
     }
     #[inline(always)]
     fn sqrt(self) -> Self {
-        F32x8(self.0.map(f32::sqrt))
+        F32x16(gen(|i| self.0[i].sqrt()))
     }
     #[inline(always)]
     fn recip(self) -> Self {
-        F32x8(self.0.map(|a| 1.0 / a))
+        F32x16(gen(|i| 1.0 / self.0[i]))
     }
-    f32x8_math!(exp, exp2, ln, log2, tanh, sin, cos, floor, ceil, round);
+    f32x16_math!(exp, exp2, ln, log2, tanh, sin, cos, floor, ceil, round);
 }

@@ -1,11 +1,11 @@
-//! Vectorized `f32` functions behind [`super::F32x8`], computed in `f32` lanes.
+//! Vectorized `f32` functions behind [`super::F32x16`], computed in `f32` lanes.
 //!
 //! Every function is written once as a branch-free function of one lane (`*_lane`) and
-//! applied to the eight lanes of a `[f32; 8]` by [`per_lane`]; LLVM vectorizes the
-//! unrolled lanes into whatever the enclosing function's target features allow (two SSE
-//! registers by default, one AVX register in the block kernels' AVX2 copy, see
-//! `cpu::map`). No fused multiply-adds are used, so results are bit-identical whichever
-//! instruction set computes them.
+//! applied to the sixteen lanes of a `[f32; 16]` by [`per_lane`]; LLVM vectorizes the
+//! unrolled lanes into whatever the enclosing function's target features allow (four SSE
+//! registers by default, two AVX registers in the block kernels' AVX2 copy, one 512-bit
+//! register in their AVX-512 copy, see `cpu::map`). No fused multiply-adds are used, so
+//! results are bit-identical whichever instruction set computes them.
 //!
 //! Methods (all constants are computed here from `f64` values):
 //! - `exp`, `exp2`: Cody–Waite reduction `x = n ln2 + r` (`|r| <= ln2/2`) with a split
@@ -20,11 +20,12 @@
 //! - `tanh`: its odd Taylor series to `x^19` below 0.55, `1 - 2 / (e^(2|x|) + 1)` above;
 //! - `pow` computes through the `f64` kernels.
 
+use super::lanes::gen;
 use super::math::m64;
 use wide::f64x4;
 
-/// Eight `f32` lanes.
-pub type V8 = [f32; 8];
+/// Sixteen `f32` lanes.
+pub type V16 = [f32; 16];
 
 /// `1.5 * 2^23`: adding and subtracting it rounds an `f32` with `|x| < 2^22` to an integer
 /// (nearest, ties to even), and the integer is the low bits of the sum.
@@ -80,8 +81,8 @@ const EXP2_C: [f32; 8] = {
 
 /// Applies `f` to each lane.
 #[inline(always)]
-pub fn per_lane(a: V8, f: impl Fn(f32) -> f32) -> V8 {
-    std::array::from_fn(|i| f(a[i]))
+pub fn per_lane(a: V16, f: impl Fn(f32) -> f32) -> V16 {
+    gen(|i| f(a[i]))
 }
 
 /// `if c { a } else { b }` (LLVM turns it into a blend).
@@ -121,11 +122,23 @@ fn scale2(y: f32, n: i32) -> f32 {
     y * pow2i(n1) * pow2i(n.wrapping_sub(n1))
 }
 
-/// `e^r - 1` for `|r| <= 0.35` (Taylor to degree 7).
+/// Coefficients of `q(r) = (e^r - 1 - r) / r²` of degree 4, minimax (relative error of
+/// `q` at most 1.3e-7) on `|r| <= 1.0005 ln2/2` (Remez exchange in 50-digit arithmetic):
+/// `r + r² q(r)` is within 0.1 ulp of `e^r - 1`, as close as the degree-7 Taylor
+/// polynomial with one multiply-add pair fewer.
+const EXPM1_Q: [f32; 5] = [
+    0.499_999_995_515_170_7_f64 as f32,
+    0.166_665_771_412_202_6_f64 as f32,
+    0.041_666_853_719_687_71_f64 as f32,
+    0.008_363_170_210_955_05_f64 as f32,
+    0.001_390_129_743_784_395_f64 as f32,
+];
+
+/// `e^r - 1` for `|r| <= 0.35` (degree 6).
 #[inline(always)]
 fn expm1_poly(r: f32) -> f32 {
-    let c = INV_FACT;
-    let q = c[2] + r * (c[3] + r * (c[4] + r * (c[5] + r * (c[6] + r * c[7]))));
+    let c = EXPM1_Q;
+    let q = c[0] + r * (c[1] + r * (c[2] + r * (c[3] + r * c[4])));
     r + (r * r) * q
 }
 
@@ -279,6 +292,24 @@ pub fn tanh_lane(x: f32) -> f32 {
     sel(x.is_nan(), x, with_sign_of(res, x))
 }
 
+/// Maximum, NaN-propagating (`a + b` when either is NaN); of equal values (±0) the AND of
+/// the bits, so `+0` wins. Branch-free, so the lanes vectorize.
+#[inline(always)]
+pub fn max_lane(a: f32, b: f32) -> f32 {
+    let eq = f32::from_bits(a.to_bits() & b.to_bits());
+    let r = sel(a > b, a, sel(b > a, b, eq));
+    sel(a.is_nan() | b.is_nan(), a + b, r)
+}
+
+/// Minimum, NaN-propagating (`a + b` when either is NaN); of equal values (±0) the OR of
+/// the bits, so `-0` wins. Branch-free, so the lanes vectorize.
+#[inline(always)]
+pub fn min_lane(a: f32, b: f32) -> f32 {
+    let eq = f32::from_bits(a.to_bits() | b.to_bits());
+    let r = sel(a < b, a, sel(b < a, b, eq));
+    sel(a.is_nan() | b.is_nan(), a + b, r)
+}
+
 /// Round toward zero (`std` `trunc`, sign of zero kept).
 #[inline(always)]
 pub fn trunc_lane(x: f32) -> f32 {
@@ -313,48 +344,48 @@ pub fn round_lane(x: f32) -> f32 {
 
 /// e^x.
 #[inline(always)]
-pub fn exp(x: V8) -> V8 {
+pub fn exp(x: V16) -> V16 {
     per_lane(x, exp_lane)
 }
 /// 2^x.
 #[inline(always)]
-pub fn exp2(x: V8) -> V8 {
+pub fn exp2(x: V16) -> V16 {
     per_lane(x, exp2_lane)
 }
 /// Natural log.
 #[inline(always)]
-pub fn ln(x: V8) -> V8 {
+pub fn ln(x: V16) -> V16 {
     per_lane(x, ln_lane)
 }
 /// Log base 2.
 #[inline(always)]
-pub fn log2(x: V8) -> V8 {
+pub fn log2(x: V16) -> V16 {
     per_lane(x, log2_lane)
 }
 /// Hyperbolic tangent.
 #[inline(always)]
-pub fn tanh(x: V8) -> V8 {
+pub fn tanh(x: V16) -> V16 {
     per_lane(x, tanh_lane)
 }
 /// Round down.
 #[inline(always)]
-pub fn floor(x: V8) -> V8 {
+pub fn floor(x: V16) -> V16 {
     per_lane(x, floor_lane)
 }
 /// Round up.
 #[inline(always)]
-pub fn ceil(x: V8) -> V8 {
+pub fn ceil(x: V16) -> V16 {
     per_lane(x, ceil_lane)
 }
 /// Round half away from zero.
 #[inline(always)]
-pub fn round(x: V8) -> V8 {
+pub fn round(x: V16) -> V16 {
     per_lane(x, round_lane)
 }
 
 /// Whether any lane is beyond the `f32` trig reduction's range (or NaN/inf).
 #[inline(always)]
-fn any_far(x: V8) -> bool {
+fn any_far(x: V16) -> bool {
     let mut far = false;
     for v in x {
         far |= v.abs() > TRIG_MAX || v.is_nan();
@@ -366,14 +397,14 @@ fn any_far(x: V8) -> bool {
 /// results (which are themselves `std` beyond their own range).
 #[inline(never)]
 #[cold]
-fn trig_far(x: V8, v: V8, f: fn(f64x4) -> f64x4) -> V8 {
+fn trig_far(x: V16, v: V16, f: fn(f64x4) -> f64x4) -> V16 {
     let w = via64(x, f);
-    std::array::from_fn(|i| if x[i].abs() <= TRIG_MAX { v[i] } else { w[i] })
+    gen(|i| if x[i].abs() <= TRIG_MAX { v[i] } else { w[i] })
 }
 
 /// Sine.
 #[inline(always)]
-pub fn sin(x: V8) -> V8 {
+pub fn sin(x: V16) -> V16 {
     let v = per_lane(x, sin_lane);
     if any_far(x) {
         trig_far(x, v, m64::sin)
@@ -384,7 +415,7 @@ pub fn sin(x: V8) -> V8 {
 
 /// Cosine.
 #[inline(always)]
-pub fn cos(x: V8) -> V8 {
+pub fn cos(x: V16) -> V16 {
     let v = per_lane(x, cos_lane);
     if any_far(x) {
         trig_far(x, v, m64::cos)
@@ -394,29 +425,26 @@ pub fn cos(x: V8) -> V8 {
 }
 
 #[inline(always)]
-fn widen(a: V8) -> [f64x4; 2] {
-    [
-        f64x4::new([a[0] as f64, a[1] as f64, a[2] as f64, a[3] as f64]),
-        f64x4::new([a[4] as f64, a[5] as f64, a[6] as f64, a[7] as f64]),
-    ]
+fn widen(a: V16) -> [f64x4; 4] {
+    gen(|j| f64x4::new(gen(|i| a[4 * j + i] as f64)))
 }
 
 #[inline(always)]
-fn narrow(lo: f64x4, hi: f64x4) -> V8 {
-    let (l, h) = (lo.to_array(), hi.to_array());
-    [l[0] as f32, l[1] as f32, l[2] as f32, l[3] as f32, h[0] as f32, h[1] as f32, h[2] as f32, h[3] as f32]
+fn narrow(w: [f64x4; 4]) -> V16 {
+    let w: [[f64; 4]; 4] = gen(|j| w[j].to_array());
+    gen(|i| w[i / 4][i % 4] as f32)
 }
 
 /// Computes `f` in `f64` and rounds once.
 #[inline(always)]
-fn via64(x: V8, f: fn(f64x4) -> f64x4) -> V8 {
-    let [lo, hi] = widen(x);
-    narrow(f(lo), f(hi))
+fn via64(x: V16, f: fn(f64x4) -> f64x4) -> V16 {
+    let w = widen(x);
+    narrow(gen(|j| f(w[j])))
 }
 
 /// `powf` (through `f64`: ≤ 1 ulp).
 #[inline]
-pub fn pow(x: V8, y: V8) -> V8 {
-    let ([xl, xh], [yl, yh]) = (widen(x), widen(y));
-    narrow(m64::pow_for_f32(xl, yl), m64::pow_for_f32(xh, yh))
+pub fn pow(x: V16, y: V16) -> V16 {
+    let (xw, yw) = (widen(x), widen(y));
+    narrow(gen(|j| m64::pow_for_f32(xw[j], yw[j])))
 }

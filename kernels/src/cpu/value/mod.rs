@@ -1,21 +1,23 @@
 //! The lane algebra `#[tensor_op]` bodies are written against.
 //!
-//! A body is one generic function over `V: Value`. The engine instantiates it twice per
-//! dtype: with `V` = one lane ([`Lane<f32>`](Lane), `E::One`) for tails, and with `V` = a
-//! SIMD vector of that element ([`Lanes<f32>`](Lanes) = [`F32x8`], `E::Lanes`) for the
-//! rest. `if c { a } else { b }` in a body becomes [`Value::select`] (both arms are
-//! evaluated).
+//! A body is one generic function over `V: Value`. The block kernels instantiate it with
+//! `V` = a SIMD vector of the element ([`Lanes<f32>`](Lanes) = [`F32x16`], `E::Lanes`);
+//! a block's last `< LANES` elements run as one padded vector. The one-lane value
+//! ([`Lane<f32>`](Lane), `E::One`) serves scalar callers. `if c { a } else { b }` in a
+//! body becomes [`Value::select`] (both arms are evaluated).
 //!
 //! The one-lane value is the `#[repr(transparent)]` newtype [`Lane<E>`], not the primitive:
 //! Rust's `+`/`*`/`-` on primitive integers panic on overflow in debug builds and `/`
 //! panics on zero, and `std`'s impls cannot be changed, so `Lane` carries the wrapping /
-//! divide-by-zero-is-0 operators below. Vectors: [`F32x8`] (an 8-lane array whose
-//! per-lane loops LLVM vectorizes; the block kernels run an AVX2 copy when the CPU has it)
-//! and `wide::f64x4` for floats,
-//! `[E; N]` arrays whose every operation is `Lane`'s per lane (LLVM vectorizes the loops)
-//! for `bool`, `u8`, `i8` (32 lanes), `i16` (16), `i32` (8), `i64` (4). Float
-//! transcendentals on `Lane` run the vector code on a splat, so a value's result never
-//! depends on whether it landed in a vector or a tail.
+//! divide-by-zero-is-0 operators below. Vectors are sized for 512-bit registers:
+//! [`F32x16`] (a 16-lane array whose per-lane loops LLVM vectorizes; the block kernels run
+//! AVX2 and AVX-512 copies when the CPU has them, see [`crate::cpu::map::SimdLevel`]) and
+//! `wide::f64x4` for floats, `[E; N]` arrays whose every operation is `Lane`'s per lane
+//! (LLVM vectorizes the loops) for `bool`, `u8`, `i8` (64 lanes), `i16` (32), `i32` (16),
+//! `i64` (8). Every operation is per lane and total (no panic, no trap), so a value's
+//! result never depends on its neighbours, on padding, on the instruction set, or on
+//! whether it ran in a vector or alone: float transcendentals on `Lane` run the vector
+//! code on a splat.
 //!
 //! Semantics (identical on every path and on CUDA):
 //! - integers wrap on overflow (`i32::MAX + 1 == i32::MIN`); integer division by zero
@@ -52,7 +54,7 @@ mod math;
 mod math32;
 mod scalar;
 
-pub use lanes::{ArrayLanes, ArrayMask, F32x8, F32x8Mask, F64x4, F64x4Mask, Lanes, SimdElement};
+pub use lanes::{ArrayLanes, ArrayMask, F32x16, F32x16Mask, F64x4, F64x4Mask, Lanes, SimdElement};
 pub use scalar::Lane;
 
 use std::ops::{Add, BitAnd, BitOr, Div, Mul, Neg, Not, Sub};

@@ -7,7 +7,7 @@
 //! and take lane 0, so a tail element gets bit-for-bit the result it would get in a
 //! vector.
 
-use super::lanes::{F32x8, F64x4};
+use super::lanes::{F32x16, F64x4};
 use super::{Mask, Value};
 use std::ops::{Add, Div, Mul, Neg, Sub};
 use tensor_core::Element;
@@ -469,5 +469,5 @@ macro_rules! float_lane {
     };
 }
 
-float_lane!(f32, F32x8);
+float_lane!(f32, F32x16);
 float_lane!(f64, F64x4);
