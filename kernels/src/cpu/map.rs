@@ -66,7 +66,12 @@ fn from_code(c: u8) -> Option<SimdLevel> {
 /// On first use this is the widest level of the running CPU ([`max_simd_level`]), lowered
 /// by the environment variable `TENSOR_OPS_SIMD` when set to `baseline`, `avx2` or
 /// `avx512` (a level above the CPU's is lowered to the CPU's; other values are ignored).
-/// [`set_simd_level`] changes it later. Every level computes bit-identical results.
+/// [`set_simd_level`] changes it later.
+///
+/// Every level computes bit-identical results (no fused multiply-adds, the same per-lane
+/// code), with one exception that no code can rely on anyway: when both operands of an
+/// operation are NaN, which one's payload the NaN result carries (LLVM may commute
+/// `a + b`).
 #[inline]
 pub fn simd_level() -> SimdLevel {
     match from_code(LEVEL.load(Ordering::Relaxed)) {
@@ -91,8 +96,9 @@ pub fn max_simd_level() -> SimdLevel {
 /// harmless.
 ///
 /// The setting is **process-global**: it applies to every thread, including calls already
-/// running on other threads from their next block on (results do not change: every level
-/// computes the same bits). Meant for tests and benchmarks that compare levels.
+/// running on other threads from their next block on (their results do not change: every
+/// level computes the same bits, see [`simd_level`]). Meant for tests and benchmarks that
+/// compare levels.
 pub fn set_simd_level(level: SimdLevel) -> SimdLevel {
     let level = level.min(max_simd_level());
     LEVEL.store(level.code(), Ordering::Relaxed);

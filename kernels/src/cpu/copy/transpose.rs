@@ -245,7 +245,7 @@ mod x86 {
                         )
                     }
                 };
-                if nt && std::env::var("H2_ORD").is_err() {
+                if nt {
                     // Rows outer: every source row of the strip is read at once, many
                     // parallel DRAM streams.
                     for rb in (0..hfull).step_by(br) {
@@ -664,14 +664,22 @@ mod x86 {
     plane_fn!(plane_u8_avx2, "avx2", u8, line_avx, (micro_u8, 16, 16));
     plane_fn!(plane_u16_sse2, "sse2", u16, line_sse2, (micro_u16, 8, 8));
     plane_fn!(plane_u16_avx2, "avx2", u16, line_avx, (micro_u16, 8, 8));
-    plane_fn!(plane_u16_avx512, "avx512f,avx512bw,avx2", u16, line_avx512, (micro_u16_avx512, 32, 16));
+    // Streaming 2- and 8-byte transposes keep the SSE2 8×8 / AVX 4×4 kernels of the AVX2
+    // level: the AVX-512 ones measured ~10% slower (2-byte) or no faster (8-byte) at DRAM
+    // sizes here.
+    plane_fn!(
+        plane_u16_avx512,
+        "avx512f,avx512bw,avx2",
+        u16,
+        line_avx512,
+        (micro_u16_avx512, 32, 16),
+        (micro_u16, 8, 8)
+    );
     plane_fn!(plane_u32_sse2, "sse2", u32, line_sse2, (micro_u32_sse2, 4, 4));
     plane_fn!(plane_u32_avx, "avx2", u32, line_avx, (micro_u32, 8, 8));
     plane_fn!(plane_u32_avx512, "avx512f,avx2", u32, line_avx512, (micro_u32_avx512, 16, 16));
     plane_fn!(plane_u64_sse2, "sse2", u64, line_sse2, (micro_u64_sse2, 2, 2));
     plane_fn!(plane_u64_avx, "avx2", u64, line_avx, (micro_u64, 4, 4));
-    // Streaming 8-byte transposes keep the 4×4 AVX kernel (the 8×8 one measured ~5% slower
-    // at DRAM sizes here, within noise but not better).
     plane_fn!(plane_u64_avx512, "avx512f,avx2", u64, line_avx512, (micro_u64_avx512, 8, 8), (micro_u64, 4, 4));
 
     /// Picks the plane function for the level in use (SSE2 is baseline on x86-64) and

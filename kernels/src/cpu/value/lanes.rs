@@ -1,5 +1,6 @@
-//! `Value` for SIMD vectors: `wide` vectors for `f32`/`f64`, fixed arrays with per-lane
-//! loops (which LLVM vectorizes) for the integers and `bool`.
+//! `Value` for SIMD vectors, sized for 512-bit registers: fixed arrays with per-lane loops
+//! (which LLVM vectorizes) for `f32` ([`F32x16`]), the integers and `bool`; a `wide`
+//! vector for `f64` ([`F64x4`]).
 
 use super::math;
 use super::math32 as m32;
