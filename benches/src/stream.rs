@@ -4,9 +4,8 @@
 //! Byte counts follow STREAM: bytes read + bytes written, each array element once.
 //! For an array of `B` bytes: copy and scale move `2B`, add moves `3B`, fill moves `B`.
 
-use crate::par::{chunk_len, threads};
+use crate::par::{split, Disjoint};
 use crate::timing::{measure_infallible, Sampling};
-use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 /// A STREAM access pattern.
@@ -150,9 +149,6 @@ pub struct StreamArrays {
     c: Vec<f32>,
 }
 
-/// Elements per chunk alignment: 16 f32 = 64 bytes, one cache line.
-const ALIGN: usize = 16;
-
 impl StreamArrays {
     /// Allocates and touches three arrays of `max_bytes` bytes each.
     pub fn new(max_bytes: u64) -> StreamArrays {
@@ -166,23 +162,39 @@ impl StreamArrays {
     /// Runs `pattern` once over the first `array_bytes` bytes of each array.
     pub fn run(&mut self, pattern: Pattern, store: Store, array_bytes: u64) {
         let n = ((array_bytes / 4) as usize).min(self.a.len());
-        let chunk = chunk_len(n, threads(), ALIGN);
         let nt = store == Store::NonTemporal;
-        let (a, b, c) = (&self.a[..n], &mut self.b[..n], &mut self.c[..n]);
+        let a = &self.a[..n];
         match pattern {
-            Pattern::Copy => b.par_chunks_mut(chunk).zip(a.par_chunks(chunk)).for_each(|(d, s)| {
-                if nt {
-                    crate::nt::copy(d, s)
-                } else {
-                    d.copy_from_slice(s)
-                }
-            }),
+            Pattern::Copy => {
+                let b = Disjoint::new(&mut self.b[..n]);
+                split(n, |r| {
+                    // SAFETY: split's ranges are disjoint.
+                    let d = unsafe { b.range(r.clone()) };
+                    if nt {
+                        crate::nt::copy(d, &a[r])
+                    } else {
+                        d.copy_from_slice(&a[r])
+                    }
+                })
+            }
             Pattern::Fill => {
-                b.par_chunks_mut(chunk).for_each(|d| if nt { crate::nt::fill(d, 3.0) } else { d.fill(3.0) })
+                let b = Disjoint::new(&mut self.b[..n]);
+                split(n, |r| {
+                    // SAFETY: split's ranges are disjoint.
+                    let d = unsafe { b.range(r) };
+                    if nt {
+                        crate::nt::fill(d, 3.0)
+                    } else {
+                        d.fill(3.0)
+                    }
+                })
             }
             Pattern::Add => {
-                let b: &[f32] = b;
-                c.par_chunks_mut(chunk).zip(a.par_chunks(chunk)).zip(b.par_chunks(chunk)).for_each(|((d, x), y)| {
+                let (b, c) = (&self.b[..n], Disjoint::new(&mut self.c[..n]));
+                split(n, |r| {
+                    // SAFETY: split's ranges are disjoint.
+                    let d = unsafe { c.range(r.clone()) };
+                    let (x, y) = (&a[r.clone()], &b[r]);
                     if nt {
                         crate::nt::add(d, x, y)
                     } else {
@@ -192,15 +204,20 @@ impl StreamArrays {
                     }
                 })
             }
-            Pattern::Scale => b.par_chunks_mut(chunk).zip(a.par_chunks(chunk)).for_each(|(d, x)| {
-                if nt {
-                    crate::nt::scale(d, x, 3.0)
-                } else {
-                    for (d, x) in d.iter_mut().zip(x) {
-                        *d = 3.0 * x;
+            Pattern::Scale => {
+                let b = Disjoint::new(&mut self.b[..n]);
+                split(n, |r| {
+                    // SAFETY: split's ranges are disjoint.
+                    let d = unsafe { b.range(r.clone()) };
+                    if nt {
+                        crate::nt::scale(d, &a[r], 3.0)
+                    } else {
+                        for (d, x) in d.iter_mut().zip(&a[r]) {
+                            *d = 3.0 * x;
+                        }
                     }
-                }
-            }),
+                })
+            }
         }
         std::hint::black_box(&mut self.b);
         std::hint::black_box(&mut self.c);

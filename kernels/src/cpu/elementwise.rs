@@ -44,8 +44,8 @@ const MAX_OPERANDS: usize = 4;
 pub enum RunKind {
     /// Stride 1 in the kernel's dtype: the kernel reads/writes memory directly.
     Direct,
-    /// Output only: stride 1 in the kernel's dtype, written from a block buffer with
-    /// non-temporal stores (large outputs).
+    /// Output only: stride 1, written from a block buffer with non-temporal stores (large
+    /// outputs); converted from the kernel's output dtype first when the dtypes differ.
     Streamed,
     /// Stride 0: one value per run, splatted into a block.
     Splat,
@@ -116,8 +116,12 @@ pub unsafe fn run_map(
         _ => RunKind::Staged,
     };
     let mut ops = PerOperand::new();
+    let large = total * out.dtype.size() >= NT_THRESHOLD;
     let out_kind = match classify(inner[0], out.dtype, kernel.output) {
-        RunKind::Direct if total * out.dtype.size() >= NT_THRESHOLD => RunKind::Streamed,
+        RunKind::Direct if large => RunKind::Streamed,
+        // A contiguous output of another dtype (f16 computed in f32) is converted in cache,
+        // then streamed: plain stores would pay a read-for-ownership of every line.
+        RunKind::Staged if large && inner[0] == 1 => RunKind::Streamed,
         RunKind::Splat => RunKind::Staged,
         k => k,
     };
@@ -254,6 +258,18 @@ unsafe fn gather_tile(
 #[repr(C, align(64))]
 struct Buf([MaybeUninit<u8>; BUF_BYTES]);
 
+/// Block buffers of one task: one per operand, and one more for a streamed output's
+/// conversion to its dtype.
+type Bufs = [Buf; MAX_OPERANDS + 1];
+
+/// Index in [`Bufs`] of the streamed output's conversion buffer.
+const CAST_BUF: usize = MAX_OPERANDS;
+
+/// Uninitialised block buffers.
+const fn new_bufs() -> Bufs {
+    [const { Buf([MaybeUninit::uninit(); BUF_BYTES]) }; MAX_OPERANDS + 1]
+}
+
 impl Call<'_> {
     /// Visits flattened elements `range` run by run, block by block.
     ///
@@ -261,7 +277,7 @@ impl Call<'_> {
     /// As [`run_map`]; `range` lies within the plan and no other task touches it.
     unsafe fn linear(&self, range: std::ops::Range<usize>) {
         let inner_len = self.plan.inner_len();
-        let mut bufs: [Buf; MAX_OPERANDS] = [const { Buf([MaybeUninit::uninit(); BUF_BYTES]) }; MAX_OPERANDS];
+        let mut bufs = new_bufs();
         let mut row_base = [0isize; MAX_OPERANDS];
         let mut i = range.start;
         while i < range.end {
@@ -281,7 +297,7 @@ impl Call<'_> {
     unsafe fn tiled(&self, bands: std::ops::Range<usize>) {
         let (inner_len, rows) = (self.plan.inner_len(), self.plan.outer_rows());
         let nops = self.ops.len();
-        let mut bufs: [Buf; MAX_OPERANDS] = [const { Buf([MaybeUninit::uninit(); BUF_BYTES]) }; MAX_OPERANDS];
+        let mut bufs = new_bufs();
         // Inputs strided along the run but contiguous along rows (a transposed operand) are
         // staged a whole tile at a time: read down each column (sequential in memory),
         // written across the tile, so neither the strided reads' cache sets nor their pages
@@ -330,7 +346,7 @@ impl Call<'_> {
     ///
     /// # Safety
     /// The run's elements belong to the calling task.
-    unsafe fn run_segment(&self, bufs: &mut [Buf; MAX_OPERANDS], row_base: &[isize], col: usize, n: usize) {
+    unsafe fn run_segment(&self, bufs: &mut Bufs, row_base: &[isize], col: usize, n: usize) {
         // SAFETY: forwarded.
         unsafe { self.run_segment_with(bufs, row_base, col, n, &[None; MAX_OPERANDS]) }
     }
@@ -342,7 +358,7 @@ impl Call<'_> {
     /// As [`Self::run_segment`].
     unsafe fn run_segment_with(
         &self,
-        bufs: &mut [Buf; MAX_OPERANDS],
+        bufs: &mut Bufs,
         row_base: &[isize],
         col: usize,
         n: usize,
@@ -385,12 +401,20 @@ impl Call<'_> {
                 RunKind::Direct => unsafe { (k.func)(dst, ins, m, self.params) },
                 RunKind::Streamed => {
                     let buf = bufs[0].0.as_mut_ptr() as *mut u8;
-                    // SAFETY: buf holds m output elements; dst is this task's contiguous
-                    // run of m elements, not overlapping the stack buffer. The streaming
-                    // stores are fenced once per task (run_map), not per block.
+                    // SAFETY: buf holds m output elements (block sized for the widest
+                    // dtype); dst is this task's contiguous run of m elements, not
+                    // overlapping the stack buffers. The streaming stores are fenced once
+                    // per task (run_map), not per block.
                     unsafe {
                         (k.func)(buf, ins, m, self.params);
-                        copy_bytes_nt_unfenced(dst, buf, m * out.dtype.size());
+                        let staged = if out.dtype == k.output {
+                            buf
+                        } else {
+                            let cast = bufs[CAST_BUF].0.as_mut_ptr() as *mut u8;
+                            scatter_cast(cast, out.dtype, 1, buf, k.output, m);
+                            cast
+                        };
+                        copy_bytes_nt_unfenced(dst, staged, m * out.dtype.size());
                     }
                 }
                 _ => {
