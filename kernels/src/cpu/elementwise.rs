@@ -27,6 +27,10 @@ use tensor_core::{with_dtype, DType, Element, Error, Result, Scalar};
 /// Bytes of one block buffer: 2048 f64 / 4096 f32 elements (four operands stay in L2 and
 /// the per-block overhead is amortised; measured +2–14 % at DRAM sizes over 8 KiB).
 const BUF_BYTES: usize = 16384;
+/// Elements per block when an operand is converted (f16 computed in f32, casts): the
+/// conversion passes then stay in L1. Measured here for an f16 `add`: 45 GB/s at 4 MiB
+/// against 34 with full-size blocks.
+const CAST_BLOCK: usize = 512;
 /// Rows per tile of the tiled walk when the operands fit in cache.
 pub const TILE_ROWS_SMALL: usize = 64;
 /// Rows per tile of the tiled walk at DRAM sizes: each visit to a transposed operand's page
@@ -79,6 +83,8 @@ struct Call<'a> {
     block: usize,
     /// Rows per tile of the tiled walk.
     tile_rows: usize,
+    /// Whether contiguous converted inputs are prefetched a block ahead (DRAM-sized calls).
+    prefetch: bool,
 }
 
 // SAFETY: `Call` holds raw pointers into storages the caller keeps locked for the whole
@@ -130,7 +136,8 @@ pub unsafe fn run_map(
         ops.push(Operand { base: i.ptr, dtype: i.dtype, kind: classify(s, i.dtype, kernel.compute) });
     }
     let widest = ops.iter().map(|o| o.dtype.size()).chain([kernel.compute.size(), kernel.output.size()]).max();
-    let block = BUF_BYTES / widest.unwrap_or(8);
+    let converts = ops[0].dtype != kernel.output || ops[1..].iter().any(|o| o.dtype != kernel.compute);
+    let block = if converts { CAST_BLOCK } else { BUF_BYTES / widest.unwrap_or(8) };
     let walk = if plan.ndim() >= 2
         && ops[1..].iter().zip(&inner[1..]).any(|(o, s)| o.kind == RunKind::Staged && s.abs() > 1)
     {
@@ -147,7 +154,7 @@ pub unsafe fn run_map(
     let streamed = out_kind == RunKind::Streamed;
     let bytes: usize = total * (out.dtype.size() + inputs.iter().map(|i| i.dtype.size()).sum::<usize>());
     let tile_rows = if bytes > TALL_TILE_BYTES { TILE_ROWS } else { TILE_ROWS_SMALL };
-    let call = Call { kernel, plan, inner, ops, params, block, tile_rows };
+    let call = Call { kernel, plan, inner, ops, params, block, tile_rows, prefetch: streamed };
     match walk {
         Walk::Linear => for_each_chunk(total, GRAIN, |range| {
             // SAFETY: forwarded from run_map's contract; chunks are disjoint.
@@ -378,6 +385,10 @@ impl Call<'_> {
                     in_ptrs[j - 1] = p.wrapping_add(done * k.compute.size());
                     continue;
                 }
+                if self.prefetch && op.kind == RunKind::Staged && self.inner[j] == 1 {
+                    // SAFETY: prefetches never fault, whatever the address.
+                    unsafe { prefetch_bytes(src.wrapping_add(m * op.dtype.size()), m * op.dtype.size()) };
+                }
                 in_ptrs[j - 1] = match op.kind {
                     RunKind::Direct | RunKind::Streamed => src,
                     RunKind::Splat => {
@@ -429,6 +440,26 @@ impl Call<'_> {
             done += m;
         }
     }
+}
+
+/// Prefetches the `bytes` bytes from `p` into L1, one cache line at a time. Used for
+/// converted inputs of DRAM-sized calls: their conversion passes do not overlap the next
+/// block's reads otherwise (f16 `add` at 256 MiB: 19 → 28 GB/s here; the same prefetch
+/// slowed plain f32 inputs, which the kernels read directly, by 20 %).
+///
+/// # Safety
+/// None needed: prefetches never fault; `unsafe` only for the intrinsic.
+#[inline]
+unsafe fn prefetch_bytes(p: *const u8, bytes: usize) {
+    #[cfg(target_arch = "x86_64")]
+    for off in (0..bytes).step_by(64) {
+        // SAFETY: a prefetch is a hint; it never faults, whatever the address.
+        unsafe {
+            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.wrapping_add(off) as *const i8)
+        };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (p, bytes);
 }
 
 /// Writes `n` copies of the `size`-byte element at `src` into `dst`.
