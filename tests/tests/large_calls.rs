@@ -1,0 +1,61 @@
+//! Calls large enough for the DRAM-size paths (outputs of 16 MiB and more are streamed with
+//! non-temporal stores; f16/bf16 outputs are converted in cache first), checked element by
+//! element against a scalar reference, with poisoned outputs so unwritten elements show.
+
+use half::{bf16, f16};
+use tensor_ops::prelude::*;
+use tensor_ops::tensor_core::Element;
+
+/// Elements of a 2-byte output just above the 16 MiB streaming threshold, plus a ragged
+/// tail that is not a multiple of any block or vector width.
+const N: usize = (16 << 20) / 2 + 1237;
+
+fn tensor<T: Element>(v: Vec<T>) -> Tensor {
+    Tensor::from_vec(v, &[N]).unwrap()
+}
+
+fn inputs() -> (Vec<f32>, Vec<f32>) {
+    let a = (0..N).map(|i| ((i % 2003) as f32 - 1000.0) * 0.37).collect();
+    let b = (0..N).map(|i| ((i % 997) as f32) * 0.011 - 3.0).collect();
+    (a, b)
+}
+
+#[test]
+fn f16_add_streamed_matches_the_reference() {
+    let (a, b) = inputs();
+    let (a, b): (Vec<f16>, Vec<f16>) =
+        (a.iter().map(|&x| f16::from_f32(x)).collect(), b.iter().map(|&x| f16::from_f32(x)).collect());
+    let want: Vec<f16> = a.iter().zip(&b).map(|(x, y)| f16::from_f32(x.to_f32() + y.to_f32())).collect();
+    let (ta, tb) = (tensor(a), tensor(b));
+    assert_eq!(ta.add(&tb).unwrap().to_vec::<f16>().unwrap(), want, "new output");
+    let out = Tensor::full(&[N], f32::NAN, DType::F16, Device::Cpu).unwrap();
+    tensor_ops::add_out(&ta, &tb, &out).unwrap();
+    let got = out.to_vec::<f16>().unwrap();
+    let bad = got.iter().zip(&want).position(|(g, w)| g.to_bits() != w.to_bits());
+    assert_eq!(bad, None, "preallocated output differs at {bad:?}");
+}
+
+#[test]
+fn bf16_exp_and_mixed_add_streamed_match_the_reference() {
+    let (a, b) = inputs();
+    let a: Vec<bf16> = a.iter().map(|&x| bf16::from_f32(x * 0.01)).collect();
+    let want: Vec<bf16> = a.iter().map(|x| bf16::from_f32(x.to_f32().exp())).collect();
+    let got = tensor(a.clone()).exp().unwrap().to_vec::<bf16>().unwrap();
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        // exp is 1-ulp accurate in f32; rounding to bf16 can then differ by one bf16 ulp.
+        let d = (g.to_bits() as i32 - w.to_bits() as i32).abs();
+        assert!(d <= 1, "exp at {i}: got {g}, want {w}");
+    }
+    // bf16 + f32 promotes to f32 (a contiguous f32 output, converted input).
+    let want: Vec<f32> = a.iter().zip(&b).map(|(x, y)| x.to_f32() + y).collect();
+    assert_eq!(tensor(a).add(&tensor(b)).unwrap().to_vec::<f32>().unwrap(), want);
+}
+
+#[test]
+fn f32_add_into_f16_output_is_cast_on_store() {
+    let (a, b) = inputs();
+    let want: Vec<f16> = a.iter().zip(&b).map(|(x, y)| f16::from_f32(x + y)).collect();
+    let out = Tensor::full(&[N], f32::NAN, DType::F16, Device::Cpu).unwrap();
+    tensor_ops::add_out(&tensor(a), &tensor(b), &out).unwrap();
+    assert_eq!(out.to_vec::<f16>().unwrap(), want);
+}
