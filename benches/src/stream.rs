@@ -4,7 +4,7 @@
 //! Byte counts follow STREAM: bytes read + bytes written, each array element once.
 //! For an array of `B` bytes: copy and scale move `2B`, add moves `3B`, fill moves `B`.
 
-use crate::par::{split, Disjoint};
+use crate::par::split_mut;
 use crate::timing::{measure_infallible, Sampling};
 use serde::{Deserialize, Serialize};
 
@@ -166,34 +166,21 @@ impl StreamArrays {
         let a = &self.a[..n];
         match pattern {
             Pattern::Copy => {
-                let b = Disjoint::new(&mut self.b[..n]);
-                split(n, |r| {
-                    // SAFETY: split's ranges are disjoint.
-                    let d = unsafe { b.range(r.clone()) };
-                    if nt {
-                        crate::nt::copy(d, &a[r])
-                    } else {
-                        d.copy_from_slice(&a[r])
-                    }
-                })
+                split_mut(
+                    &mut self.b[..n],
+                    |r, d| {
+                        if nt {
+                            crate::nt::copy(d, &a[r])
+                        } else {
+                            d.copy_from_slice(&a[r])
+                        }
+                    },
+                )
             }
-            Pattern::Fill => {
-                let b = Disjoint::new(&mut self.b[..n]);
-                split(n, |r| {
-                    // SAFETY: split's ranges are disjoint.
-                    let d = unsafe { b.range(r) };
-                    if nt {
-                        crate::nt::fill(d, 3.0)
-                    } else {
-                        d.fill(3.0)
-                    }
-                })
-            }
+            Pattern::Fill => split_mut(&mut self.b[..n], |_, d| if nt { crate::nt::fill(d, 3.0) } else { d.fill(3.0) }),
             Pattern::Add => {
-                let (b, c) = (&self.b[..n], Disjoint::new(&mut self.c[..n]));
-                split(n, |r| {
-                    // SAFETY: split's ranges are disjoint.
-                    let d = unsafe { c.range(r.clone()) };
+                let b = &self.b[..n];
+                split_mut(&mut self.c[..n], |r, d| {
                     let (x, y) = (&a[r.clone()], &b[r]);
                     if nt {
                         crate::nt::add(d, x, y)
@@ -204,20 +191,15 @@ impl StreamArrays {
                     }
                 })
             }
-            Pattern::Scale => {
-                let b = Disjoint::new(&mut self.b[..n]);
-                split(n, |r| {
-                    // SAFETY: split's ranges are disjoint.
-                    let d = unsafe { b.range(r.clone()) };
-                    if nt {
-                        crate::nt::scale(d, &a[r], 3.0)
-                    } else {
-                        for (d, x) in d.iter_mut().zip(&a[r]) {
-                            *d = 3.0 * x;
-                        }
+            Pattern::Scale => split_mut(&mut self.b[..n], |r, d| {
+                if nt {
+                    crate::nt::scale(d, &a[r], 3.0)
+                } else {
+                    for (d, x) in d.iter_mut().zip(&a[r]) {
+                        *d = 3.0 * x;
                     }
-                })
-            }
+                }
+            }),
         }
         std::hint::black_box(&mut self.b);
         std::hint::black_box(&mut self.c);

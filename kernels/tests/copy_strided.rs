@@ -6,8 +6,8 @@ use proptest::prelude::*;
 use tensor_core::iter::IterPlan;
 use tensor_core::registry::{Kernel, RawTensor};
 use tensor_core::{naive_copy, registry, with_dtype, DType, Device, Element, Layout};
-use tensor_kernels::cpu::copy::simd::{max_copy_simd, set_copy_simd, CopySimd};
 use tensor_kernels::cpu::copy::{classify, copy_strided, CopyClass};
+use tensor_kernels::cpu::map::{max_simd_level, set_simd_level, SimdLevel};
 
 /// A strided view inside a byte buffer: element strides and the element offset of [0,..].
 #[derive(Debug, Clone)]
@@ -271,8 +271,8 @@ fn tensor_api_uses_the_engine() {
 }
 
 /// Every copy SIMD level the CPU has, lowest first.
-fn levels() -> Vec<CopySimd> {
-    [CopySimd::Baseline, CopySimd::Avx2, CopySimd::Avx512].into_iter().filter(|&l| l <= max_copy_simd()).collect()
+fn levels() -> Vec<SimdLevel> {
+    [SimdLevel::Baseline, SimdLevel::Avx2, SimdLevel::Avx512].into_iter().filter(|&l| l <= max_simd_level()).collect()
 }
 
 /// A view of `shape` taking every `step`-th element of the last dim of a row-major buffer
@@ -292,7 +292,7 @@ fn every_simd_level_transposes_and_slices_every_size() {
     let edges =
         [(8usize, 8usize), (15, 17), (16, 16), (31, 33), (32, 32), (33, 64), (63, 65), (65, 127), (129, 255), (257, 9)];
     for level in levels() {
-        assert_eq!(set_copy_simd(level), level);
+        assert_eq!(set_simd_level(level), level);
         for dt in [DType::U8, DType::F16, DType::F32, DType::I64] {
             for (i, &(r, c)) in edges.iter().enumerate() {
                 let sh = [r, c];
@@ -320,14 +320,14 @@ fn every_simd_level_transposes_and_slices_every_size() {
             }
         }
     }
-    set_copy_simd(max_copy_simd());
+    set_simd_level(max_simd_level());
 }
 
 #[test]
 fn every_simd_level_streams_large_transposes_and_slices() {
     // Above the streaming threshold (16 MiB of destination), ragged edges.
     for level in levels() {
-        assert_eq!(set_copy_simd(level), level);
+        assert_eq!(set_simd_level(level), level);
         let sh = [2051usize, 2053];
         check(&sh, DType::F32, &contiguous(&sh), DType::F32, &permuted(&sh, &[1, 0]), 51);
         check(&sh, DType::F32, &contiguous(&sh), DType::F32, &stepped(&sh, 2), 52);
@@ -338,7 +338,7 @@ fn every_simd_level_streams_large_transposes_and_slices() {
         let sh = [4099usize, 4097];
         check(&sh, DType::U8, &contiguous(&sh), DType::U8, &permuted(&sh, &[1, 0]), 55);
     }
-    set_copy_simd(max_copy_simd());
+    set_simd_level(max_simd_level());
 }
 
 /// Byte buffers whose usable region starts right after, or ends right before, an
@@ -436,7 +436,7 @@ fn check_guarded(shape: &[usize], dt: DType, dv: &View, sv: &View, seed: u64) {
 #[test]
 fn simd_paths_stay_inside_the_views() {
     for level in levels() {
-        set_copy_simd(level);
+        set_simd_level(level);
         for dt in [DType::U8, DType::F16, DType::F32, DType::I64] {
             for n in [1usize, 2, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 129, 1000] {
                 let sh = [2, n];
@@ -450,5 +450,5 @@ fn simd_paths_stay_inside_the_views() {
             }
         }
     }
-    set_copy_simd(max_copy_simd());
+    set_simd_level(max_simd_level());
 }

@@ -3,8 +3,8 @@
 
 use tensor_core::registry::RawTensor;
 use tensor_core::{naive_fill, DType, Device, Scalar, Tensor};
-use tensor_kernels::cpu::copy::simd::{max_copy_simd, set_copy_simd, CopySimd};
 use tensor_kernels::cpu::fill::fill_strided;
+use tensor_kernels::cpu::map::{max_simd_level, set_simd_level, SimdLevel};
 
 /// Fills a view of `shape`/`strides` (base element offset `base`) in a buffer of `len`
 /// elements with both the kernel and the reference and compares every byte.
@@ -72,11 +72,11 @@ fn tensor_fill_dispatches_here() {
 fn wide_fills_at_every_simd_level() {
     // Contiguous runs around the wide-store threshold (256 bytes) and the 64-byte body,
     // at every start offset within a line, every element size, every level the CPU has.
-    for level in [CopySimd::Baseline, CopySimd::Avx2, CopySimd::Avx512] {
-        if level > max_copy_simd() {
+    for level in [SimdLevel::Baseline, SimdLevel::Avx2, SimdLevel::Avx512] {
+        if level > max_simd_level() {
             continue;
         }
-        set_copy_simd(level);
+        set_simd_level(level);
         for dtype in [DType::U8, DType::I16, DType::F32, DType::F64] {
             let e = dtype.size();
             for n in [255 / e, 256 / e, 256 / e + 1, 300, 1000, 4096 / e + 3] {
@@ -86,5 +86,5 @@ fn wide_fills_at_every_simd_level() {
             }
         }
     }
-    set_copy_simd(max_copy_simd());
+    set_simd_level(max_simd_level());
 }

@@ -168,9 +168,9 @@ impl RowSet {
 /// ```
 #[derive(Debug, Default)]
 pub struct Registry {
-    rows: BTreeMap<(&'static str, DeviceKind, Layout), RowSet>,
-    /// op name → its row sets per (device kind, layout): the hot path's lookup, one FNV
-    /// hash of the name and a scan of a few entries (no string comparisons in a tree).
+    /// op name → its row sets per (device kind, layout), sorted: the hot path's lookup,
+    /// one FNV hash of the name and a scan of a few entries (no string comparisons in a
+    /// tree).
     by_name: HashMap<&'static str, Vec<(DeviceKind, Layout, RowSet)>, FnvBuild>,
 }
 
@@ -201,17 +201,16 @@ impl Hasher for Fnv1a {
 
 impl Registry {
     fn build() -> Registry {
-        let mut reg = Registry::default();
+        let mut rows: BTreeMap<(&'static str, DeviceKind, Layout), RowSet> = BTreeMap::new();
         for row in inventory::iter::<KernelRow> {
-            let set = reg
-                .rows
-                .entry((row.op.name, row.device, row.layout))
-                .or_insert(RowSet { op: row.op, slots: [None; 10] });
+            let set =
+                rows.entry((row.op.name, row.device, row.layout)).or_insert(RowSet { op: row.op, slots: [None; 10] });
             // First registration wins; a duplicate is ignored (deterministic by link order).
             set.slots[row.dtype as usize].get_or_insert(row);
         }
-        for (&(name, device, layout), set) in &reg.rows {
-            reg.by_name.entry(name).or_default().push((device, layout, *set));
+        let mut reg = Registry::default();
+        for ((name, device, layout), set) in rows {
+            reg.by_name.entry(name).or_default().push((device, layout, set));
         }
         reg
     }
@@ -230,7 +229,7 @@ impl Registry {
                 .ok_or_else(|| no_kernel(set.dtypes().iter().map(|d| d.name()).collect::<Vec<_>>().join(", "))),
             None => {
                 let elsewhere: Vec<String> =
-                    self.rows.keys().filter(|(o, _, _)| *o == op).map(|(_, d, l)| format!("{d}/{l:?}")).collect();
+                    self.by_name.get(op).into_iter().flatten().map(|(d, l, _)| format!("{d}/{l:?}")).collect();
                 Err(no_kernel(if elsewhere.is_empty() {
                     "none (unknown op)".to_string()
                 } else {
@@ -247,7 +246,13 @@ impl Registry {
 
     /// Every (op, device kind, layout, dtypes) row, sorted.
     pub fn entries(&self) -> Vec<(&'static str, DeviceKind, Layout, Vec<DType>)> {
-        self.rows.iter().map(|((o, d, l), s)| (*o, *d, *l, s.dtypes())).collect()
+        let mut all: Vec<_> = self
+            .by_name
+            .iter()
+            .flat_map(|(&o, sets)| sets.iter().map(move |(d, l, s)| (o, *d, *l, s.dtypes())))
+            .collect();
+        all.sort_by(|a, b| (a.0, a.1, a.2).cmp(&(b.0, b.1, b.2)));
+        all
     }
 }
 

@@ -18,6 +18,7 @@
 
 use super::convert::{gather_cast, scatter_cast};
 use super::copy::stream::{copy_bytes_nt_unfenced, store_fence, NT_THRESHOLD};
+use super::map::prefetch;
 use super::parallel::{for_each_chunk, for_each_row_chunk, GRAIN};
 use std::mem::MaybeUninit;
 use tensor_core::iter::{IterPlan, PerOperand};
@@ -83,8 +84,6 @@ struct Call<'a> {
     block: usize,
     /// Rows per tile of the tiled walk.
     tile_rows: usize,
-    /// Whether contiguous converted inputs are prefetched a block ahead (DRAM-sized calls).
-    prefetch: bool,
 }
 
 // SAFETY: `Call` holds raw pointers into storages the caller keeps locked for the whole
@@ -135,9 +134,13 @@ pub unsafe fn run_map(
     for (i, &s) in inputs.iter().zip(&inner[1..]) {
         ops.push(Operand { base: i.ptr, dtype: i.dtype, kind: classify(s, i.dtype, kernel.compute) });
     }
-    let widest = ops.iter().map(|o| o.dtype.size()).chain([kernel.compute.size(), kernel.output.size()]).max();
     let converts = ops[0].dtype != kernel.output || ops[1..].iter().any(|o| o.dtype != kernel.compute);
-    let block = if converts { CAST_BLOCK } else { BUF_BYTES / widest.unwrap_or(8) };
+    let block = if converts {
+        CAST_BLOCK
+    } else {
+        // No conversion: every operand has the compute or output dtype.
+        BUF_BYTES / kernel.compute.size().max(kernel.output.size())
+    };
     let walk = if plan.ndim() >= 2
         && ops[1..].iter().zip(&inner[1..]).any(|(o, s)| o.kind == RunKind::Staged && s.abs() > 1)
     {
@@ -154,7 +157,7 @@ pub unsafe fn run_map(
     let streamed = out_kind == RunKind::Streamed;
     let bytes: usize = total * (out.dtype.size() + inputs.iter().map(|i| i.dtype.size()).sum::<usize>());
     let tile_rows = if bytes > TALL_TILE_BYTES { TILE_ROWS } else { TILE_ROWS_SMALL };
-    let call = Call { kernel, plan, inner, ops, params, block, tile_rows, prefetch: streamed };
+    let call = Call { kernel, plan, inner, ops, params, block, tile_rows };
     match walk {
         Walk::Linear => for_each_chunk(total, GRAIN, |range| {
             // SAFETY: forwarded from run_map's contract; chunks are disjoint.
@@ -372,6 +375,7 @@ impl Call<'_> {
         pre: &[Option<*const u8>; MAX_OPERANDS],
     ) {
         let k = self.kernel;
+        let streamed = self.ops[0].kind == RunKind::Streamed;
         let mut in_ptrs = [std::ptr::null::<u8>(); MAX_OPERANDS - 1];
         let nin = self.ops.len() - 1;
         let mut done = 0;
@@ -385,9 +389,8 @@ impl Call<'_> {
                     in_ptrs[j - 1] = p.wrapping_add(done * k.compute.size());
                     continue;
                 }
-                if self.prefetch && op.kind == RunKind::Staged && self.inner[j] == 1 {
-                    // SAFETY: prefetches never fault, whatever the address.
-                    unsafe { prefetch_bytes(src.wrapping_add(m * op.dtype.size()), m * op.dtype.size()) };
+                if streamed && op.kind == RunKind::Staged && self.inner[j] == 1 {
+                    prefetch_bytes(src.wrapping_add(m * op.dtype.size()), m * op.dtype.size());
                 }
                 in_ptrs[j - 1] = match op.kind {
                     RunKind::Direct | RunKind::Streamed => src,
@@ -442,24 +445,16 @@ impl Call<'_> {
     }
 }
 
-/// Prefetches the `bytes` bytes from `p` into L1, one cache line at a time. Used for
-/// converted inputs of DRAM-sized calls: their conversion passes do not overlap the next
-/// block's reads otherwise (f16 `add` at 256 MiB: 19 → 28 GB/s here; the same prefetch
-/// slowed plain f32 inputs, which the kernels read directly, by 20 %).
-///
-/// # Safety
-/// None needed: prefetches never fault; `unsafe` only for the intrinsic.
+/// Prefetches the `bytes` bytes from `p`, one cache line at a time (a hint: any address is
+/// allowed). Used for converted inputs of DRAM-sized calls, whose conversion passes do not
+/// overlap the next block's reads otherwise (f16 `add` at 256 MiB: 19 → 28 GB/s here; the
+/// same prefetch slowed plain f32 inputs, which the block loop reads and prefetches
+/// itself, by 20 %).
 #[inline]
-unsafe fn prefetch_bytes(p: *const u8, bytes: usize) {
-    #[cfg(target_arch = "x86_64")]
+fn prefetch_bytes(p: *const u8, bytes: usize) {
     for off in (0..bytes).step_by(64) {
-        // SAFETY: a prefetch is a hint; it never faults, whatever the address.
-        unsafe {
-            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.wrapping_add(off) as *const i8)
-        };
+        prefetch(p.wrapping_add(off));
     }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (p, bytes);
 }
 
 /// Writes `n` copies of the `size`-byte element at `src` into `dst`.

@@ -17,8 +17,8 @@ pub trait PredBody<const N: usize>: Sync {
     fn call<V: Value>(&self, args: [V; N]) -> V::Mask;
 }
 
-/// The instruction set the block kernels (and the f16/bf16 conversions) run with, lowest
-/// first: a level implies every level below it.
+/// The instruction set the block kernels, the f16/bf16 conversions and the copy and fill
+/// kernels run with, lowest first: a level implies every level below it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum SimdLevel {
     /// The build's target features (SSE2 on a default x86-64 build).
@@ -61,7 +61,7 @@ fn from_code(c: u8) -> Option<SimdLevel> {
     SimdLevel::ALL.get(usize::from(c).wrapping_sub(1)).copied()
 }
 
-/// The instruction set the block kernels use now.
+/// The instruction set the block, conversion, copy and fill kernels use now.
 ///
 /// On first use this is the widest level of the running CPU ([`max_simd_level`]), lowered
 /// by the environment variable `TENSOR_OPS_SIMD` when set to `baseline`, `avx2` or
@@ -91,7 +91,7 @@ pub fn max_simd_level() -> SimdLevel {
     level
 }
 
-/// Makes the block kernels use `level`, or the CPU's widest level if `level` is above it,
+/// Makes those kernels use `level`, or the CPU's widest level if `level` is above it,
 /// and returns the level now in use. Asking for more than the CPU has is therefore
 /// harmless.
 ///
@@ -272,7 +272,7 @@ const PREFETCH_BYTES: usize = 2048;
 
 /// Asks the CPU to bring the cache line at `p` into L1 (a hint: any address is allowed).
 #[inline(always)]
-fn prefetch<T>(p: *const T) {
+pub(crate) fn prefetch<T>(p: *const T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch never faults and changes no memory or register, whatever the
     // address (an invalid one is dropped); SSE is part of the x86-64 baseline.

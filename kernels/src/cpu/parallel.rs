@@ -100,9 +100,10 @@ pub fn for_each_index(n: usize, f: &(dyn Fn(usize) + Sync)) {
         return;
     }
     // SAFETY: the lifetime is erased only for the helpers, which dereference the pointer
-    // only between a successful `enter` and their `leave`; `Join` (below, also run on
-    // unwinding) closes entry and waits for every entered helper to leave before this
-    // frame, and so `f`, goes away.
+    // only after entering (`Shared::help`: incrementing `state` while it is not CLOSED)
+    // and before leaving (decrementing it); `Join` (below, also run on unwinding) sets
+    // CLOSED and waits for every entered helper to leave before this frame, and so `f`,
+    // goes away.
     let job: *const (dyn Fn(usize) + Sync + 'static) =
         unsafe { std::mem::transmute::<*const (dyn Fn(usize) + Sync + '_), _>(f as *const _) };
     let shared = Arc::new(Shared {

@@ -2,7 +2,7 @@
 //! `x[:, ::2]`) as a SIMD deinterleave — load two vectors, keep the even lanes — instead of
 //! one scalar load per element. AVX-512 keeps the even lanes with a two-source permute (or
 //! a truncating move for bytes), AVX2 and SSE2 with shuffles and packs; the picked level is
-//! [`copy_simd`](super::simd::copy_simd). No load reaches past the run's last element
+//! [`simd_level`](crate::cpu::map::simd_level). No load reaches past the run's last element
 //! (`src[2 * (n - 1)]`): the AVX-512 tail uses masked loads, the others a scalar tail.
 
 /// `dst[i] = src[2 * i]` for `i < n`.
@@ -12,17 +12,12 @@
 /// two disjoint; `T` a plain value of 1, 2, 4 or 8 bytes.
 #[inline]
 pub(crate) unsafe fn gather2<T: Copy>(dst: *mut T, src: *const T, n: usize) {
+    // SAFETY: forwarded caller contract.
     #[cfg(target_arch = "x86_64")]
-    {
-        // SAFETY: forwarded caller contract.
-        let done = unsafe { x86::gather2(dst as *mut u8, src as *const u8, n, std::mem::size_of::<T>()) };
-        for i in done..n {
-            // SAFETY: element i of the run (caller).
-            unsafe { dst.add(i).write(src.add(2 * i).read()) };
-        }
-    }
+    let done = unsafe { x86::gather2(dst as *mut u8, src as *const u8, n, std::mem::size_of::<T>()) };
     #[cfg(not(target_arch = "x86_64"))]
-    for i in 0..n {
+    let done = 0;
+    for i in done..n {
         // SAFETY: element i of the run (caller).
         unsafe { dst.add(i).write(src.add(2 * i).read()) };
     }
@@ -30,7 +25,7 @@ pub(crate) unsafe fn gather2<T: Copy>(dst: *mut T, src: *const T, n: usize) {
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    use super::super::simd::{copy_simd, CopySimd};
+    use crate::cpu::map::{simd_level, SimdLevel};
     use std::arch::x86_64::*;
 
     /// Runs the widest kernel for element size `e` and returns how many leading elements
@@ -41,15 +36,15 @@ mod x86 {
     pub(super) unsafe fn gather2(dst: *mut u8, src: *const u8, n: usize, e: usize) -> usize {
         // SAFETY (all arms): the level's features were detected; forwarded contract.
         unsafe {
-            match copy_simd() {
-                CopySimd::Avx512 => match e {
+            match simd_level() {
+                SimdLevel::Avx512 => match e {
                     1 => even_u8_avx512(dst, src, n),
                     2 => even_avx512::<2>(dst, src, n),
                     4 => even_avx512::<4>(dst, src, n),
                     _ => even_avx512::<8>(dst, src, n),
                 },
-                CopySimd::Avx2 => even_avx2(dst, src, n, e),
-                CopySimd::Baseline => even_sse2(dst, src, n, e),
+                SimdLevel::Avx2 => even_avx2(dst, src, n, e),
+                SimdLevel::Baseline => even_sse2(dst, src, n, e),
             }
         }
     }

@@ -8,14 +8,14 @@
 //! element reads a SIMD deinterleave, anything else a strided loop. Work is split across
 //! rayon above [`crate::cpu::parallel::GRAIN`] elements and 256 KiB of destination. Same-
 //! dtype copies are generated once per element size; casts convert on load/store with Rust
-//! `as` rules. The instruction set is picked at run time ([`simd`]).
+//! `as` rules. The instruction set is the block kernels' run-time level
+//! ([`simd_level`](crate::cpu::map::simd_level)).
 
 mod cast;
 mod class;
 mod drive;
 mod gather;
 mod same;
-pub mod simd;
 pub mod stream;
 mod transpose;
 mod walk;

@@ -179,15 +179,15 @@ mod x86 {
         super::store_fence();
     }
 
-    /// Plain-store pattern fill with the widest vectors of the copy kernels' level
+    /// Plain-store pattern fill with the widest vectors of the run-time level
     /// (AVX-512 or AVX2); `false` (nothing written) below AVX2.
     ///
     /// # Safety
     /// As `super::fill_bytes`.
     pub(super) unsafe fn fill_wide(dst: *mut u8, pattern: &[u8; 64], n: usize) -> bool {
-        use super::super::simd::{copy_simd, CopySimd};
-        let level = copy_simd();
-        if level < CopySimd::Avx2 {
+        use crate::cpu::map::{simd_level, SimdLevel};
+        let level = simd_level();
+        if level < SimdLevel::Avx2 {
             return false;
         }
         let head = head_len(dst, n);
@@ -196,7 +196,7 @@ mod x86 {
         let body = (n - head) & !63;
         // SAFETY: the level's features were detected; aligned body inside dst.
         unsafe {
-            if level == CopySimd::Avx512 {
+            if level == SimdLevel::Avx512 {
                 fill_plain_avx512(dst.add(head), pattern, body)
             } else {
                 fill_plain_avx2(dst.add(head), pattern, body)

@@ -110,9 +110,9 @@ impl TransposeBits for u64 {}
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    use super::super::simd::{copy_simd, CopySimd};
     use super::super::stream::store_fence;
     use super::{Plane, TransposeBits};
+    use crate::cpu::map::{simd_level, SimdLevel};
     use std::arch::x86_64::*;
     use std::mem::MaybeUninit;
     use std::ops::Range;
@@ -694,10 +694,10 @@ mod x86 {
                     // SAFETY (all arms): the level's features were detected (SSE2 is
                     // baseline); forwarded contract.
                     unsafe {
-                        match copy_simd() {
-                            CopySimd::Avx512 => $avx512(p, cols, nt),
-                            CopySimd::Avx2 => $avx2(p, cols, nt),
-                            CopySimd::Baseline => $sse2(p, cols, nt),
+                        match simd_level() {
+                            SimdLevel::Avx512 => $avx512(p, cols, nt),
+                            SimdLevel::Avx2 => $avx2(p, cols, nt),
+                            SimdLevel::Baseline => $sse2(p, cols, nt),
                         }
                     }
                     if nt {
