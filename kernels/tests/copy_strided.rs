@@ -407,22 +407,9 @@ fn check_guarded(shape: &[usize], dt: DType, dv: &View, sv: &View, seed: u64) {
         unsafe {
             std::ptr::copy_nonoverlapping(src_bytes.as_ptr(), src.data, src_bytes.len());
             std::ptr::write_bytes(got.data, 0xA5, dv.len * e);
-            let s = RawTensor {
-                ptr: src.data.add(sv.base * e),
-                dtype: dt,
-                shape,
-                strides: &sv.strides,
-                device: Device::Cpu,
-            };
-            let g = RawTensor {
-                ptr: got.data.add(dv.base * e),
-                dtype: dt,
-                shape,
-                strides: &dv.strides,
-                device: Device::Cpu,
-            };
-            let w =
-                RawTensor { ptr: wbase.add(dv.base * e), dtype: dt, shape, strides: &dv.strides, device: Device::Cpu };
+            let s = cpu_raw(src.data.add(sv.base * e), dt, shape, &sv.strides);
+            let g = cpu_raw(got.data.add(dv.base * e), dt, shape, &dv.strides);
+            let w = cpu_raw(wbase.add(dv.base * e), dt, shape, &dv.strides);
             copy_strided(&g, &s).unwrap();
             naive_copy(&w, &s);
             let (g, w) =
@@ -430,6 +417,12 @@ fn check_guarded(shape: &[usize], dt: DType, dv: &View, sv: &View, seed: u64) {
             assert!(g == w, "guarded {dt} shape {shape:?} dst {:?} src {:?}", dv.strides, sv.strides);
         }
     }
+}
+
+/// A CPU operand at `ptr`.
+#[cfg(unix)]
+fn cpu_raw<'a>(ptr: *mut u8, dtype: DType, shape: &'a [usize], strides: &'a [isize]) -> RawTensor<'a> {
+    RawTensor { ptr, dtype, shape, strides, device: Device::Cpu }
 }
 
 #[cfg(unix)]
