@@ -15,13 +15,23 @@ fn freed_blocks_are_reused_by_size_class() {
     drop(b);
     let s = a.stats();
     assert_eq!((s.hits, s.misses, s.blocks_cached, s.bytes_cached), (0, 1, 1, size_class(10_000)));
-    // Same class (10_100 rounds to the same 10_240): the same block, contents kept.
-    let c = a.allocate(10_100).unwrap();
+    // Same class (10_100 rounds to the same 10_240): the same block, contents kept by
+    // `allocate_uninit_on` (what new op outputs use)...
+    let c = a.allocate_uninit_on(Device::Cpu, 10_100).unwrap();
     assert_eq!(c.as_ptr(), addr);
     // SAFETY: reading a byte of our block.
-    assert_eq!(unsafe { *c.as_ptr() }, 0xCD, "cached blocks are not zeroed");
+    assert_eq!(unsafe { *c.as_ptr() }, 0xCD, "uninit blocks are not zeroed");
     let s = a.stats();
     assert_eq!((s.hits, s.misses, s.blocks_cached, s.bytes_cached), (1, 1, 0, 0));
+    // ...and zeroed by `allocate`, as the `Allocator` contract promises.
+    drop(c);
+    let z = a.allocate(10_100).unwrap();
+    assert_eq!(z.as_ptr(), addr);
+    // SAFETY: the block is 10_100 bytes long and ours.
+    assert!(unsafe { std::slice::from_raw_parts(z.as_ptr(), 10_100) }.iter().all(|&x| x == 0));
+    assert_eq!(a.stats().hits, 2);
+    drop(z);
+    let _keep = a.allocate(10_100).unwrap();
     // A different class misses.
     let d = a.allocate(100_000).unwrap();
     assert_ne!(d.as_ptr(), addr);

@@ -6,7 +6,7 @@ use smallvec::SmallVec;
 use tensor_core::iter::PerOperand;
 use tensor_core::registry::{registry, Kernel, KernelRow, OpSpec, RawTensor};
 use tensor_core::shape::{Dims, Strides, INLINE_DIMS};
-use tensor_core::{lock_many, result_type, shape, Access, DType, Device, Error, Layout, Result, Scalar, Tensor};
+use tensor_core::{lock_many_for, result_type, shape, Access, DType, Device, Error, Layout, Result, Scalar, Tensor};
 
 /// Where the result of an op goes.
 #[derive(Clone, Copy)]
@@ -205,15 +205,9 @@ fn execute(spec: &OpSpec, row: &KernelRow, inputs: &[&Tensor], params: &[Scalar]
     if out.numel() == 0 {
         return Ok(());
     }
-    if out.has_internal_overlap() {
-        return Err(Error::invalid_output(
-            spec.name,
-            format!(
-                "the output (shape {:?}, strides {:?}) has elements that share memory (e.g. an expanded view); write into a contiguous tensor",
-                out.shape(),
-                out.strides()
-            ),
-        ));
+    let overlap = out.internal_overlap();
+    if overlap.is_overlapping() {
+        return Err(Error::invalid_output(spec.name, overlap.describe("the output", out.shape(), out.strides())));
     }
     // Partial overlap: read from a private copy so no element is overwritten before it is
     // read. (No copies, clones or heap allocations otherwise.)
@@ -232,7 +226,7 @@ fn execute(spec: &OpSpec, row: &KernelRow, inputs: &[&Tensor], params: &[Scalar]
     let mut wants: PerOperand<(&tensor_core::Storage, Access)> =
         sources.iter().map(|t| (t.storage(), Access::Read)).collect();
     wants.push((out.storage(), Access::Write));
-    let locks = lock_many(&wants)?;
+    let locks = lock_many_for(spec.name, &wants)?;
     let out_raw = out.raw(locks.base(out.storage()));
     let in_raw: PerOperand<RawTensor<'_>> = sources
         .iter()

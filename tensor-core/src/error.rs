@@ -56,6 +56,18 @@ pub enum Error {
     /// An argument other than a shape or dim is invalid.
     #[error("{op}: {msg}")]
     InvalidArgument { op: &'static str, msg: String },
+    /// A storage the op needs is already locked by this thread (a guard from
+    /// `Storage::read`/`write` is alive): waiting for it would never return.
+    #[error("{op}: {msg}")]
+    Locked { op: &'static str, msg: String },
+    /// Two op definitions registered kernels under one name (op names are global, across
+    /// crates); neither is run, since which one wins would be link-order luck.
+    #[error(
+        "{op}: two ops are defined with this name, at {} and at {}; op names are global across crates, so rename one",
+        definition_site(first),
+        definition_site(second)
+    )]
+    DuplicateOp { op: &'static str, first: &'static str, second: &'static str },
     /// A CUDA driver, device or NVRTC problem.
     #[error("cuda: {0}")]
     Cuda(String),
@@ -77,6 +89,19 @@ impl Error {
     /// Builds an [`Error::InvalidOutput`].
     pub fn invalid_output(op: &'static str, msg: impl Into<String>) -> Self {
         Error::InvalidOutput { op, msg: msg.into() }
+    }
+}
+
+/// `OpSpec::defined_at` without the module `#[tensor_op]` generates around the spec
+/// (`a::b::__tensor_op_gelu (src/x.rs:3)` → `a::b (src/x.rs:3)`).
+fn definition_site(at: &str) -> String {
+    match at.find("::__tensor_op_") {
+        Some(i) => {
+            let rest = &at[i + 2..];
+            let end = rest.find([' ', ':']).unwrap_or(rest.len());
+            format!("{}{}", &at[..i], &rest[end..])
+        }
+        None => at.to_string(),
     }
 }
 

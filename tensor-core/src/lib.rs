@@ -19,6 +19,8 @@ mod device;
 mod dtype;
 mod error;
 pub mod iter;
+pub mod limits;
+pub mod overlap;
 mod promote;
 pub mod registry;
 mod runtime;
@@ -30,12 +32,13 @@ mod tensor;
 pub use device::{Device, DeviceKind, Layout};
 pub use dtype::{CastFrom, DType, Element};
 pub use error::{Error, Result};
+pub use limits::{MAX_INPUTS, MAX_PARAMS};
 pub use promote::{promote_types, result_type};
 pub use registry::{registry, Registry};
 pub use runtime::{runtime_for, set_cuda_runtime, DeviceRuntime, RuntimeFactory};
 pub use scalar::Scalar;
 pub use storage::{
-    allocator_for, lock_many, set_allocator, Access, Allocator, AllocatorFactory, CpuAllocator, DataPtr, Deleter,
+    allocator_for, lock_many, lock_many_for, set_allocator, Access, Allocator, AllocatorFactory, CpuAllocator, DataPtr, Deleter,
     LockSet, Storage, StorageRead, StorageWrite, CPU_ALIGN,
 };
 pub use tensor::{naive_copy, naive_fill, Tensor};

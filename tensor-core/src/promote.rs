@@ -3,9 +3,12 @@
 //! Categories order `bool < integer < float`. Between two dimensioned tensors (or two
 //! 0-dim tensors) the result is the wider dtype of the higher category, with these
 //! mixed cases: `u8` with a signed int gives the next signed int that holds both (`u8+i8 →
-//! i16`), `f16` with `bf16` gives `f32`. A 0-dim tensor (or scalar) only takes part when
-//! its category is higher than every dimensioned operand's: `i32[3] + f64 scalar → f32`
-//! (the default float), `f16[3] + f64 scalar → f16`, `u8[3] + i64 scalar → u8`.
+//! i16`), `f16` with `bf16` gives `f32`. 0-dim tensors only take part when their category
+//! is higher than every dimensioned operand's, and then, as PyTorch documents, the result
+//! is a dtype of that category wide enough for them: `i32[3] + f64[] → f64`,
+//! `f16[3] + f64[] → f16` (same category: the dimensioned operand wins), `u8[3] + i64[] →
+//! u8`, `bool[3] + i32[] → i32`. (PyTorch's default dtype applies only to Python-number
+//! operands, which this library does not have: its scalars are `#[param]`s.)
 //!
 //! | with → | bool | u8 | i8 | i16 | i32 | i64 | f16 | bf16 | f32 | f64 |
 //! |---|---|---|---|---|---|---|---|---|---|---|
@@ -56,32 +59,27 @@ pub fn promote_types(a: DType, b: DType) -> DType {
     }
 }
 
-/// The result dtype of several operands; `is_dimensioned[i]` is false for 0-dim tensors
-/// and scalars, which only raise the category (to the default dtype of that category
-/// when they do: i64 for integers, f32 for floats) and never widen within a category.
+/// The result dtype of several operands; `is_dimensioned[i]` is false for 0-dim tensors.
+///
+/// PyTorch's rule: promote the dimensioned operands among themselves and the 0-dim ones
+/// among themselves; the 0-dim result counts only when its category (bool < integer <
+/// float) is higher than the dimensioned one's, and then the two are promoted together
+/// (so the 0-dim dtype decides within its category).
 ///
 /// ```
 /// use tensor_core::{result_type, DType};
-/// assert_eq!(result_type(&[(DType::I32, true), (DType::F64, false)]), DType::F32);
+/// assert_eq!(result_type(&[(DType::I32, true), (DType::F64, false)]), DType::F64);
 /// assert_eq!(result_type(&[(DType::F16, true), (DType::F64, false)]), DType::F16);
 /// assert_eq!(result_type(&[(DType::U8, true), (DType::I64, false)]), DType::U8);
 /// assert_eq!(result_type(&[(DType::Bool, true), (DType::I32, false)]), DType::I32);
+/// assert_eq!(result_type(&[(DType::I64, true), (DType::F16, false)]), DType::F16);
+/// assert_eq!(result_type(&[(DType::I8, false), (DType::F64, false)]), DType::F64);
 /// ```
 pub fn result_type(operands: &[(DType, bool)]) -> DType {
     let dimmed = operands.iter().filter(|o| o.1).map(|o| o.0).reduce(promote_types);
     let zero_dim = operands.iter().filter(|o| !o.1).map(|o| o.0).reduce(promote_types);
     match (dimmed, zero_dim) {
-        (Some(d), Some(z)) if category(z) > category(d) => {
-            if category(z) == 2 && category(d) < 2 {
-                if z == DType::F64 {
-                    DType::F32
-                } else {
-                    z
-                }
-            } else {
-                z
-            }
-        }
+        (Some(d), Some(z)) if category(z) > category(d) => promote_types(d, z),
         (Some(d), _) => d,
         (None, Some(z)) => z,
         (None, None) => DType::F32,

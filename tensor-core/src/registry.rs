@@ -99,6 +99,9 @@ pub struct OpSpec {
     pub float_only: bool,
     /// One-line description.
     pub doc: &'static str,
+    /// Where the op is defined, `module::path (file.rs:line)`, for error messages (two ops
+    /// registered under one name are named by it).
+    pub defined_at: &'static str,
 }
 
 /// The copy/cast op behind `Tensor::copy_`, `contiguous`, `to_dtype` and `to_device`:
@@ -110,6 +113,7 @@ pub static COPY_SPEC: OpSpec = OpSpec {
     bool_output: false,
     float_only: false,
     doc: "strided copy into the destination, casting with Rust `as` rules",
+    defined_at: concat!(module_path!(), " (", file!(), ":", line!(), ")"),
 };
 
 /// The fill op behind `Tensor::fill_`, `zeros`, `ones`, `full`.
@@ -120,6 +124,7 @@ pub static FILL_SPEC: OpSpec = OpSpec {
     bool_output: false,
     float_only: false,
     doc: "writes a scalar (cast with Rust `as` rules) into every element",
+    defined_at: concat!(module_path!(), " (", file!(), ":", line!(), ")"),
 };
 
 /// One registered kernel.
@@ -172,6 +177,9 @@ pub struct Registry {
     /// one FNV hash of the name and a scan of a few entries (no string comparisons in a
     /// tree).
     by_name: HashMap<&'static str, Vec<(DeviceKind, Layout, RowSet)>, FnvBuild>,
+    /// Names claimed by two different op definitions (two `OpSpec`s): every lookup of
+    /// such a name is an [`Error::DuplicateOp`] naming both, never one picked by link order.
+    duplicates: HashMap<&'static str, (&'static OpSpec, &'static OpSpec), FnvBuild>,
 }
 
 /// Builds [`Fnv1a`] hashers.
@@ -202,13 +210,21 @@ impl Hasher for Fnv1a {
 impl Registry {
     fn build() -> Registry {
         let mut rows: BTreeMap<(&'static str, DeviceKind, Layout), RowSet> = BTreeMap::new();
+        let mut specs: HashMap<&'static str, &'static OpSpec, FnvBuild> = HashMap::default();
+        let mut reg = Registry::default();
         for row in inventory::iter::<KernelRow> {
+            let first = *specs.entry(row.op.name).or_insert(row.op);
+            if !std::ptr::eq(first, row.op) {
+                // Two definitions share the name: remember them (in a stable order).
+                let pair = if first.defined_at <= row.op.defined_at { (first, row.op) } else { (row.op, first) };
+                reg.duplicates.entry(row.op.name).or_insert(pair);
+                continue;
+            }
             let set =
                 rows.entry((row.op.name, row.device, row.layout)).or_insert(RowSet { op: row.op, slots: [None; 10] });
-            // First registration wins; a duplicate is ignored (deterministic by link order).
+            // One definition registering a dtype twice keeps its first row.
             set.slots[row.dtype as usize].get_or_insert(row);
         }
-        let mut reg = Registry::default();
         for ((name, device, layout), set) in rows {
             reg.by_name.entry(name).or_default().push((device, layout, set));
         }
@@ -220,8 +236,12 @@ impl Registry {
         self.by_name.get(op)?.iter().find(|(d, l, _)| *d == device && *l == layout).map(|(_, _, s)| s)
     }
 
-    /// Finds the kernel or says precisely what exists instead.
+    /// Finds the kernel or says precisely what exists instead. A name that two op
+    /// definitions registered is an [`Error::DuplicateOp`] naming both.
     pub fn lookup(&self, op: &str, device: Device, layout: Layout, dtype: DType) -> Result<&'static KernelRow> {
+        if let Some(err) = self.duplicate_error(op) {
+            return Err(err);
+        }
         let no_kernel = |supported: String| Error::NoKernel { op: op.to_string(), device, layout, dtype, supported };
         match self.row_set(op, device.kind(), layout) {
             Some(set) => set
@@ -239,9 +259,33 @@ impl Registry {
         }
     }
 
-    /// The spec of a registered op.
+    /// The spec of a registered op (`None` when unknown or defined twice; see
+    /// [`Registry::duplicates`]).
     pub fn op(&self, name: &str) -> Option<&'static OpSpec> {
+        if self.duplicates.contains_key(name) {
+            return None;
+        }
         self.by_name.get(name)?.first().map(|(_, _, s)| s.op)
+    }
+
+    /// Every name registered by two different op definitions, with two of them, sorted.
+    ///
+    /// ```
+    /// assert!(tensor_core::registry().duplicates().is_empty());
+    /// ```
+    pub fn duplicates(&self) -> Vec<(&'static str, &'static OpSpec, &'static OpSpec)> {
+        let mut all: Vec<_> = self.duplicates.iter().map(|(&n, &(a, b))| (n, a, b)).collect();
+        all.sort_by_key(|d| d.0);
+        all
+    }
+
+    /// The error for a lookup of `op` when two definitions claim that name.
+    fn duplicate_error(&self, op: &str) -> Option<Error> {
+        if self.duplicates.is_empty() {
+            return None;
+        }
+        let (&name, &(a, b)) = self.duplicates.get_key_value(op)?;
+        Some(Error::DuplicateOp { op: name, first: a.defined_at, second: b.defined_at })
     }
 
     /// Every (op, device kind, layout, dtypes) row, sorted.

@@ -68,9 +68,25 @@ impl From<u32> for Scalar {
         Scalar::Int(v as i64)
     }
 }
+/// Unsigned values above `i64::MAX` do not fit [`Scalar::Int`]; rather than wrap to a
+/// negative number they become the nearest [`Scalar::Float`] (`usize::MAX` →
+/// `1.8446744073709552e19`), which casts into integer dtypes saturating, like `as`.
+///
+/// ```
+/// use tensor_core::Scalar;
+/// assert_eq!(Scalar::from(7usize), Scalar::Int(7));
+/// assert_eq!(Scalar::from(usize::MAX), Scalar::Float(usize::MAX as f64));
+/// assert_eq!(Scalar::from(u64::MAX).to::<i64>(), i64::MAX);
+/// ```
+impl From<u64> for Scalar {
+    fn from(v: u64) -> Scalar {
+        i64::try_from(v).map_or(Scalar::Float(v as f64), Scalar::Int)
+    }
+}
+/// As `From<u64>`: values above `i64::MAX` become the nearest float, never a wrapped int.
 impl From<usize> for Scalar {
     fn from(v: usize) -> Scalar {
-        Scalar::Int(v as i64)
+        Scalar::from(v as u64)
     }
 }
 impl From<isize> for Scalar {

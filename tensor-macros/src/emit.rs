@@ -6,7 +6,7 @@ use crate::op::OpDef;
 use crate::rust_body::emit_rust;
 use crate::signature::{Arg, Bound};
 use proc_macro2::{Span, TokenStream};
-use quote::{format_ident, quote};
+use quote::{format_ident, quote, quote_spanned};
 use syn::Ident;
 
 /// The CUDA C functions of `op`, one per listed dtype.
@@ -103,6 +103,7 @@ fn hidden_module(op: &OpDef) -> TokenStream {
             }
         });
     }
+    let limits = limit_checks(op);
     let dts: Vec<TokenStream> = op.dtypes.iter().map(|d| d.dtype_path()).collect();
     let sources = cuda.iter().map(|c| &c.source);
     let functions = cuda.iter().map(|c| &c.name);
@@ -112,6 +113,8 @@ fn hidden_module(op: &OpDef) -> TokenStream {
         #[doc(hidden)]
         #[allow(non_snake_case, unused_parens, unused_variables, unused_braces, dead_code, clippy::all)]
         #vis mod #module {
+            #limits
+
             /// What the op is.
             pub static SPEC: #p::OpSpec = #p::OpSpec {
                 name: #name,
@@ -120,6 +123,7 @@ fn hidden_module(op: &OpDef) -> TokenStream {
                 bool_output: #predicate,
                 float_only: #float_only,
                 doc: #summary,
+                defined_at: ::core::concat!(::core::module_path!(), " (", ::core::file!(), ":", ::core::line!(), ")"),
             };
             /// The listed dtypes.
             pub const DTYPES: &[#p::DType] = &[#(#dts),*];
@@ -143,6 +147,25 @@ fn hidden_module(op: &OpDef) -> TokenStream {
             #(#kernels)*
         }
     }
+}
+
+/// One `const` assertion per tensor argument and per param that its index is below
+/// `tensor_core::MAX_INPUTS` / `MAX_PARAMS` (the one definition of each limit, which the
+/// macro cannot read), spanned at the argument: the first argument past a limit is a
+/// compile error pointing at it, with `tensor_core::limits::TOO_MANY_*` as the message.
+fn limit_checks(op: &OpDef) -> TokenStream {
+    let core = quote!(::tensor_ops::__private::tensor_core);
+    let inputs = op.sig.inputs().into_iter().enumerate().map(|(i, ident)| {
+        quote_spanned! {ident.span()=>
+            const _: () = ::core::assert!(#i < #core::MAX_INPUTS, "{}", #core::limits::TOO_MANY_INPUTS);
+        }
+    });
+    let params = op.sig.params().into_iter().enumerate().map(|(i, (ident, _))| {
+        quote_spanned! {ident.span()=>
+            const _: () = ::core::assert!(#i < #core::MAX_PARAMS, "{}", #core::limits::TOO_MANY_PARAMS);
+        }
+    });
+    quote!(#(#inputs)* #(#params)*)
 }
 
 fn public_fns(op: &OpDef) -> TokenStream {

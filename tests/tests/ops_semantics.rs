@@ -15,12 +15,19 @@ fn promotion_follows_pytorch() {
     assert_eq!(i.add(&f).unwrap().dtype(), DType::F32);
     assert_eq!(u.add(&s).unwrap().dtype(), DType::I16);
     assert_eq!(u.add(&s).unwrap().to_vec::<i16>().unwrap(), vec![199, 101]);
-    // 0-dim of the same kind does not widen; a higher kind does (to its default dtype).
+    // 0-dim of the same kind does not widen; a higher kind decides within its category
+    // (PyTorch: only Python numbers use the default dtype, 0-dim tensors keep theirs).
     let big = Tensor::scalar(1000, DType::I64).unwrap();
     assert_eq!(u.add(&big).unwrap().dtype(), DType::U8);
     let half = Tensor::scalar(0.5, DType::F64).unwrap();
-    assert_eq!(i.mul(&half).unwrap().dtype(), DType::F32);
-    assert_eq!(i.mul(&half).unwrap().to_vec::<f32>().unwrap(), vec![0.5, 1.0]);
+    assert_eq!(i.mul(&half).unwrap().dtype(), DType::F64);
+    assert_eq!(i.mul(&half).unwrap().to_vec::<f64>().unwrap(), vec![0.5, 1.0]);
+    assert_eq!(f.mul(&half).unwrap().dtype(), DType::F32);
+    let h0 = Tensor::scalar(0.5, DType::F16).unwrap();
+    assert_eq!(i.add(&h0).unwrap().dtype(), DType::F16);
+    let flags = t(vec![true, false], &[2]);
+    assert_eq!(flags.add(&Tensor::scalar(3, DType::I32).unwrap()).unwrap().dtype(), DType::I32);
+    assert_eq!(flags.add(&Tensor::scalar(3, DType::I32).unwrap()).unwrap().to_vec::<i32>().unwrap(), vec![4, 3]);
     let h = t(vec![half::f16::from_f32(1.0)], &[1]);
     let b = t(vec![half::bf16::from_f32(1.0)], &[1]);
     assert_eq!(h.add(&b).unwrap().dtype(), DType::F32);
@@ -117,12 +124,12 @@ fn errors_are_values_naming_the_op() {
     let err = a.add(&b).unwrap_err();
     assert!(matches!(err, Error::Broadcast { .. }));
     assert!(err.to_string().contains("add") && err.to_string().contains("[3]"));
-    // No kernel: a bool input to an arithmetic op names the supported dtypes.
+    // No kernel: bool subtraction (refused by PyTorch too) names the supported dtypes.
     let bools = t(vec![true, false], &[2]);
-    let err = bools.add(&bools).unwrap_err();
+    let err = bools.sub(&bools).unwrap_err();
     match &err {
         Error::NoKernel { op, dtype, supported, .. } => {
-            assert_eq!(op, "add");
+            assert_eq!(op, "sub");
             assert_eq!(*dtype, DType::Bool);
             assert!(supported.contains("f32"), "{supported}");
         }

@@ -11,8 +11,10 @@
 //!   fit evicts the largest cached blocks first, or frees the block if it exceeds the cap.
 //! - Turn it off with the environment variable `TENSOR_OPS_CPU_CACHE=0` (read when the
 //!   global allocator is first used) or [`set_enabled`]; empty it with [`empty_cache`].
-//! - Blocks coming from the cache are **not** zeroed: they hold the previous tensor's bytes
-//!   (core zeroes `bool` storage itself). Fresh blocks are zeroed.
+//! - [`Allocator::allocate`] returns zeroed memory (a recycled block is zeroed first);
+//!   [`Allocator::allocate_uninit_on`], which new op outputs use (their kernel overwrites
+//!   every byte), hands a recycled block over as it is: initialized bytes of a previous
+//!   tensor, never undefined memory. Fresh blocks are zeroed by the OS either way.
 //! - Allocation failure is [`Error::OutOfMemory`] (after emptying the cache and retrying),
 //!   never an abort.
 
@@ -335,9 +337,22 @@ impl Allocator for CachingAllocator {
         Device::Cpu
     }
 
-    /// `bytes` bytes, 64-byte aligned: zeroed when fresh, the previous contents when
-    /// recycled from the cache.
+    /// `bytes` zeroed bytes, 64-byte aligned (a recycled block is zeroed first).
     fn allocate(&self, bytes: usize) -> Result<DataPtr> {
+        self.block(bytes, true)
+    }
+
+    /// `bytes` bytes, 64-byte aligned: zeroed when fresh, the previous contents when
+    /// recycled from the cache (what a new output that its kernel overwrites wants).
+    fn allocate_uninit_on(&self, _device: Device, bytes: usize) -> Result<DataPtr> {
+        self.block(bytes, false)
+    }
+}
+
+impl CachingAllocator {
+    /// A block of at least `bytes` bytes, from the cache when one of its class is there;
+    /// a recycled block is zeroed when `zeroed`.
+    fn block(&self, bytes: usize, zeroed: bool) -> Result<DataPtr> {
         if bytes == 0 {
             let p = NonNull::new(CPU_ALIGN as *mut u8).unwrap_or(NonNull::dangling());
             // SAFETY: a zero-length block needs no memory; the deleter does nothing.
@@ -351,6 +366,10 @@ impl Allocator for CachingAllocator {
         let block = match self.inner.take(class) {
             Some(b) => {
                 self.inner.hits.fetch_add(1, Ordering::Relaxed);
+                if zeroed {
+                    // SAFETY: the block is `class >= bytes` bytes and exclusively ours.
+                    unsafe { std::ptr::write_bytes(b.0.as_ptr(), 0, bytes) };
+                }
                 b
             }
             None => {
@@ -368,7 +387,7 @@ impl Allocator for CachingAllocator {
         let inner = Arc::clone(&self.inner);
         let deleter = Box::new(move |p: NonNull<u8>, _len: usize| inner.give_back(Block(p), class));
         // SAFETY: the block is `class >= bytes` bytes, 64-byte aligned, exclusively ours,
-        // initialized (zeroed when fresh; a previous tensor's bytes when recycled), and
+        // initialized (zeroed when fresh or asked for; else a previous tensor's bytes), and
         // the deleter returns it to the cache exactly once.
         Ok(unsafe { DataPtr::new(ptr, bytes, Device::Cpu, deleter) })
     }

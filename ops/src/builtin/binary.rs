@@ -2,8 +2,8 @@
 
 use tensor_macros::tensor_op;
 
-/// `a + b` (integers wrap).
-#[tensor_op(dtypes = [numeric])]
+/// `a + b` (integers wrap; on `bool`, logical or, as PyTorch).
+#[tensor_op(dtypes = [numeric, bool])]
 pub fn add<T: Num>(a: T, b: T) -> T {
     a + b
 }
@@ -14,8 +14,8 @@ pub fn sub<T: Num>(a: T, b: T) -> T {
     a - b
 }
 
-/// `a * b` (integers wrap).
-#[tensor_op(dtypes = [numeric])]
+/// `a * b` (integers wrap; on `bool`, logical and, as PyTorch).
+#[tensor_op(dtypes = [numeric, bool])]
 pub fn mul<T: Num>(a: T, b: T) -> T {
     a * b
 }
@@ -26,14 +26,14 @@ pub fn div<T: Float>(a: T, b: T) -> T {
     a / b
 }
 
-/// Elementwise maximum, NaN-propagating (NumPy's `maximum`).
-#[tensor_op(dtypes = [numeric])]
+/// Elementwise maximum, NaN-propagating (NumPy's `maximum`; on `bool`, logical or).
+#[tensor_op(dtypes = [numeric, bool])]
 pub fn maximum<T: Num>(a: T, b: T) -> T {
     a.max(b)
 }
 
-/// Elementwise minimum, NaN-propagating (NumPy's `minimum`).
-#[tensor_op(dtypes = [numeric])]
+/// Elementwise minimum, NaN-propagating (NumPy's `minimum`; on `bool`, logical and).
+#[tensor_op(dtypes = [numeric, bool])]
 pub fn minimum<T: Num>(a: T, b: T) -> T {
     a.min(b)
 }

@@ -80,14 +80,22 @@ impl std::fmt::Debug for DataPtr {
 pub trait Allocator: Send + Sync + std::fmt::Debug {
     /// The device allocations land on.
     fn device(&self) -> Device;
-    /// Allocates `bytes` bytes, zero-initialized on the CPU.
+    /// Allocates `bytes` bytes, zero-initialized on the CPU (device memory may hold any
+    /// bytes).
     fn allocate(&self, bytes: usize) -> Result<DataPtr>;
-    /// Allocates `bytes` bytes on `device` (a device of this allocator's kind). Allocators
-    /// serving several devices (one per GPU ordinal) override this; the default ignores
-    /// the ordinal.
+    /// Allocates `bytes` bytes on `device` (a device of this allocator's kind), as
+    /// [`Allocator::allocate`]. Allocators serving several devices (one per GPU ordinal)
+    /// override this; the default ignores the ordinal.
     fn allocate_on(&self, device: Device, bytes: usize) -> Result<DataPtr> {
         let _ = device;
         self.allocate(bytes)
+    }
+    /// Allocates `bytes` bytes on `device` whose contents do not matter to the caller
+    /// (an output its kernel overwrites): on the CPU they must still be *initialized*
+    /// bytes (any values: a recycled block's are fine), never fresh uninitialized memory.
+    /// The default is [`Allocator::allocate_on`].
+    fn allocate_uninit_on(&self, device: Device, bytes: usize) -> Result<DataPtr> {
+        self.allocate_on(device, bytes)
     }
 }
 

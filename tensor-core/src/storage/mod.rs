@@ -10,20 +10,35 @@
 //! whatever threads. Writes through one view are visible through every view of the same
 //! storage because they all address the same buffer.
 //!
+//!
+//! Taking a lock the calling thread already holds (a guard kept alive across an op on a
+//! view of the same storage) is an [`Error::Locked`], never a hang.
+//!
 //! # Lazy allocation
-//! A storage made by [`Storage::new_lazy`] (what `Tensor::empty`, `resize_` and `reserve`
-//! produce) has a capacity but no buffer. The buffer is allocated, zero-filled, the first
-//! time it is locked, for reading or for writing — i.e. at the first kernel, `to_vec`,
-//! `fill_`/`copy_` or any op touching it. Allocation failure then is an `Err`.
+//! A storage made by [`Storage::new_lazy`] (what `resize_` produces) or
+//! [`Storage::new_lazy_uninit`] (what `Tensor::empty` and new op outputs use) has a capacity
+//! but no buffer. The buffer is allocated the first time it is locked, for reading or for
+//! writing — i.e. at the first kernel, `to_vec`, `fill_`/`copy_` or any op touching it.
+//! Allocation failure then is an `Err`. A `new_lazy` buffer is zero-filled (on every
+//! device); a `new_lazy_uninit` buffer holds unspecified but initialized bytes (zeros, or
+//! a recycled block's), except that `Bool` storage always starts zeroed.
+//!
+//! # Bool bytes
+//! A `Bool` element is one byte that must be 0 or 1 for Rust's `bool`. CPU `Bool` storage
+//! is zeroed when allocated, [`Storage::from_data_ptr`] normalises a block's bytes to 0/1,
+//! kernels write only 0/1, and reads into `bool` values (`to_vec`, `item`) test `!= 0`
+//! anyway: safe code cannot produce an invalid `bool`.
 
 mod alloc;
+mod held;
 
 pub use alloc::{allocator_for, set_allocator, Allocator, AllocatorFactory, CpuAllocator, DataPtr, Deleter, CPU_ALIGN};
 
 use crate::{DType, Device, Element, Error, Result};
 use smallvec::SmallVec;
 use std::ptr::NonNull;
-use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard, TryLockError};
 
 /// Refcounted bytes on one device, shared by every view made from it.
 ///
@@ -46,6 +61,10 @@ struct StorageInner {
     device: Device,
     dtype: DType,
     capacity: usize,
+    /// Whether a lazily allocated buffer must be zero-filled.
+    zeroed: bool,
+    /// Set (Release) once `buffer` holds memory; read without the lock.
+    allocated: AtomicBool,
     buffer: RwLock<Option<DataPtr>>,
 }
 
@@ -62,13 +81,38 @@ impl std::fmt::Debug for Storage {
 }
 
 impl Storage {
-    /// A storage for `numel` elements whose buffer is allocated at first access.
+    /// A storage for `numel` elements whose buffer is allocated, zero-filled, at first access.
+    ///
+    /// ```
+    /// use tensor_core::{Storage, DType, Device, Tensor};
+    /// let s = Storage::new_lazy(DType::I32, 3, Device::Cpu).unwrap();
+    /// assert!(!s.is_allocated());
+    /// let t = Tensor::from_storage(s, &[3]).unwrap();
+    /// assert_eq!(t.to_vec::<i32>().unwrap(), vec![0, 0, 0]);
+    /// ```
     pub fn new_lazy(dtype: DType, numel: usize, device: Device) -> Result<Storage> {
-        let capacity = numel
+        Ok(Self::from_parts(device, dtype, Self::capacity_for(dtype, numel)?, None, true))
+    }
+
+    /// A storage for `numel` elements whose buffer is allocated at first access with
+    /// unspecified contents: initialized bytes (zeros, or what a recycled block held), never
+    /// undefined memory; `Bool` storage is zeroed all the same. For outputs that a kernel
+    /// overwrites, where zeroing would cost a pass over memory.
+    ///
+    /// ```
+    /// use tensor_core::{Storage, DType, Device};
+    /// let s = Storage::new_lazy_uninit(DType::F32, 1 << 20, Device::Cpu).unwrap();
+    /// assert!(!s.is_allocated());
+    /// ```
+    pub fn new_lazy_uninit(dtype: DType, numel: usize, device: Device) -> Result<Storage> {
+        Ok(Self::from_parts(device, dtype, Self::capacity_for(dtype, numel)?, None, false))
+    }
+
+    fn capacity_for(dtype: DType, numel: usize) -> Result<usize> {
+        numel
             .checked_mul(dtype.size())
             .filter(|&b| b <= isize::MAX as usize)
-            .ok_or_else(|| Error::Overflow { op: "Storage::new", shape: vec![numel], dtype })?;
-        Ok(Self::from_parts(device, dtype, capacity, None))
+            .ok_or_else(|| Error::Overflow { op: "Storage::new", shape: vec![numel], dtype })
     }
 
     /// A storage allocated now (errors now rather than at first use).
@@ -91,7 +135,7 @@ impl Storage {
         let nn = NonNull::new(ptr as *mut u8).unwrap_or(NonNull::dangling());
         // SAFETY: the vector's buffer is valid, initialized, owned only by this DataPtr.
         let data = unsafe { DataPtr::new(nn, bytes, Device::Cpu, deleter) };
-        Self::from_parts(Device::Cpu, T::DTYPE, bytes, Some(data))
+        Self::from_parts(Device::Cpu, T::DTYPE, bytes, Some(data), false)
     }
 
     /// Adopts external memory, freed by `deleter` when the last view is dropped.
@@ -109,16 +153,35 @@ impl Storage {
     ) -> Storage {
         // SAFETY: forwarded from this function's own contract.
         let data = unsafe { DataPtr::new(ptr, bytes, device, deleter) };
-        Self::from_parts(device, dtype, bytes, Some(data))
+        Self::from_parts(device, dtype, bytes, Some(data), false)
     }
 
-    /// Wraps a block from an allocator.
+    /// Wraps a block from an allocator. For a CPU `Bool` storage the block's bytes are
+    /// normalised to 0/1 (`!= 0` is true), since a recycled block may hold any bytes.
+    ///
+    /// ```
+    /// use tensor_core::{Allocator, CpuAllocator, DType, Storage, Tensor};
+    /// let block = CpuAllocator.allocate(4).unwrap();
+    /// let t = Tensor::from_storage(Storage::from_data_ptr(block, DType::Bool), &[4]).unwrap();
+    /// assert_eq!(t.to_vec::<bool>().unwrap(), vec![false; 4]);
+    /// ```
     pub fn from_data_ptr(data: DataPtr, dtype: DType) -> Storage {
-        Self::from_parts(data.device(), dtype, data.len(), Some(data))
+        if dtype == DType::Bool && data.device().is_cpu() && !data.is_empty() {
+            // SAFETY: a DataPtr owns `len` initialized bytes (its constructor's contract)
+            // and we hold it by value: nothing else can access them now.
+            let bytes = unsafe { std::slice::from_raw_parts_mut(data.as_ptr(), data.len()) };
+            for b in bytes {
+                *b = (*b != 0) as u8;
+            }
+        }
+        Self::from_parts(data.device(), dtype, data.len(), Some(data), false)
     }
 
-    fn from_parts(device: Device, dtype: DType, capacity: usize, data: Option<DataPtr>) -> Storage {
-        Storage { inner: Arc::new(StorageInner { device, dtype, capacity, buffer: RwLock::new(data) }) }
+    fn from_parts(device: Device, dtype: DType, capacity: usize, data: Option<DataPtr>, zeroed: bool) -> Storage {
+        let allocated = AtomicBool::new(data.is_some());
+        Storage {
+            inner: Arc::new(StorageInner { device, dtype, capacity, zeroed, allocated, buffer: RwLock::new(data) }),
+        }
     }
 
     /// The device of the bytes.
@@ -151,7 +214,7 @@ impl Storage {
     }
     /// True once the buffer exists (see the module docs on lazy allocation).
     pub fn is_allocated(&self) -> bool {
-        self.inner.buffer.read().unwrap_or_else(|e| e.into_inner()).is_some()
+        self.inner.allocated.load(Ordering::Acquire)
     }
     /// A stable identity used for lock ordering.
     pub fn id(&self) -> usize {
@@ -160,51 +223,138 @@ impl Storage {
 
     /// Allocates the buffer now if it is still lazy.
     pub fn ensure_allocated(&self) -> Result<()> {
-        let mut guard = self.inner.buffer.write().unwrap_or_else(|e| e.into_inner());
-        self.fill_lazy(&mut guard)
+        if self.is_allocated() {
+            return Ok(());
+        }
+        drop(self.write_for("Storage::ensure_allocated")?);
+        Ok(())
     }
 
     fn fill_lazy(&self, slot: &mut Option<DataPtr>) -> Result<()> {
-        if slot.is_none() {
-            let data = allocator_for(self.inner.device)?.allocate_on(self.inner.device, self.inner.capacity)?;
-            if self.inner.device.is_cpu() && self.inner.dtype == DType::Bool {
-                // A recycled block may hold any bytes; bool storage must hold only 0/1.
-                // SAFETY: the block is exclusively ours and `len` bytes long.
-                unsafe { std::ptr::write_bytes(data.as_ptr(), 0, data.len()) };
-            }
-            if data.len() < self.inner.capacity {
-                return Err(Error::OutOfMemory { bytes: self.inner.capacity, device: self.inner.device });
-            }
-            *slot = Some(data);
+        if slot.is_some() {
+            return Ok(());
         }
+        let (device, bytes) = (self.inner.device, self.inner.capacity);
+        let alloc = allocator_for(device)?;
+        let data =
+            if self.inner.zeroed { alloc.allocate_on(device, bytes)? } else { alloc.allocate_uninit_on(device, bytes)? };
+        if data.len() < bytes {
+            return Err(Error::OutOfMemory { bytes, device });
+        }
+        if device.is_cpu() && (self.inner.zeroed || self.inner.dtype == DType::Bool) {
+            // Allocators promise zeroed bytes from `allocate`, but any safe impl may break
+            // that promise, and bool storage must hold only 0/1: zero it here ourselves
+            // when it matters. (Fresh OS pages are already zero; this touches them once.)
+            // SAFETY: the block is exclusively ours and at least `bytes` long.
+            unsafe { std::ptr::write_bytes(data.as_ptr(), 0, bytes) };
+        } else if !device.is_cpu() && self.inner.zeroed {
+            zero_device_bytes(device, &data, bytes)?;
+        }
+        *slot = Some(data);
+        self.inner.allocated.store(true, Ordering::Release);
         Ok(())
     }
 
     /// Shared (read) access to the buffer, allocating it first if lazy.
+    ///
+    /// Taking it while this thread holds a write guard of the same storage is an
+    /// [`Error::Locked`]; a second read guard on one thread is fine unless a writer is
+    /// already waiting for the first (then it would deadlock, and is an error too).
     pub fn read(&self) -> Result<StorageRead<'_>> {
-        if !self.is_allocated() {
-            self.ensure_allocated()?;
-        }
-        let guard = self.inner.buffer.read().unwrap_or_else(|e| e.into_inner());
-        Ok(StorageRead { guard })
+        self.read_for("Storage::read")
     }
 
-    /// Exclusive (write) access to the buffer, allocating it first if lazy.
+    /// [`Storage::read`] with `op` named in its errors.
+    pub fn read_for(&self, op: &'static str) -> Result<StorageRead<'_>> {
+        let id = self.id();
+        let guard = match held::held(id) {
+            Some(Access::Write) => {
+                return Err(held::reentrant(op, Access::Read, Access::Write, "waiting for it would never return"))
+            }
+            Some(Access::Read) => match self.inner.buffer.try_read() {
+                Ok(g) => g,
+                Err(TryLockError::Poisoned(p)) => p.into_inner(),
+                Err(TryLockError::WouldBlock) => {
+                    return Err(held::reentrant(
+                        op,
+                        Access::Read,
+                        Access::Read,
+                        "a writer on another thread is waiting for that guard, so a second read would deadlock",
+                    ))
+                }
+            },
+            None => {
+                if !self.is_allocated() {
+                    self.ensure_allocated()?;
+                }
+                self.inner.buffer.read().unwrap_or_else(|e| e.into_inner())
+            }
+        };
+        held::acquire(id, Access::Read);
+        Ok(StorageRead { guard, id })
+    }
+
+    /// Exclusive (write) access to the buffer, allocating it first if lazy. Taking it while
+    /// this thread holds any guard of the same storage is an [`Error::Locked`].
     pub fn write(&self) -> Result<StorageWrite<'_>> {
+        self.write_for("Storage::write")
+    }
+
+    /// [`Storage::write`] with `op` named in its errors.
+    pub fn write_for(&self, op: &'static str) -> Result<StorageWrite<'_>> {
+        let id = self.id();
+        if let Some(have) = held::held(id) {
+            return Err(held::reentrant(op, Access::Write, have, "waiting for it would never return"));
+        }
         let mut guard = self.inner.buffer.write().unwrap_or_else(|e| e.into_inner());
         self.fill_lazy(&mut guard)?;
-        Ok(StorageWrite { guard })
+        held::acquire(id, Access::Write);
+        Ok(StorageWrite { guard, id })
     }
+}
+
+/// Zero-fills `bytes` bytes of a device block through the device's runtime, in chunks.
+fn zero_device_bytes(device: Device, data: &DataPtr, bytes: usize) -> Result<()> {
+    const CHUNK: usize = 1 << 20;
+    let rt = crate::runtime_for(device)?;
+    let mut zeros: Vec<u8> = Vec::new();
+    zeros
+        .try_reserve_exact(CHUNK.min(bytes))
+        .map_err(|_| Error::OutOfMemory { bytes: CHUNK.min(bytes), device: Device::Cpu })?;
+    zeros.resize(CHUNK.min(bytes), 0);
+    let mut done = 0;
+    while done < bytes {
+        let n = CHUNK.min(bytes - done);
+        // SAFETY: the block is exclusively ours (not yet in the storage) and `bytes` long
+        // on `device`; `done + n <= bytes`.
+        unsafe { rt.copy_from_host(device, &zeros[..n], data.as_ptr().wrapping_add(done))? };
+        done += n;
+    }
+    Ok(())
 }
 
 /// A shared lock on a storage's bytes.
 pub struct StorageRead<'a> {
     guard: RwLockReadGuard<'a, Option<DataPtr>>,
+    id: usize,
 }
 
 /// An exclusive lock on a storage's bytes.
 pub struct StorageWrite<'a> {
     guard: RwLockWriteGuard<'a, Option<DataPtr>>,
+    id: usize,
+}
+
+impl Drop for StorageRead<'_> {
+    fn drop(&mut self) {
+        held::release(self.id);
+    }
+}
+
+impl Drop for StorageWrite<'_> {
+    fn drop(&mut self) {
+        held::release(self.id);
+    }
 }
 
 impl StorageRead<'_> {
@@ -262,6 +412,11 @@ impl LockSet<'_> {
 /// assert!(!locks.base(&a).is_null());
 /// ```
 pub fn lock_many<'a>(ops: &[(&'a Storage, Access)]) -> Result<LockSet<'a>> {
+    lock_many_for("lock_many", ops)
+}
+
+/// [`lock_many`] with `op` named in its errors (e.g. a lock this thread already holds).
+pub fn lock_many_for<'a>(op: &'static str, ops: &[(&'a Storage, Access)]) -> Result<LockSet<'a>> {
     let mut want: SmallVec<[(usize, &'a Storage, Access); 4]> = SmallVec::new();
     for &(s, a) in ops {
         match want.iter_mut().find(|(id, _, _)| *id == s.id()) {
@@ -277,8 +432,8 @@ pub fn lock_many<'a>(ops: &[(&'a Storage, Access)]) -> Result<LockSet<'a>> {
     let mut guards = SmallVec::new();
     for (id, s, a) in want {
         let g = match a {
-            Access::Read => Guard::Read(s.read()?),
-            Access::Write => Guard::Write(s.write()?),
+            Access::Read => Guard::Read(s.read_for(op)?),
+            Access::Write => Guard::Write(s.write_for(op)?),
         };
         guards.push((id, g));
     }

@@ -44,8 +44,9 @@ impl Tensor {
         Tensor::from_vec(v, shape)
     }
 
-    /// An uninitialised-by-contract tensor whose buffer is allocated lazily at first access
-    /// (its bytes are then zero, or whatever a recycled block held; never undefined).
+    /// A tensor of unspecified values whose buffer is allocated lazily at first access: its
+    /// elements are then zero, or whatever a recycled block held (never undefined memory;
+    /// `Bool` elements read as `false`). Use [`Tensor::zeros`] for zeros.
     ///
     /// ```
     /// use tensor_core::{Tensor, DType, Device};
@@ -54,7 +55,7 @@ impl Tensor {
     /// ```
     pub fn empty(shape: &[usize], dtype: DType, device: Device) -> Result<Tensor> {
         let numel = shape::checked_numel("empty", shape, dtype)?;
-        Tensor::from_storage(Storage::new_lazy(dtype, numel, device)?, shape)
+        Tensor::from_storage(Storage::new_lazy_uninit(dtype, numel, device)?, shape)
     }
 
     /// A tensor filled with `value` cast to `dtype`.
@@ -71,7 +72,7 @@ impl Tensor {
     /// `full`, with shape errors naming `op`.
     fn full_named(op: &'static str, shape: &[usize], value: Scalar, dtype: DType, device: Device) -> Result<Tensor> {
         let numel = shape::checked_numel(op, shape, dtype)?;
-        let t = Tensor::from_storage(Storage::new_lazy(dtype, numel, device)?, shape)?;
+        let t = Tensor::from_storage(Storage::new_lazy_uninit(dtype, numel, device)?, shape)?;
         t.fill_(value)?;
         Ok(t)
     }
@@ -111,7 +112,9 @@ impl Tensor {
     }
 
     /// `[start, start + step, ...)` up to (excluding) `end`, like `torch.arange`.
-    /// Integer dtypes step in exact integer arithmetic when all three values are integers.
+    /// Integer dtypes step in exact integer arithmetic when all three values are integers
+    /// (no overflow on the way: `arange(i64::MIN, i64::MAX, i64::MAX)` is
+    /// `[i64::MIN, -1, i64::MAX - 1]`).
     ///
     /// ```
     /// use tensor_core::{Tensor, DType, Device};
@@ -153,12 +156,17 @@ fn arange_int(start: i64, end: i64, step: i64, dtype: DType) -> Result<Tensor> {
     } else {
         0
     };
-    let n = arange_len(n as f64, dtype)?;
+    let n = usize::try_from(n)
+        .ok()
+        .filter(|&n| n <= isize::MAX as usize)
+        .ok_or_else(|| Error::Overflow { op: "arange", shape: vec![usize::MAX], dtype })?;
     shape::checked_numel("arange", &[n], dtype)?;
     crate::with_dtype!(dtype, T => {
         let mut v: Vec<T> = Vec::new();
         v.try_reserve_exact(n).map_err(|_| Error::OutOfMemory { bytes: n * dtype.size(), device: Device::Cpu })?;
-        v.extend((0..n as i64).map(|i| (start + i * step).cast::<T>()));
+        // Every value lies in [start, end), so it fits in i64; the product `i * step` on the
+        // way may not (e.g. start i64::MIN, step i64::MAX): compute it in i128.
+        v.extend((0..n as i128).map(|i| ((start as i128 + i * step as i128) as i64).cast::<T>()));
         Tensor::from_vec(v, &[n])
     })
 }

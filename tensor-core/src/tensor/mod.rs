@@ -122,29 +122,22 @@ impl Tensor {
     pub fn storage(&self) -> &Storage {
         &self.storage
     }
-    /// True when some element is reachable through two different indices (stride 0 on a
-    /// dim of size > 1, or overlapping strides). Conservative: may say true for exotic
-    /// non-overlapping strides, never false for overlapping ones.
+    /// True when some element is reachable through two different indices (a stride 0 on a
+    /// dim of size > 1, or strides that interleave so two indices meet). Exact; see
+    /// [`crate::overlap`] for the rule.
+    ///
+    /// ```
+    /// use tensor_core::{Tensor, DType, Device};
+    /// let t = Tensor::zeros(&[3, 8, 3], DType::F32, Device::Cpu).unwrap();
+    /// assert!(!t.slice(1, 0, 8, 2).unwrap().has_internal_overlap());
+    /// assert!(t.select(0, 0).unwrap().unsqueeze(0).unwrap().expand(&[2, 8, 3]).unwrap().has_internal_overlap());
+    /// ```
     pub fn has_internal_overlap(&self) -> bool {
-        if self.numel() <= 1 {
-            return false;
-        }
-        let mut dims: smallvec::SmallVec<[(usize, usize); shape::INLINE_DIMS]> = self
-            .shape
-            .iter()
-            .zip(&self.strides)
-            .filter(|(&d, _)| d > 1)
-            .map(|(&d, &s)| (d, s.unsigned_abs()))
-            .collect();
-        dims.sort_by_key(|&(_, s)| s);
-        let mut span = 1usize;
-        for (d, s) in dims {
-            if s < span {
-                return true;
-            }
-            span = s.saturating_mul(d);
-        }
-        false
+        self.internal_overlap().is_overlapping()
+    }
+    /// How this view overlaps itself, if it does (see [`crate::overlap::Overlap`]).
+    pub fn internal_overlap(&self) -> crate::overlap::Overlap {
+        crate::overlap::internal_overlap(&self.shape, &self.strides)
     }
     /// Lowest and highest storage element offsets this view reaches (`None` if empty).
     pub fn storage_span(&self) -> Option<(usize, usize)> {

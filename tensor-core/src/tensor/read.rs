@@ -5,7 +5,7 @@
 use super::Tensor;
 use crate::iter::StridedOffsets;
 use crate::registry::{registry, Kernel, RawTensor};
-use crate::{lock_many, Access, DType, Device, Element, Error, Layout, Result, Scalar};
+use crate::{lock_many_for, Access, DType, Device, Element, Error, Layout, Result, Scalar};
 
 impl Tensor {
     /// The kernel-facing view of this tensor given its storage's locked base address.
@@ -48,7 +48,7 @@ impl Tensor {
                 .map_err(|_| Error::OutOfMemory { bytes: n * size, device: Device::Cpu })?;
             bytes.resize(n * size, 0);
             {
-                let guard = dense.storage().read()?;
+                let guard = dense.storage().read_for("to_vec")?;
                 let src = guard.as_ptr().wrapping_add(dense.storage_offset() * size);
                 // SAFETY: the dense view's n elements lie in its storage, locked by `guard`.
                 unsafe { rt.copy_to_host(self.device(), src, &mut bytes)? };
@@ -66,12 +66,25 @@ impl Tensor {
             }
             return Ok(out);
         }
-        let guard = self.storage().read()?;
+        let guard = self.storage().read_for("to_vec")?;
+        if T::DTYPE == DType::Bool {
+            // Bool bytes are read as u8 and tested `!= 0`, never trusted to be 0/1.
+            let base = guard.as_ptr();
+            for off in StridedOffsets::new(self.shape(), self.strides()) {
+                let idx = (self.storage_offset() as isize + off) as usize;
+                // SAFETY: as below; every byte of a storage is initialized, so reading it
+                // as u8 is valid whatever its value.
+                let byte = unsafe { base.add(idx).read() };
+                out.push(T::from_scalar(Scalar::Bool(byte != 0)));
+            }
+            return Ok(out);
+        }
         let base = guard.as_ptr() as *const T;
         for off in StridedOffsets::new(self.shape(), self.strides()) {
             let idx = (self.storage_offset() as isize + off) as usize;
             // SAFETY: the view invariant keeps every reachable element inside the storage,
-            // which holds T (dtype checked above) and is read-locked by `guard`.
+            // which holds T (dtype checked above; not bool, handled above, so every bit
+            // pattern is a valid T) and is read-locked by `guard`.
             out.push(unsafe { base.add(idx).read() });
         }
         Ok(out)
@@ -143,15 +156,9 @@ impl Tensor {
         if self.numel() == 0 {
             return Ok(());
         }
-        if self.has_internal_overlap() {
-            return Err(Error::invalid_output(
-                "copy_",
-                format!(
-                    "destination (shape {:?}, strides {:?}) has elements that share memory; make it contiguous first",
-                    self.shape(),
-                    self.strides()
-                ),
-            ));
+        let overlap = self.internal_overlap();
+        if overlap.is_overlapping() {
+            return Err(Error::invalid_output("copy_", overlap.describe("the destination", self.shape(), self.strides())));
         }
         if self.is_same_view(&src) {
             return Ok(());
@@ -164,7 +171,7 @@ impl Tensor {
         if self.device() != src.device() {
             return self.copy_across_devices(&src);
         }
-        let locks = lock_many(&[(src.storage(), Access::Read), (self.storage(), Access::Write)])?;
+        let locks = lock_many_for("copy_", &[(src.storage(), Access::Read), (self.storage(), Access::Write)])?;
         let (dst_raw, src_raw) = (self.raw(locks.base(self.storage())), src.raw(locks.base(src.storage())));
         match registry()
             .lookup(crate::registry::COPY_SPEC.name, self.device(), Layout::Strided, self.dtype())
@@ -200,8 +207,8 @@ impl Tensor {
         let staged = if self.is_contiguous() { self.clone() } else { Tensor::empty(self.shape(), self.dtype(), dev)? };
         {
             let rt = crate::runtime_for(dev)?;
-            let src_guard = host_src.storage().read()?;
-            let mut dst_guard = staged.storage().write()?;
+            let src_guard = host_src.storage().read_for("copy_")?;
+            let mut dst_guard = staged.storage().write_for("copy_")?;
             let n = self.numel() * self.elem_size();
             let src_ptr = src_guard.as_ptr().wrapping_add(host_src.storage_offset() * self.elem_size());
             // SAFETY: host_src is contiguous with n bytes from src_ptr, read-locked.
@@ -229,17 +236,11 @@ impl Tensor {
         if self.numel() == 0 {
             return Ok(());
         }
-        if self.has_internal_overlap() {
-            return Err(Error::invalid_output(
-                "fill_",
-                format!(
-                    "tensor (shape {:?}, strides {:?}) has elements that share memory (an expanded view); fill the original instead",
-                    self.shape(),
-                    self.strides()
-                ),
-            ));
+        let overlap = self.internal_overlap();
+        if overlap.is_overlapping() {
+            return Err(Error::invalid_output("fill_", overlap.describe("the tensor", self.shape(), self.strides())));
         }
-        let mut guard = self.storage().write()?;
+        let mut guard = self.storage().write_for("fill_")?;
         let raw = self.raw(guard.as_mut_ptr());
         match registry()
             .lookup(crate::registry::FILL_SPEC.name, self.device(), Layout::Strided, self.dtype())

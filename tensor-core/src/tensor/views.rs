@@ -64,14 +64,22 @@ impl Tensor {
         let mut chunk_base_stride = *old_strides.last().unwrap_or(&1);
         let mut tensor_numel: usize = 1;
         let mut view_numel: usize = 1;
+        // Products are checked: `as_strided` can put huge strides on size-1 dims, and a
+        // product that overflows cannot equal (or be) a usable stride.
+        let times = |n: usize, stride: isize| isize::try_from(n).ok().and_then(|n| n.checked_mul(stride));
         for tensor_d in (0..old_shape.len()).rev() {
             tensor_numel *= old_shape[tensor_d];
             let chunk_end = tensor_d == 0
                 || (old_shape[tensor_d - 1] != 1
-                    && old_strides[tensor_d - 1] != tensor_numel as isize * chunk_base_stride);
+                    && Some(old_strides[tensor_d - 1]) != times(tensor_numel, chunk_base_stride));
             if chunk_end {
                 while view_d >= 0 && (view_numel < tensor_numel || new_shape[view_d as usize] == 1) {
-                    new_strides[view_d as usize] = view_numel as isize * chunk_base_stride;
+                    new_strides[view_d as usize] = match times(view_numel, chunk_base_stride) {
+                        Some(stride) => stride,
+                        // A size-1 dim's stride addresses nothing: any value will do.
+                        None if new_shape[view_d as usize] == 1 => isize::MAX,
+                        None => return None,
+                    };
                     view_numel *= new_shape[view_d as usize];
                     view_d -= 1;
                 }

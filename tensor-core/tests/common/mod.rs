@@ -136,9 +136,7 @@ impl<T: Element> Model<T> {
         let lo = *self.offsets.iter().min().unwrap();
         let hi = *self.offsets.iter().max().unwrap();
         assert_eq!(t.storage_span(), Some((lo, hi)));
-        if self.has_overlap() {
-            assert!(t.has_internal_overlap(), "overlap not detected for strides {:?}", t.strides());
-        }
+        assert_eq!(t.has_internal_overlap(), self.has_overlap(), "overlap of strides {:?}", t.strides());
     }
 }
 

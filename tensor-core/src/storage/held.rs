@@ -1,0 +1,61 @@
+//! Which storages the current thread holds locked, so that taking a lock the thread
+//! already holds is an [`Error::Locked`] instead of a hang (as `RefCell` reports a second
+//! mutable borrow): `let g = t.storage().read()?; t.add_(&one)?` would otherwise wait
+//! forever for its own read guard.
+//!
+//! Guards are `!Send`, so a guard is always released on the thread that took it.
+
+use crate::storage::Access;
+use crate::Error;
+use smallvec::SmallVec;
+use std::cell::RefCell;
+
+/// One locked storage: its id, the access and how many guards of it this thread holds.
+type Entry = (usize, Access, u32);
+
+thread_local! {
+    static HELD: RefCell<SmallVec<[Entry; 8]>> = RefCell::new(SmallVec::new());
+}
+
+/// The access this thread holds on storage `id`, if any.
+pub(super) fn held(id: usize) -> Option<Access> {
+    HELD.with(|h| h.borrow().iter().find(|e| e.0 == id).map(|e| e.1))
+}
+
+/// Records one more guard of `access` on `id`.
+pub(super) fn acquire(id: usize, access: Access) {
+    HELD.with(|h| {
+        let mut h = h.borrow_mut();
+        match h.iter_mut().find(|e| e.0 == id) {
+            Some(e) => e.2 += 1,
+            None => h.push((id, access, 1)),
+        }
+    })
+}
+
+/// Records that one guard on `id` was dropped.
+pub(super) fn release(id: usize) {
+    // `try_with`: a guard dropped during thread teardown finds the table gone; nothing to do.
+    let _ = HELD.try_with(|h| {
+        let mut h = h.borrow_mut();
+        if let Some(i) = h.iter().position(|e| e.0 == id) {
+            h[i].2 -= 1;
+            if h[i].2 == 0 {
+                h.swap_remove(i);
+            }
+        }
+    });
+}
+
+/// The error for `op` wanting `want` on a storage this thread already holds as `have`.
+pub(super) fn reentrant(op: &'static str, want: Access, have: Access, why: &str) -> Error {
+    let name = |a: Access| if a == Access::Read { "read" } else { "write" };
+    Error::Locked {
+        op,
+        msg: format!(
+            "needs {} access to a storage this thread already holds locked for {} (a StorageRead/StorageWrite guard is alive); {why}; drop the guard before the call",
+            name(want),
+            name(have)
+        ),
+    }
+}
