@@ -1,9 +1,9 @@
 //! Splitting STREAM loops over the worker threads exactly as tensor-ops splits its kernels
-//! (`tensor_kernels::cpu::parallel`: rayon's pool plus the calling thread, the same grain
+//! (`tensor_kernels_cpu::parallel`: rayon's pool plus the calling thread, the same grain
 //! and chunks), so a same-run ratio compares the kernels, not two threading schemes.
 
 use std::ops::Range;
-use tensor_kernels::cpu::parallel::{for_each_chunk, GRAIN};
+use tensor_kernels_cpu::parallel::{for_each_chunk, GRAIN};
 
 /// Worker threads used for the STREAM loops: rayon's pool size (`RAYON_NUM_THREADS`, else
 /// one per logical CPU), which is what the kernels' split uses.

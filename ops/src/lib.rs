@@ -21,7 +21,7 @@ mod call;
 mod methods;
 
 pub use builtin::*;
-pub use call::{call_types, can_cast, CallTypes, Output};
+pub use tensor_core::call::{call_types, can_cast, CallTypes, Output};
 pub use methods::TensorOps;
 pub use tensor_core::{self, DType, Device, Error, Layout, Registry, Result, Scalar, Tensor};
 
@@ -33,7 +33,9 @@ pub use tensor_core::{self, DType, Device, Error, Layout, Registry, Result, Scal
 /// assert!(reg.row_set("add", tensor_ops::tensor_core::DeviceKind::Cpu, tensor_ops::Layout::Strided).is_some());
 /// ```
 pub fn registry() -> &'static Registry {
-    tensor_kernels::ensure_linked();
+    tensor_kernels_cpu::ensure_linked();
+    #[cfg(feature = "cuda")]
+    tensor_kernels_cuda::ensure_linked();
     tensor_core::registry()
 }
 pub use tensor_macros::tensor_op;
@@ -50,9 +52,39 @@ pub mod __private {
     pub use crate::call::{call_map_inplace, call_map_new, call_map_out};
     pub use inventory;
     pub use tensor_core;
-    pub use tensor_core::registry::{CudaMapKernel, Kernel, KernelRow, MapKernel, OpSpec};
+    pub use tensor_core::registry::{KernelRow, OpSpec, RowCache};
     pub use tensor_core::{DType, DeviceKind, Layout, Result, Scalar, Tensor};
-    pub use tensor_kernels;
-    pub use tensor_kernels::cpu::map::{map_block, pred_block, MapBody, PredBody};
-    pub use tensor_kernels::cpu::value::{Mask, SimdElement, Value};
+    pub use tensor_kernels_cpu;
+    pub use tensor_kernels_cpu::kernel::MapKernel;
+    pub use tensor_kernels_cpu::map::{map_block, pred_block, MapBody, PredBody};
+    pub use tensor_kernels_cpu::value::{Mask, SimdElement, Value};
+    #[cfg(feature = "cuda")]
+    pub use tensor_kernels_cuda;
+    #[cfg(feature = "cuda")]
+    pub use tensor_kernels_cuda::kernel::CudaMapKernel;
+
+    /// The backends under their old paths (`tensor_kernels::cpu`, `tensor_kernels::cuda`).
+    pub mod tensor_kernels {
+        pub use tensor_kernels_cpu as cpu;
+        #[cfg(feature = "cuda")]
+        pub use tensor_kernels_cuda as cuda;
+    }
+
+    /// Keeps its tokens (the CUDA rows `#[tensor_op]` emits) when tensor-ops is built with
+    /// its `cuda` feature, and drops them without it.
+    #[cfg(feature = "cuda")]
+    #[macro_export]
+    #[doc(hidden)]
+    macro_rules! __tensor_ops_if_cuda {
+        ($($tokens:tt)*) => { $($tokens)* };
+    }
+    /// Keeps its tokens (the CUDA rows `#[tensor_op]` emits) when tensor-ops is built with
+    /// its `cuda` feature, and drops them without it.
+    #[cfg(not(feature = "cuda"))]
+    #[macro_export]
+    #[doc(hidden)]
+    macro_rules! __tensor_ops_if_cuda {
+        ($($tokens:tt)*) => {};
+    }
+    pub use crate::__tensor_ops_if_cuda as if_cuda;
 }

@@ -15,6 +15,7 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
+pub mod call;
 mod device;
 mod dtype;
 mod error;
@@ -22,6 +23,7 @@ pub mod iter;
 pub mod limits;
 pub mod overlap;
 mod promote;
+pub mod reference;
 pub mod registry;
 mod runtime;
 mod scalar;
@@ -41,7 +43,8 @@ pub use storage::{
     allocator_for, lock_many, lock_many_for, set_allocator, Access, Allocator, AllocatorFactory, CpuAllocator, DataPtr, Deleter,
     LockSet, Storage, StorageRead, StorageWrite, CPU_ALIGN,
 };
-pub use tensor::{naive_copy, naive_fill, Tensor};
+pub use reference::{naive_copy, naive_fill};
+pub use tensor::Tensor;
 
 pub use half;
 #[doc(hidden)]

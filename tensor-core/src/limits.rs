@@ -3,7 +3,7 @@
 //! The one definition of each limit. `#[tensor_op]` checks a definition against them at
 //! compile time (it emits `const` assertions against these constants, spanned at the
 //! offending argument, with [`TOO_MANY_INPUTS`] / [`TOO_MANY_PARAMS`] as the message); the
-//! CPU driver and the CUDA argument blocks (`tensor_kernels::cuda::args`, and the
+//! CPU driver and the CUDA argument blocks (`tensor_kernels_cuda::args`, and the
 //! `TOPS_MAX_*` defines of the generated CUDA C) size themselves from them.
 
 /// Most tensor inputs of an elementwise op (the output is one more operand).

@@ -84,21 +84,24 @@ fn hidden_module(op: &OpDef) -> TokenStream {
                     device: #p::DeviceKind::Cpu,
                     layout: #p::Layout::Strided,
                     dtype: #dt,
-                    kernel: #p::Kernel::Map(#p::MapKernel { compute: #compute, output: #output, func: #f }),
+                    kernel: &#p::MapKernel { compute: #compute, output: #output, func: #f },
                 }
             }
-            #p::inventory::submit! {
-                #p::KernelRow {
-                    op: &SPEC,
-                    device: #p::DeviceKind::Cuda,
-                    layout: #p::Layout::Strided,
-                    dtype: #dt,
-                    kernel: #p::Kernel::CudaMap(#p::CudaMapKernel {
-                        compute: #compute,
-                        output: #output,
-                        function: #function,
-                        source: #source,
-                    }),
+            // CUDA rows only when tensor-ops is built with its `cuda` feature.
+            #p::if_cuda! {
+                #p::inventory::submit! {
+                    #p::KernelRow {
+                        op: &SPEC,
+                        device: #p::DeviceKind::Cuda,
+                        layout: #p::Layout::Strided,
+                        dtype: #dt,
+                        kernel: &#p::CudaMapKernel {
+                            compute: #compute,
+                            output: #output,
+                            function: #function,
+                            source: #source,
+                        },
+                    }
                 }
             }
         });
@@ -124,6 +127,7 @@ fn hidden_module(op: &OpDef) -> TokenStream {
                 float_only: #float_only,
                 doc: #summary,
                 defined_at: ::core::concat!(::core::module_path!(), " (", ::core::file!(), ":", ::core::line!(), ")"),
+                rows: #p::RowCache::new(),
             };
             /// The listed dtypes.
             pub const DTYPES: &[#p::DType] = &[#(#dts),*];

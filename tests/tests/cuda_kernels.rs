@@ -3,7 +3,7 @@
 //! - (a) NVRTC compiles every kernel of every registered `Device::Cuda` row (op × dtype ×
 //!   layout class) and every copy/cast/fill/transpose kernel for `compute_80` and `sm_90`,
 //!   with no error, warning or spill (no GPU needed; without NVRTC it skips, unless `CI`).
-//! - (b) The CPU shim runs the plans the CUDA launchers make (`tensor_kernels::cuda::plan`)
+//! - (b) The CPU shim runs the plans the CUDA launchers make (`tensor_kernels_cuda::plan`)
 //!   over the generated CUDA C, compiled by the host C++ compiler, and compares with the
 //!   CPU ops, for every op × dtype on contiguous, misaligned, strided (negative, transposed)
 //!   outputs and inputs, broadcast inputs, deep (host-split) plans and the 64-bit kernels;
@@ -20,9 +20,10 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use common::{assert_close, empty_with, gen_values, make, values, Lay};
-use tensor_ops::__private::tensor_core::registry::{registry, Kernel, KernelRow, OpSpec};
+use tensor_ops::__private::tensor_core::registry::{registry, KernelRow, OpSpec};
+use tensor_ops::__private::CudaMapKernel;
 use tensor_ops::__private::tensor_core::{lock_many, Access, DeviceKind, Tensor};
-use tensor_ops::__private::tensor_kernels::cuda::{check, nvrtc, plan, runtime, shim};
+use tensor_ops::__private::tensor_kernels_cuda::{check, nvrtc, plan, runtime, shim};
 use tensor_ops::__private::{call_map_out, inventory};
 use tensor_ops::prelude::*;
 
@@ -67,7 +68,7 @@ fn cuda_rows() -> Vec<(&'static OpSpec, DType, &'static KernelRow)> {
         let set = registry().row_set(op, device, layout).unwrap();
         for d in dtypes {
             let row = set.get(d).unwrap();
-            if matches!(row.kernel, Kernel::CudaMap(_)) {
+            if row.kernel.as_any().is::<CudaMapKernel>() {
                 v.push((set.op, d, row));
             }
         }
@@ -117,7 +118,7 @@ fn plan_map_case(
     inputs: &[&Tensor],
     params: &[Scalar],
 ) -> (Vec<plan::Step>, Vec<Tensor>) {
-    let Kernel::CudaMap(k) = &row.kernel else { panic!("not a CUDA row") };
+    let Some(k) = row.kernel.as_any().downcast_ref::<CudaMapKernel>() else { panic!("not a CUDA row") };
     let staged: Vec<Tensor> = inputs.iter().map(|t| t.broadcast_to(out.shape()).unwrap()).collect();
     let mut wants: Vec<_> = staged.iter().map(|t| (t.storage(), Access::Read)).collect();
     wants.push((out.storage(), Access::Write));

@@ -3,7 +3,7 @@
 //! arithmetic, and overflow on debug builds. Each fails on the code before its fix.
 
 use tensor_ops::__private::tensor_core::{Allocator, Storage};
-use tensor_ops::__private::tensor_kernels::cpu::alloc as cpu_alloc;
+use tensor_ops::__private::tensor_kernels_cpu::alloc as cpu_alloc;
 use tensor_ops::prelude::*;
 
 fn t<T: tensor_ops::tensor_core::Element>(v: Vec<T>, shape: &[usize]) -> Tensor {

@@ -1,7 +1,7 @@
 //! A user-defined `#[tensor_op]` outside the `ops` crate: it registers itself (CPU and CUDA
 //! rows for every listed dtype) and runs like a built-in op.
 
-use tensor_ops::__private::{Kernel, KernelRow};
+use tensor_ops::__private::{CudaMapKernel, KernelRow, MapKernel};
 use tensor_ops::prelude::*;
 use tensor_ops::tensor_core::DeviceKind;
 
@@ -66,17 +66,19 @@ fn user_ops_are_registered_for_cpu_and_cuda() {
         for &d in &dtypes {
             let bool_out = op == "between";
             let want_out = if bool_out { DType::Bool } else { d.compute() };
-            match row(op, DeviceKind::Cpu, d).kernel {
-                Kernel::Map(k) => assert_eq!((k.compute, k.output), (d.compute(), want_out), "{op} {d}"),
-                other => panic!("{op} {d}: expected a Map kernel, got {other:?}"),
+            let cpu = row(op, DeviceKind::Cpu, d).kernel;
+            match cpu.as_any().downcast_ref::<MapKernel>() {
+                Some(k) => assert_eq!((k.compute, k.output), (d.compute(), want_out), "{op} {d}"),
+                None => panic!("{op} {d}: expected a CPU map kernel, got {cpu:?}"),
             }
-            match row(op, DeviceKind::Cuda, d).kernel {
-                Kernel::CudaMap(k) => {
+            let cuda = row(op, DeviceKind::Cuda, d).kernel;
+            match cuda.as_any().downcast_ref::<CudaMapKernel>() {
+                Some(k) => {
                     assert_eq!((k.compute, k.output), (d.compute(), want_out), "{op} {d}");
                     assert_eq!(k.function, format!("tensor_op_{op}_{d}"));
                     assert!(k.source.contains(&format!(" {}(", k.function)), "{}", k.source);
                 }
-                other => panic!("{op} {d}: expected a CudaMap kernel, got {other:?}"),
+                None => panic!("{op} {d}: expected a CUDA map kernel, got {cuda:?}"),
             }
         }
     }

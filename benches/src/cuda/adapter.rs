@@ -4,7 +4,7 @@
 //! flush, CUDA-event timing and a reference device-to-device memcpy, all on **the stream
 //! tensor-ops launches its kernels on**, so that events bracket exactly the timed work.
 //!
-//! Two small hooks tie it to the tensor-kernels CUDA runtime (`tensor_kernels::cuda::runtime`):
+//! Two small hooks tie it to the tensor-kernels CUDA runtime (`tensor_kernels_cuda::runtime`):
 //! `init_runtime` (driver/device/NVRTC probe, errors as values, so no GPU means `cuda-perf`
 //! exits 0 saying why) and `tensor_ops_stream` (the device's one stream, wrapped for cudarc).
 
@@ -12,7 +12,7 @@ use crate::error::{BenchError, BenchResult};
 use cudarc::driver::sys::{CUdevice_attribute, CUevent_flags};
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream};
 use std::sync::Arc;
-use tensor_kernels::cuda::runtime;
+use tensor_kernels_cuda::runtime;
 
 fn cuda_err(what: &str, e: impl std::fmt::Debug) -> BenchError {
     BenchError::Cuda(format!("{what}: {e:?}"))

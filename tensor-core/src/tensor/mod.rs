@@ -4,7 +4,6 @@ mod construct;
 mod display;
 mod growth;
 mod read;
-pub use read::{naive_copy, naive_fill};
 mod views;
 
 use crate::shape::{Dims, Strides};

@@ -1,11 +1,11 @@
 //! Reading and writing element values: `to_vec`, `copy_`, `fill_`, `contiguous`,
-//! `to_dtype`, `to_device`. Copy and fill dispatch through the registry (the fast kernels of
-//! `tensor-kernels`); without a registered kernel the CPU falls back to the naive loops here.
+//! `to_dtype`, `to_device`. Copy and fill run through the one call path ([`crate::call`]):
+//! the registered copy/fill rows (a backend's engines, or the core's reference kernels).
 
 use super::Tensor;
 use crate::iter::StridedOffsets;
-use crate::registry::{registry, Kernel, RawTensor};
-use crate::{lock_many_for, Access, DType, Device, Element, Error, Layout, Result, Scalar};
+use crate::registry::RawTensor;
+use crate::{DType, Device, Element, Error, Result, Scalar};
 
 impl Tensor {
     /// The kernel-facing view of this tensor given its storage's locked base address.
@@ -147,48 +147,20 @@ impl Tensor {
     /// assert_eq!(dst.to_vec::<f64>().unwrap(), vec![1., 2., 3., 1., 2., 3.]);
     /// ```
     pub fn copy_(&self, src: &Tensor) -> Result<()> {
-        let src = src.broadcast_to(self.shape()).map_err(|_| {
-            Error::shape(
-                "copy_",
-                format!("source shape {:?} cannot be broadcast to destination shape {:?}", src.shape(), self.shape()),
-            )
-        })?;
-        if self.numel() == 0 {
-            return Ok(());
-        }
-        let overlap = self.internal_overlap();
-        if overlap.is_overlapping() {
-            return Err(Error::invalid_output("copy_", overlap.describe("the destination", self.shape(), self.strides())));
-        }
-        if self.is_same_view(&src) {
-            return Ok(());
-        }
-        if self.may_overlap(&src) {
-            let tmp = Tensor::empty(src.shape(), src.dtype(), src.device())?;
-            tmp.copy_(&src)?;
-            return self.copy_(&tmp);
-        }
-        if self.device() != src.device() {
+        if self.device() != src.device() && self.numel() > 0 {
+            let src = src.broadcast_to(self.shape()).map_err(|_| {
+                Error::shape(
+                    "copy_",
+                    format!("source shape {:?} cannot be broadcast to destination shape {:?}", src.shape(), self.shape()),
+                )
+            })?;
+            let overlap = self.internal_overlap();
+            if overlap.is_overlapping() {
+                return Err(Error::invalid_output("copy_", overlap.describe("the destination", self.shape(), self.strides())));
+            }
             return self.copy_across_devices(&src);
         }
-        let locks = lock_many_for("copy_", &[(src.storage(), Access::Read), (self.storage(), Access::Write)])?;
-        let (dst_raw, src_raw) = (self.raw(locks.base(self.storage())), src.raw(locks.base(src.storage())));
-        match registry()
-            .lookup(crate::registry::COPY_SPEC.name, self.device(), Layout::Strided, self.dtype())
-            .map(|r| r.kernel)
-        {
-            // SAFETY: both storages are locked above (dst exclusively); every element of
-            // both views lies in its storage; dst has no internal overlap and no partial
-            // overlap with src (both checked above).
-            Ok(Kernel::Copy(f)) => unsafe { f(&dst_raw, &src_raw) },
-            _ if self.device().is_cpu() => {
-                // SAFETY: as above; the naive loop reads/writes each element once.
-                unsafe { naive_copy(&dst_raw, &src_raw) };
-                Ok(())
-            }
-            Ok(_) => Err(Error::invalid("copy_", "the registered copy row holds a non-copy kernel")),
-            Err(e) => Err(e),
-        }
+        crate::call::copy(self, src)
     }
 
     fn copy_across_devices(&self, src: &Tensor) -> Result<()> {
@@ -232,31 +204,7 @@ impl Tensor {
     /// assert_eq!(t.to_vec::<u8>().unwrap(), vec![0, 0, 7, 7]);
     /// ```
     pub fn fill_(&self, value: impl Into<Scalar>) -> Result<()> {
-        let value = value.into();
-        if self.numel() == 0 {
-            return Ok(());
-        }
-        let overlap = self.internal_overlap();
-        if overlap.is_overlapping() {
-            return Err(Error::invalid_output("fill_", overlap.describe("the tensor", self.shape(), self.strides())));
-        }
-        let mut guard = self.storage().write_for("fill_")?;
-        let raw = self.raw(guard.as_mut_ptr());
-        match registry()
-            .lookup(crate::registry::FILL_SPEC.name, self.device(), Layout::Strided, self.dtype())
-            .map(|r| r.kernel)
-        {
-            // SAFETY: the storage is write-locked; every element lies in it; no element is
-            // reachable twice (checked above).
-            Ok(Kernel::Fill(f)) => unsafe { f(&raw, value) },
-            _ if self.device().is_cpu() => {
-                // SAFETY: as above.
-                unsafe { naive_fill(&raw, value) };
-                Ok(())
-            }
-            Ok(_) => Err(Error::invalid("fill_", "the registered fill row holds a non-fill kernel")),
-            Err(e) => Err(e),
-        }
+        crate::call::fill(self, value.into())
     }
 
     /// Reads the single element of a 1-element tensor as a [`Scalar`].
@@ -271,33 +219,4 @@ impl Tensor {
         }
         crate::with_dtype!(self.dtype(), T => Ok(self.to_vec::<T>()?[0].to_scalar()))
     }
-}
-
-/// Reference strided cast-copy, one element at a time.
-///
-/// # Safety
-/// As [`crate::registry::CopyFn`]: locked storages, in-bounds views, equal shapes.
-pub unsafe fn naive_copy(dst: &RawTensor<'_>, src: &RawTensor<'_>) {
-    crate::with_dtype!(dst.dtype, D => crate::with_dtype!(src.dtype, S => {
-        let (d, s) = (dst.ptr as *mut D, src.ptr as *const S);
-        let offs = StridedOffsets::new(dst.shape, dst.strides).zip(StridedOffsets::new(src.shape, src.strides));
-        for (od, os) in offs {
-            // SAFETY: offsets come from the views' own shape/strides (caller's contract).
-            unsafe { d.offset(od).write(s.offset(os).read().cast::<D>()) };
-        }
-    }))
-}
-
-/// Reference strided fill.
-///
-/// # Safety
-/// As [`crate::registry::FillFn`].
-pub unsafe fn naive_fill(dst: &RawTensor<'_>, value: Scalar) {
-    crate::with_dtype!(dst.dtype, D => {
-        let v = D::from_scalar(value);
-        for off in StridedOffsets::new(dst.shape, dst.strides) {
-            // SAFETY: offsets come from the view's own shape/strides (caller's contract).
-            unsafe { (dst.ptr as *mut D).offset(off).write(v) };
-        }
-    })
 }

@@ -1,0 +1,30 @@
+//! # tensor-kernels-cpu
+//!
+//! The CPU backend of tensor-ops: the [`value::Value`] lane algebra that `#[tensor_op]`
+//! bodies are written against, block kernels ([`map`]), the strided elementwise driver
+//! ([`elementwise`], a [`tensor_core::registry::KernelImpl`] for generated rows), copy/cast
+//! and fill engines ([`copy`], [`fill`]), the parallel split ([`parallel`]) and the caching
+//! allocator ([`alloc`]). It registers its copy/fill rows and allocator with the core
+//! through `inventory` ([`register`]); it knows nothing of other backends.
+//!
+//! ```
+//! tensor_kernels_cpu::ensure_linked();
+//! let reg = tensor_core::registry();
+//! let row = reg.lookup("copy", tensor_core::Device::Cpu, tensor_core::Layout::Strided, tensor_core::DType::F32).unwrap();
+//! assert_eq!(row.kernel.kind(), "cpu-copy");
+//! ```
+
+#![deny(unsafe_op_in_unsafe_fn)]
+
+pub mod alloc;
+pub mod convert;
+pub mod copy;
+pub mod elementwise;
+pub mod fill;
+pub mod kernel;
+pub mod map;
+pub mod parallel;
+pub mod register;
+pub mod value;
+
+pub use register::ensure_linked;

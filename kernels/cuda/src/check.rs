@@ -1,0 +1,102 @@
+//! Compiles every generated kernel with NVRTC (no GPU needed) and reports each kernel's
+//! registers: the CI check that generated CUDA C stays valid, warning-free and spill-free.
+
+use crate::kernel::CudaMapKernel;
+use tensor_core::registry::KernelRow;
+use tensor_core::{Error, Result};
+
+use super::codegen::{self, DeviceFn, Generated, KernelSpec};
+use super::nvrtc;
+
+/// The targets every kernel is checked for: PTX for Ampere, a cubin for Hopper.
+pub const CHECK_ARCHS: [&str; 2] = ["compute_80", "sm_90"];
+/// Kernels per NVRTC program (one program per group keeps the check fast).
+const GROUP: usize = 48;
+
+/// What compiling one kernel for one arch gave.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KernelReport {
+    /// Kernel name.
+    pub name: String,
+    /// Target arch.
+    pub arch: String,
+    /// Registers per thread (0 for PTX targets, where ptxas does not run).
+    pub registers: u32,
+    /// Bytes of spill stores.
+    pub spill_stores: u32,
+    /// Bytes of spill loads.
+    pub spill_loads: u32,
+}
+
+/// Every kernel spec for the CUDA rows among `rows` (each layout class, with inputs and
+/// output stored as the row's dtype), plus every copy, cast, fill and transpose kernel.
+pub fn specs_for<'a>(rows: impl Iterator<Item = &'a KernelRow>) -> Vec<KernelSpec<'static>> {
+    let mut specs = Vec::new();
+    for row in rows {
+        if let Some(k) = row.kernel.as_any().downcast_ref::<CudaMapKernel>() {
+            let func = DeviceFn::from_kernel(k, row.op.params.len());
+            specs.extend(codegen::map_kernels_for(func, row.dtype, row.op.arity));
+        }
+    }
+    specs.extend(codegen::data_movement_kernels());
+    specs
+}
+
+/// Compiles every kernel of [`specs_for`]`(rows)` for [`CHECK_ARCHS`]. Fails (listing every
+/// problem) on any compile error, warning or register spill.
+pub fn compile_all<'a>(rows: impl Iterator<Item = &'a KernelRow>) -> Result<Vec<KernelReport>> {
+    compile_specs(&specs_for(rows))
+}
+
+/// Compiles `specs` for [`CHECK_ARCHS`]; same failure rules as [`compile_all`].
+pub fn compile_specs(specs: &[KernelSpec<'_>]) -> Result<Vec<KernelReport>> {
+    let generated: Vec<Generated> = specs.iter().map(codegen::generate).collect::<Result<_>>()?;
+    let mut names: Vec<&str> = generated.iter().map(|g| g.name.as_str()).collect();
+    names.sort_unstable();
+    if let Some(w) = names.windows(2).find(|w| w[0] == w[1]) {
+        return Err(Error::Cuda(format!("two different kernels are both named {}", w[0])));
+    }
+    let mut reports = Vec::new();
+    let mut problems = Vec::new();
+    for group in generated.chunks(GROUP) {
+        let source = codegen::program(group);
+        for arch in CHECK_ARCHS {
+            let compiled = match nvrtc::compile(&source, arch, &[]) {
+                Ok(c) => c,
+                Err(e) => {
+                    problems.push(format!("{arch}: {e}"));
+                    continue;
+                }
+            };
+            let warnings = compiled.warnings();
+            if !warnings.is_empty() {
+                problems.push(format!("{arch}: NVRTC warnings:\n{}", warnings.join("\n")));
+            }
+            for g in group {
+                let res = compiled.kernels.iter().find(|k| k.name == g.name);
+                if compiled.is_cubin && res.is_none() {
+                    problems.push(format!("{arch}: ptxas reported nothing for {}", g.name));
+                }
+                let res = res.cloned().unwrap_or_default();
+                if res.spill_stores > 0 || res.spill_loads > 0 {
+                    problems.push(format!(
+                        "{arch}: {} spills registers ({} bytes stored, {} loaded)",
+                        g.name, res.spill_stores, res.spill_loads
+                    ));
+                }
+                reports.push(KernelReport {
+                    name: g.name.clone(),
+                    arch: arch.to_string(),
+                    registers: res.registers,
+                    spill_stores: res.spill_stores,
+                    spill_loads: res.spill_loads,
+                });
+            }
+        }
+    }
+    if problems.is_empty() {
+        Ok(reports)
+    } else {
+        Err(Error::Cuda(format!("{} kernel check problem(s):\n{}", problems.len(), problems.join("\n"))))
+    }
+}

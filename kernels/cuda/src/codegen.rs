@@ -1,0 +1,462 @@
+//! Kernel templates: complete `extern "C" __global__` CUDA C kernels generated around an
+//! op's `__device__` function (or a cast, raw copy or fill), per layout class and per
+//! storage dtypes. Every kernel gets a deterministic name derived from what it does.
+//!
+//! Layout classes:
+//! - contiguous: several elements per thread in 16-byte vector accesses when every dense
+//!   pointer is aligned (scalar fallback otherwise, plus a tail); an input may be a single
+//!   broadcast element (bit in `scalar_mask`);
+//! - strided: per-operand offsets from the linear index by fast divmod (`tops_fastdiv`), in
+//!   32-bit math when [`super::args::fits_i32`] holds and 64-bit math otherwise;
+//! - transpose: 32x32 shared-memory tiles (padded) for copies whose innermost dims differ.
+
+use std::fmt::Write as _;
+
+use crate::kernel::CudaMapKernel;
+use tensor_core::{DType, Error, Result};
+
+use super::ctype::CType;
+
+/// Threads per block of every elementwise kernel.
+pub const BLOCK: u32 = 256;
+/// Tile edge of the transpose kernel (block is `TILE x TILE_ROWS` threads).
+pub const TILE: u32 = 32;
+/// Rows of a tile each transpose block walks per step.
+pub const TILE_ROWS: u32 = 8;
+
+/// The CUDA prelude: helper functions of generated code (`tops_add`, `tops_cast`, ...).
+pub const PRELUDE: &str = include_str!("../include/prelude.cuh");
+/// Kernel argument structs (mirrored by [`super::args`]).
+pub const ARGS_HEADER: &str = include_str!("../include/args.cuh");
+
+/// Index width of strided kernels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Index {
+    /// 32-bit index and offsets.
+    I32,
+    /// 64-bit index and offsets.
+    I64,
+}
+
+/// Layout class of an elementwise kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MapLayout {
+    /// Dense operands (inputs may be broadcast scalars).
+    Contiguous,
+    /// Any strides, including 0 (broadcast) and negative.
+    Strided(Index),
+}
+
+impl MapLayout {
+    /// Every layout class.
+    pub const ALL: [MapLayout; 3] =
+        [MapLayout::Contiguous, MapLayout::Strided(Index::I32), MapLayout::Strided(Index::I64)];
+
+    fn tag(self) -> &'static str {
+        match self {
+            MapLayout::Contiguous => "contig",
+            MapLayout::Strided(Index::I32) => "s32",
+            MapLayout::Strided(Index::I64) => "s64",
+        }
+    }
+
+    /// The argument struct its kernels take.
+    pub fn args(self) -> ArgsKind {
+        match self {
+            MapLayout::Contiguous => ArgsKind::Contig,
+            MapLayout::Strided(Index::I32) => ArgsKind::Strided32,
+            MapLayout::Strided(Index::I64) => ArgsKind::Strided64,
+        }
+    }
+}
+
+/// Which argument struct a kernel takes (by value, as its only parameter).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ArgsKind {
+    /// [`super::args::ContigArgs`].
+    Contig,
+    /// [`super::args::StridedArgs32`].
+    Strided32,
+    /// [`super::args::StridedArgs64`].
+    Strided64,
+    /// [`super::args::TransposeArgs`].
+    Transpose,
+}
+
+impl ArgsKind {
+    /// The C struct name.
+    pub fn c_name(self) -> &'static str {
+        match self {
+            ArgsKind::Contig => "tops_contig_args",
+            ArgsKind::Strided32 => "tops_strided_args32",
+            ArgsKind::Strided64 => "tops_strided_args64",
+            ArgsKind::Transpose => "tops_transpose_args",
+        }
+    }
+}
+
+/// An op's `__device__` function, as `#[tensor_op]` emits it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct DeviceFn<'a> {
+    /// Function name.
+    pub name: &'a str,
+    /// CUDA C source defining it.
+    pub source: &'a str,
+    /// Dtype its inputs are passed in.
+    pub compute: DType,
+    /// Dtype it returns.
+    pub output: DType,
+    /// Number of trailing `float` parameters.
+    pub nparams: usize,
+}
+
+impl<'a> DeviceFn<'a> {
+    /// The function of a registered CUDA row.
+    pub fn from_kernel(k: &CudaMapKernel, nparams: usize) -> DeviceFn<'static> {
+        DeviceFn { name: k.function, source: k.source, compute: k.compute, output: k.output, nparams }
+    }
+}
+
+/// One kernel to generate.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum KernelSpec<'a> {
+    /// `out = f(inputs...)`, inputs stored as `inputs[i]` (converted to `func.compute` on
+    /// load), result converted to `out` on store.
+    Map {
+        /// The op's device function.
+        func: DeviceFn<'a>,
+        /// Storage dtypes of the inputs.
+        inputs: Vec<DType>,
+        /// Storage dtype of the output.
+        out: DType,
+        /// Layout class.
+        layout: MapLayout,
+    },
+    /// `dst = src as dst` (Rust `as` rules).
+    Cast {
+        /// Source dtype.
+        src: DType,
+        /// Destination dtype.
+        dst: DType,
+        /// Layout class.
+        layout: MapLayout,
+    },
+    /// Same-dtype strided copy of `bytes`-byte elements (dense copies use memcpy).
+    Copy {
+        /// Element size: 1, 2, 4 or 8.
+        bytes: usize,
+        /// Index width.
+        index: Index,
+    },
+    /// Fill with raw `bytes`-byte values.
+    Fill {
+        /// Element size: 1, 2, 4 or 8.
+        bytes: usize,
+        /// Layout class.
+        layout: MapLayout,
+    },
+    /// Tiled transpose copy of `bytes`-byte elements.
+    Transpose {
+        /// Element size: 1, 2, 4 or 8.
+        bytes: usize,
+    },
+}
+
+/// A generated kernel: its name, its `__global__` text and what it needs around it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Generated {
+    /// Deterministic `extern "C"` name.
+    pub name: String,
+    /// The kernel definition.
+    pub kernel: String,
+    /// Device functions it calls: (name, source).
+    pub device_fns: Vec<(String, String)>,
+    /// Its argument struct.
+    pub args: ArgsKind,
+    /// True when it uses shared memory and `__syncthreads`.
+    pub shared_memory: bool,
+}
+
+impl Generated {
+    /// A complete NVRTC program holding just this kernel.
+    pub fn program(&self) -> String {
+        program(std::slice::from_ref(self))
+    }
+}
+
+/// A complete program: prelude, argument structs, each device function once, the kernels.
+pub fn program(kernels: &[Generated]) -> String {
+    let mut src = String::with_capacity(PRELUDE.len() + ARGS_HEADER.len() + 4096);
+    src.push_str(PRELUDE);
+    src.push('\n');
+    src.push_str(ARGS_HEADER);
+    src.push('\n');
+    let mut seen: Vec<&str> = Vec::new();
+    for k in kernels {
+        for (name, source) in &k.device_fns {
+            if !seen.contains(&name.as_str()) {
+                seen.push(name);
+                src.push_str(source);
+                src.push('\n');
+            }
+        }
+    }
+    for k in kernels {
+        src.push_str(&k.kernel);
+        src.push('\n');
+    }
+    src
+}
+
+/// Generates the kernel for `spec`.
+pub fn generate(spec: &KernelSpec<'_>) -> Result<Generated> {
+    match spec {
+        KernelSpec::Map { func, inputs, out, layout } => {
+            if !is_ident(func.name) {
+                return Err(Error::Cuda(format!("device function name {:?} is not a C identifier", func.name)));
+            }
+            if inputs.is_empty() || inputs.len() > 3 || func.nparams > super::args::MAX_PARAMS {
+                return Err(Error::Cuda(format!(
+                    "{}: CUDA kernels take 1..=3 inputs and at most {} parameters (got {} and {})",
+                    func.name,
+                    super::args::MAX_PARAMS,
+                    inputs.len(),
+                    func.nparams
+                )));
+            }
+            let compute = CType::of(func.compute);
+            let args: Vec<String> = (0..inputs.len())
+                .map(|i| format!("x{i}"))
+                .chain((0..func.nparams).map(|p| format!("a.params[{p}]")))
+                .collect();
+            let body = Body {
+                inputs: inputs.iter().map(|&d| (CType::of(d), compute)).collect(),
+                result: CType::of(func.output),
+                expr: format!("{}({})", func.name, args.join(", ")),
+                out: CType::of(*out),
+            };
+            let ins: Vec<&str> = inputs.iter().map(|d| d.name()).collect();
+            let name = format!("tops_map_{}__{}__{}__{}", layout.tag(), func.name, ins.join("_"), out.name());
+            let mut g = elementwise(&name, &body, *layout);
+            g.device_fns.push((func.name.to_string(), func.source.to_string()));
+            Ok(g)
+        }
+        KernelSpec::Cast { src, dst, layout } => {
+            let s = CType::of(*src);
+            let body = Body { inputs: vec![(s, s)], result: s, expr: "x0".into(), out: CType::of(*dst) };
+            let name = format!("tops_cast_{}__{}__{}", layout.tag(), src.name(), dst.name());
+            Ok(elementwise(&name, &body, *layout))
+        }
+        KernelSpec::Copy { bytes, index } => {
+            let t = bits(*bytes)?;
+            let body = Body { inputs: vec![(t, t)], result: t, expr: "x0".into(), out: t };
+            let layout = MapLayout::Strided(*index);
+            let name = format!("tops_copy_{}__{}", layout.tag(), t.tag);
+            Ok(elementwise(&name, &body, layout))
+        }
+        KernelSpec::Fill { bytes, layout } => {
+            let t = bits(*bytes)?;
+            let body = Body { inputs: vec![], result: t, expr: format!("(({})a.bits)", t.name), out: t };
+            let name = format!("tops_fill_{}__{}", layout.tag(), t.tag);
+            Ok(elementwise(&name, &body, *layout))
+        }
+        KernelSpec::Transpose { bytes } => transpose(bits(*bytes)?),
+    }
+}
+
+fn bits(bytes: usize) -> Result<CType> {
+    CType::bits(bytes).ok_or_else(|| Error::Cuda(format!("no raw element type of {bytes} bytes (1, 2, 4 or 8)")))
+}
+
+fn is_ident(s: &str) -> bool {
+    let mut c = s.chars();
+    matches!(c.next(), Some(ch) if ch == '_' || ch.is_ascii_alphabetic())
+        && c.all(|ch| ch == '_' || ch.is_ascii_alphanumeric())
+}
+
+/// What an elementwise kernel computes per element.
+struct Body {
+    /// (storage, compute) type of each input.
+    inputs: Vec<(CType, CType)>,
+    /// Type of `expr`.
+    result: CType,
+    /// Expression over `x0, x1, ...` (already in compute types) and `a.params[k]`/`a.bits`.
+    expr: String,
+    /// Output storage type.
+    out: CType,
+}
+
+/// `src` (of type `from`) as `to`: a plain use when the types agree, else `tops_cast`.
+fn conv(from: CType, to: CType, src: &str) -> String {
+    if from == to {
+        src.to_string()
+    } else {
+        format!("tops_cast<{}>({src})", to.name)
+    }
+}
+
+fn elementwise(name: &str, body: &Body, layout: MapLayout) -> Generated {
+    let kernel = match layout {
+        MapLayout::Contiguous => contiguous(name, body),
+        MapLayout::Strided(index) => strided(name, body, index),
+    };
+    Generated { name: name.to_string(), kernel, device_fns: Vec::new(), args: layout.args(), shared_memory: false }
+}
+
+fn store_expr(body: &Body) -> String {
+    conv(body.result, body.out, &body.expr)
+}
+
+/// Pointer declarations of the output and inputs.
+fn pointers(s: &mut String, body: &Body, ptr: &str) {
+    let _ = writeln!(s, "    {}* __restrict__ out = ({}*){ptr}[0];", body.out.name, body.out.name);
+    for (i, (st, _)) in body.inputs.iter().enumerate() {
+        let _ = writeln!(s, "    const {t}* __restrict__ in{i} = (const {t}*){ptr}[{}];", i + 1, t = st.name);
+    }
+}
+
+fn contiguous(name: &str, body: &Body) -> String {
+    // Elements per vector: the widest operand moves 16 bytes.
+    let widest = body.inputs.iter().map(|(s, _)| s.size).chain([body.out.size]).max().unwrap_or(1);
+    let vec = 16 / widest;
+    let mut s = String::new();
+    let _ = writeln!(s, "extern \"C\" __global__ void {name}(tops_contig_args a) {{");
+    pointers(&mut s, body, "a.ptr");
+    s.push_str("    const unsigned long long n = a.n;\n");
+    s.push_str("    const unsigned long long tid = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;\n");
+    s.push_str("    const unsigned long long nthreads = (unsigned long long)gridDim.x * blockDim.x;\n");
+    let _ = writeln!(s, "    bool aligned = ((unsigned long long)out % {}) == 0;", vec * body.out.size);
+    for (i, (st, ct)) in body.inputs.iter().enumerate() {
+        let _ = writeln!(s, "    const bool s{i} = (a.scalar_mask >> {i}) & 1u;");
+        let _ = writeln!(s, "    {} b{i}{{}};", ct.name);
+        let _ = writeln!(s, "    if (s{i}) b{i} = {};", conv(*st, *ct, &format!("in{i}[0]")));
+        let _ = writeln!(s, "    aligned = aligned && (s{i} || ((unsigned long long)in{i} % {}) == 0);", vec * st.size);
+    }
+    let _ = writeln!(s, "    const unsigned long long nvec = aligned ? n / {vec} : 0;");
+    s.push_str("    for (unsigned long long v = tid; v < nvec; v += nthreads) {\n");
+    for (i, (st, _)) in body.inputs.iter().enumerate() {
+        let _ = writeln!(s, "        tops_pack<{0}, {vec}> p{i};", st.name);
+        let _ = writeln!(s, "        if (!s{i}) p{i} = ((const tops_pack<{}, {vec}>*)in{i})[v];", st.name);
+    }
+    let _ = writeln!(s, "        tops_pack<{}, {vec}> po;", body.out.name);
+    s.push_str("#pragma unroll\n");
+    let _ = writeln!(s, "        for (int k = 0; k < {vec}; ++k) {{");
+    for (i, (st, ct)) in body.inputs.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            "            const {} x{i} = s{i} ? b{i} : {};",
+            ct.name,
+            conv(*st, *ct, &format!("p{i}.v[k]"))
+        );
+    }
+    let _ = writeln!(s, "            po.v[k] = {};", store_expr(body));
+    s.push_str("        }\n");
+    let _ = writeln!(s, "        ((tops_pack<{}, {vec}>*)out)[v] = po;", body.out.name);
+    s.push_str("    }\n");
+    let _ = writeln!(s, "    for (unsigned long long i = nvec * {vec} + tid; i < n; i += nthreads) {{");
+    for (i, (st, ct)) in body.inputs.iter().enumerate() {
+        let _ = writeln!(s, "        const {} x{i} = s{i} ? b{i} : {};", ct.name, conv(*st, *ct, &format!("in{i}[i]")));
+    }
+    let _ = writeln!(s, "        out[i] = {};", store_expr(body));
+    s.push_str("    }\n}\n");
+    s
+}
+
+fn strided(name: &str, body: &Body, index: Index) -> String {
+    let (args, uint, int) = match index {
+        Index::I32 => ("tops_strided_args32", "unsigned int", "int"),
+        Index::I64 => ("tops_strided_args64", "unsigned long long", "long long"),
+    };
+    let nops = body.inputs.len() + 1;
+    let mut s = String::new();
+    let _ = writeln!(s, "extern \"C\" __global__ void {name}({args} a) {{");
+    pointers(&mut s, body, "a.ptr");
+    let _ = writeln!(s, "    const {uint} nthreads = ({uint})gridDim.x * blockDim.x;");
+    let _ =
+        writeln!(s, "    for ({uint} i = ({uint})blockIdx.x * blockDim.x + threadIdx.x; i < a.n; i += nthreads) {{");
+    let offs: Vec<String> = (0..nops).map(|k| format!("o{k} = 0")).collect();
+    let _ = writeln!(s, "        {int} {};", offs.join(", "));
+    let _ = writeln!(s, "        {uint} rem = i;");
+    s.push_str("#pragma unroll\n");
+    s.push_str("        for (int d = 0; d < TOPS_MAX_DIMS; ++d) {\n");
+    s.push_str("            if (d == a.ndim) break;\n");
+    let _ = writeln!(s, "            const {uint} q = tops_fastdiv<{uint}>(rem, a.magic[d], a.shift[d]);");
+    let _ = writeln!(s, "            const {int} r = ({int})(rem - q * a.size[d]);");
+    for k in 0..nops {
+        let _ = writeln!(s, "            o{k} += r * a.stride[{k}][d];");
+    }
+    s.push_str("            rem = q;\n        }\n");
+    for (i, (st, ct)) in body.inputs.iter().enumerate() {
+        let _ = writeln!(s, "        const {} x{i} = {};", ct.name, conv(*st, *ct, &format!("in{i}[o{}]", i + 1)));
+    }
+    let _ = writeln!(s, "        out[o0] = {};", store_expr(body));
+    s.push_str("    }\n}\n");
+    s
+}
+
+fn transpose(t: CType) -> Result<Generated> {
+    let name = format!("tops_transpose__{}", t.tag);
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "extern \"C\" __global__ void __launch_bounds__({}) {name}(tops_transpose_args a) {{",
+        TILE * TILE_ROWS
+    );
+    let _ = writeln!(s, "    __shared__ {} tile[{TILE}][{}];", t.name, TILE + 1);
+    let _ = writeln!(s, "    {0}* __restrict__ dst = ({0}*)a.dst;", t.name);
+    let _ = writeln!(s, "    const {0}* __restrict__ src = (const {0}*)a.src;", t.name);
+    s.push_str("    const int tx = threadIdx.x, ty = threadIdx.y;\n");
+    let _ = writeln!(s, "    const long long row_tiles = (a.rows + {TILE} - 1) / {TILE};");
+    let _ = writeln!(s, "    const long long col_tiles = (a.cols + {TILE} - 1) / {TILE};");
+    s.push_str("    const long long tiles = a.batch * row_tiles * col_tiles;\n");
+    s.push_str("    for (long long t = blockIdx.x; t < tiles; t += gridDim.x) {\n");
+    s.push_str("        const long long ct = t % col_tiles;\n");
+    s.push_str("        const long long rt = (t / col_tiles) % row_tiles;\n");
+    s.push_str("        const long long b = t / (col_tiles * row_tiles);\n");
+    let _ = writeln!(s, "        const long long r0 = rt * {TILE}, c0 = ct * {TILE};");
+    s.push_str("        const long long sb = b * a.src_bs, db = b * a.dst_bs;\n");
+    s.push_str("        // load: consecutive threads read consecutive rows (src is dense along rows)\n");
+    let _ = writeln!(s, "        for (int k = ty; k < {TILE}; k += {TILE_ROWS}) {{");
+    s.push_str("            const long long r = r0 + tx, c = c0 + k;\n");
+    s.push_str("            if (r < a.rows && c < a.cols) tile[k][tx] = src[sb + r * a.src_rs + c * a.src_cs];\n");
+    s.push_str("        }\n        __syncthreads();\n");
+    s.push_str("        // store: consecutive threads write consecutive columns (dst is dense along columns)\n");
+    let _ = writeln!(s, "        for (int k = ty; k < {TILE}; k += {TILE_ROWS}) {{");
+    s.push_str("            const long long r = r0 + k, c = c0 + tx;\n");
+    s.push_str("            if (r < a.rows && c < a.cols) dst[db + r * a.dst_rs + c * a.dst_cs] = tile[tx][k];\n");
+    s.push_str("        }\n        __syncthreads();\n    }\n}\n");
+    Ok(Generated { name, kernel: s, device_fns: Vec::new(), args: ArgsKind::Transpose, shared_memory: true })
+}
+
+/// Every kernel the templates can produce for `func` over `arity` inputs: each layout class
+/// with the inputs stored as the row's dtype (and the output as its output dtype).
+pub fn map_kernels_for(func: DeviceFn<'_>, row_dtype: DType, arity: usize) -> Vec<KernelSpec<'_>> {
+    let out = if func.output == DType::Bool { DType::Bool } else { row_dtype };
+    MapLayout::ALL
+        .into_iter()
+        .map(|layout| KernelSpec::Map { func, inputs: vec![row_dtype; arity], out, layout })
+        .collect()
+}
+
+/// Every copy, cast, fill and transpose kernel.
+pub fn data_movement_kernels() -> Vec<KernelSpec<'static>> {
+    let mut v = Vec::new();
+    for bytes in [1, 2, 4, 8] {
+        v.push(KernelSpec::Copy { bytes, index: Index::I32 });
+        v.push(KernelSpec::Copy { bytes, index: Index::I64 });
+        v.push(KernelSpec::Transpose { bytes });
+        for layout in MapLayout::ALL {
+            v.push(KernelSpec::Fill { bytes, layout });
+        }
+    }
+    for src in DType::ALL {
+        for dst in DType::ALL {
+            if src != dst {
+                for layout in MapLayout::ALL {
+                    v.push(KernelSpec::Cast { src, dst, layout });
+                }
+            }
+        }
+    }
+    v
+}

@@ -1,0 +1,41 @@
+//! The CUDA backend's elementwise kernel kind: a `__device__` function in CUDA C that the
+//! launcher wraps into contiguous / strided kernels ([`crate::launch::launch_map`]).
+
+use tensor_core::registry::{KernelImpl, PreparedCall};
+use tensor_core::{DType, Error, Result};
+
+/// A generated elementwise kernel for one dtype on CUDA (what `#[tensor_op]` registers).
+///
+/// ```
+/// use tensor_kernels_cuda::kernel::CudaMapKernel;
+/// use tensor_core::{registry::KernelImpl, DType};
+/// let k = CudaMapKernel { compute: DType::F32, output: DType::F32, function: "f", source: "" };
+/// assert_eq!(k.kind(), "cuda-map");
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct CudaMapKernel {
+    /// Dtype the body computes in (f32 for f16/bf16 rows, like the CPU).
+    pub compute: DType,
+    /// Dtype of the result.
+    pub output: DType,
+    /// Name of the `__device__` function in `source`.
+    pub function: &'static str,
+    /// CUDA C source of the function: `OUT f(IN a, IN b, PARAM p0, ...)`.
+    pub source: &'static str,
+}
+
+impl KernelImpl for CudaMapKernel {
+    fn kind(&self) -> &'static str {
+        "cuda-map"
+    }
+    unsafe fn run(&self, call: &PreparedCall<'_>) -> Result<()> {
+        let [out] = call.outputs else {
+            return Err(Error::invalid(call.op.name, "a CUDA map kernel writes exactly one output"));
+        };
+        // SAFETY: the PreparedCall contract is launch_map's (one CUDA device, checked there).
+        unsafe { crate::launch::launch_map(self, out, call.inputs, call.params) }
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}

@@ -1,0 +1,85 @@
+//! The launchers: run the plans of [`super::plan`] on a device's stream. `launch_map` is
+//! what the elementwise call path of `tensor-ops` calls for `Kernel::CudaMap` rows; `copy`
+//! and `fill` are the [`CopyFn`](tensor_core::registry::CopyFn) and
+//! [`FillFn`](tensor_core::registry::FillFn) of the `"copy"`/`"fill"` CUDA rows.
+//!
+//! Everything is queued on the device's stream and returns without waiting; host reads
+//! (`to_vec`) wait for the stream.
+
+use crate::kernel::CudaMapKernel;
+use tensor_core::registry::RawTensor;
+use tensor_core::{Error, Result, Scalar};
+
+use super::plan::{self, Step};
+use super::runtime::{self, CudaDevice};
+
+fn same_device(what: &str, out: &RawTensor<'_>, others: &[RawTensor<'_>]) -> Result<()> {
+    match others.iter().find(|t| t.device != out.device) {
+        Some(t) => Err(Error::Cuda(format!("{what}: operands on {} and {}", out.device, t.device))),
+        None => Ok(()),
+    }
+}
+
+/// Queues `steps` on `dev`'s stream.
+///
+/// # Safety
+/// Every pointer in the steps addresses memory of `dev` valid for each access the step
+/// makes, and stays valid until the stream reaches it (the caching allocator guarantees
+/// the latter for storage freed afterwards).
+pub unsafe fn run(dev: &CudaDevice, steps: &[Step]) -> Result<()> {
+    for step in steps {
+        match step {
+            // SAFETY: forwarded from the caller; the args block matches the kernel (the
+            // planner pairs every spec with its argument struct).
+            Step::Kernel(l) => unsafe { dev.launch(&l.spec, l.grid, l.block, l.args.as_ptr())? },
+            // SAFETY: forwarded from the caller.
+            Step::Memcpy { dst, src, bytes } => unsafe { dev.memcpy_dtod(*dst, *src, *bytes)? },
+        }
+    }
+    Ok(())
+}
+
+/// Runs `out = kernel(inputs..., params...)` on the output's CUDA device: canonicalises,
+/// picks contiguous / strided-32 / strided-64 kernels, splits deep plans, compiles at first
+/// use (cubin for the device's `sm_XX`, PTX as fallback) and launches on the device's stream.
+///
+/// # Safety
+/// `out` and every input are in-bounds views of locked storages on one CUDA device (out
+/// exclusively); inputs have `out.shape` (broadcast dims with stride 0); `out` has no
+/// internal overlap and does not partially overlap any input (exact aliasing is fine).
+pub unsafe fn launch_map(
+    kernel: &CudaMapKernel,
+    out: &RawTensor<'_>,
+    inputs: &[RawTensor<'_>],
+    params: &[Scalar],
+) -> Result<()> {
+    super::register::ensure_linked();
+    same_device(kernel.function, out, inputs)?;
+    let dev = runtime::device_of(out.device)?;
+    let steps = plan::plan_map(kernel, out, inputs, params, dev.max_blocks())?;
+    // SAFETY: the caller's contract covers every address the plan touches.
+    unsafe { run(&dev, &steps) }
+}
+
+/// The CUDA `"copy"` kernel: `dst = src as dst.dtype` on one device.
+///
+/// # Safety
+/// As [`tensor_core::registry::CopyFn`].
+pub unsafe fn copy(dst: &RawTensor<'_>, src: &RawTensor<'_>) -> Result<()> {
+    same_device("copy", dst, std::slice::from_ref(src))?;
+    let dev = runtime::device_of(dst.device)?;
+    let steps = plan::plan_copy(dst, src, dev.max_blocks())?;
+    // SAFETY: the caller's contract covers every address the plan touches.
+    unsafe { run(&dev, &steps) }
+}
+
+/// The CUDA `"fill"` kernel.
+///
+/// # Safety
+/// As [`tensor_core::registry::FillFn`].
+pub unsafe fn fill(dst: &RawTensor<'_>, value: Scalar) -> Result<()> {
+    let dev = runtime::device_of(dst.device)?;
+    let steps = plan::plan_fill(dst, value, dev.max_blocks())?;
+    // SAFETY: the caller's contract covers every address the plan touches.
+    unsafe { run(&dev, &steps) }
+}

@@ -1,0 +1,44 @@
+//! # tensor-kernels-cuda
+//!
+//! The CUDA backend of tensor-ops: runtime, NVRTC compilation and kernel templates. It
+//! depends on the core only; `tensor-ops` pulls it in with its default `cuda` feature.
+//!
+//! - [`runtime`]: driver probe, one context + stream + kernel cache per device;
+//!   [`alloc`]: the stream-ordered caching allocator; [`transfer`]: host↔device copies;
+//!   [`register`]: their `inventory` registrations and the CUDA `"copy"`/`"fill"` rows;
+//! - [`plan`]: pure launch planning (layout class, index width, host splits, transposes);
+//!   [`launch`]: `launch_map`, `copy`, `fill` running those plans on a device;
+//! - [`nvrtc`]: find/load NVRTC, compile to cubin or PTX, cached ([`cache`]);
+//! - [`codegen`]: kernel templates around `#[tensor_op]` device functions, casts, copies,
+//!   fills and tiled transposes, with their argument blocks in [`args`];
+//! - [`check`]: compile every generated kernel and report registers/spills (CI, no GPU).
+//!
+//! CUDA C headers: `kernels/cuda/include/prelude.cuh` (helpers of generated code), `args.cuh`
+//! (argument structs) and `shim.h` (runs the same source on the CPU in tests, see the
+//! hidden `shim` module).
+
+#![deny(unsafe_op_in_unsafe_fn)]
+
+pub mod alloc;
+pub mod args;
+pub mod cache;
+pub mod check;
+pub mod codegen;
+pub mod ctype;
+pub mod divmod;
+pub mod kernel;
+pub mod launch;
+pub mod nvrtc;
+pub mod plan;
+pub mod register;
+pub mod runtime;
+pub mod samples;
+#[doc(hidden)]
+pub mod shim;
+pub mod transfer;
+
+pub use launch::launch_map;
+pub use register::ensure_linked;
+
+/// The host shim header that compiles generated kernels with a host C++ compiler.
+pub const SHIM_HEADER: &str = include_str!("../include/shim.h");

@@ -1,0 +1,493 @@
+//! Launch planning: pure host logic that turns an elementwise op, copy or fill over strided
+//! operands into the kernel launches (and device memcpys) that compute it. No driver call
+//! happens here, so the CPU shim runs exactly the plans the GPU runs.
+//!
+//! 1. Canonicalise with [`IterPlan`] (size-1 dims dropped, dims in the output's memory
+//!    order, coalesced where every operand is contiguous across them).
+//! 2. Choose the layout class: contiguous when one dense run remains (inputs may be one
+//!    broadcast element); strided otherwise, with 32-bit index math when [`fits_i32`]
+//!    holds and 64-bit math when not (≥ 2^31 elements or offsets are never truncated).
+//! 3. Plans deeper than [`MAX_DIMS`] are split on the host: one launch per index of the
+//!    outer dims, with the operand pointers advanced to that sub-block.
+//! 4. Same-dtype copies: one dense run is a memcpy; a copy whose innermost dims differ
+//!    (the source is dense along another dim) uses the 32x32 tiled transpose, batch dims
+//!    beyond one looped on the host; anything else the strided copy kernel. Casts use the
+//!    cast kernels (converting on load/store).
+
+use std::ffi::c_void;
+
+use tensor_core::iter::IterPlan;
+use crate::kernel::CudaMapKernel;
+use tensor_core::registry::RawTensor;
+use tensor_core::shape::{Dims, Strides};
+use tensor_core::{with_dtype, DType, Element, Error, Result, Scalar};
+
+use super::args::{fits_i32, ContigArgs, StridedArgs32, StridedArgs64, TransposeArgs, MAX_DIMS};
+use super::codegen::{ArgsKind, DeviceFn, Index, KernelSpec, MapLayout, BLOCK, TILE, TILE_ROWS};
+
+/// Elements each thread of a contiguous launch should handle before the grid is capped.
+const CONTIG_PER_THREAD: usize = 4;
+/// Smallest rows and columns a copy needs to go through the tiled transpose.
+pub const TRANSPOSE_MIN: usize = 16;
+
+/// A kernel's by-value argument block.
+#[derive(Debug, Clone, Copy)]
+pub enum Args {
+    /// [`ContigArgs`].
+    Contig(ContigArgs),
+    /// [`StridedArgs32`].
+    Strided32(StridedArgs32),
+    /// [`StridedArgs64`].
+    Strided64(StridedArgs64),
+    /// [`TransposeArgs`].
+    Transpose(TransposeArgs),
+}
+
+impl Args {
+    /// Address of the struct, as the kernel parameter.
+    pub fn as_ptr(&self) -> *const c_void {
+        match self {
+            Args::Contig(a) => a as *const ContigArgs as *const c_void,
+            Args::Strided32(a) => a as *const StridedArgs32 as *const c_void,
+            Args::Strided64(a) => a as *const StridedArgs64 as *const c_void,
+            Args::Transpose(a) => a as *const TransposeArgs as *const c_void,
+        }
+    }
+    /// Which struct it is.
+    pub fn kind(&self) -> ArgsKind {
+        match self {
+            Args::Contig(_) => ArgsKind::Contig,
+            Args::Strided32(_) => ArgsKind::Strided32,
+            Args::Strided64(_) => ArgsKind::Strided64,
+            Args::Transpose(_) => ArgsKind::Transpose,
+        }
+    }
+}
+
+/// One kernel launch: a 1-D grid of 2-D blocks.
+#[derive(Debug, Clone)]
+pub struct Launch {
+    /// The kernel.
+    pub spec: KernelSpec<'static>,
+    /// Blocks.
+    pub grid: u32,
+    /// Threads per block (x, y).
+    pub block: (u32, u32),
+    /// Its argument block.
+    pub args: Args,
+}
+
+/// One step of a plan, run in order on the device's stream.
+#[derive(Debug, Clone)]
+#[allow(clippy::large_enum_variant)] // a plan holds a handful of steps, built once per call
+pub enum Step {
+    /// A kernel launch.
+    Kernel(Launch),
+    /// A device-to-device copy of `bytes` bytes.
+    Memcpy {
+        /// Destination address.
+        dst: u64,
+        /// Source address.
+        src: u64,
+        /// Byte count.
+        bytes: usize,
+    },
+}
+
+fn addr(t: &RawTensor<'_>) -> u64 {
+    t.ptr as usize as u64
+}
+
+fn blocks(n: usize, per_block: usize, max_blocks: u32) -> u32 {
+    n.div_ceil(per_block).clamp(1, max_blocks.max(1) as usize) as u32
+}
+
+/// True when every operand is one dense run (inputs may be stride-0 broadcast elements).
+fn is_contiguous(plan: &IterPlan) -> bool {
+    match plan.ndim() {
+        0 => true,
+        1 => plan.strides[0][0] == 1 && plan.strides[1..].iter().all(|s| s[0] == 0 || s[0] == 1),
+        _ => false,
+    }
+}
+
+/// What an elementwise launch needs besides its plan.
+struct Elementwise<'a> {
+    /// The kernel for a layout class.
+    spec: &'a dyn Fn(MapLayout) -> KernelSpec<'static>,
+    /// Whether the contiguous class exists for it.
+    contiguous: bool,
+    params: &'a [f32],
+    bits: u64,
+    max_blocks: u32,
+}
+
+impl Elementwise<'_> {
+    /// Appends the launches computing `plan` with operands at `ptrs` (element sizes
+    /// `sizes`, output first).
+    fn plan(&self, plan: &IterPlan, ptrs: &[u64], sizes: &[usize], steps: &mut Vec<Step>) -> Result<()> {
+        let n = plan.numel();
+        if n == 0 {
+            return Ok(());
+        }
+        if self.contiguous && is_contiguous(plan) {
+            let mask = if plan.ndim() == 1 {
+                plan.strides[1..].iter().enumerate().filter(|(_, s)| s[0] == 0).fold(0u32, |m, (i, _)| m | 1 << i)
+            } else {
+                0
+            };
+            let args = ContigArgs::new(ptrs, n as u64, mask, self.params, self.bits)?;
+            let grid = blocks(n, BLOCK as usize * CONTIG_PER_THREAD, self.max_blocks);
+            steps.push(Step::Kernel(Launch {
+                spec: (self.spec)(MapLayout::Contiguous),
+                grid,
+                block: (BLOCK, 1),
+                args: Args::Contig(args),
+            }));
+            return Ok(());
+        }
+        if plan.ndim() <= MAX_DIMS {
+            return self.strided(plan, ptrs, steps);
+        }
+        // Too deep for one argument block: one launch per index of the outer dims.
+        let outer = plan.ndim() - MAX_DIMS;
+        let inner = IterPlan {
+            shape: Dims::from_slice(&plan.shape[outer..]),
+            strides: plan.strides.iter().map(|s| Strides::from_slice(&s[outer..])).collect(),
+        };
+        let count: usize = plan.shape[..outer].iter().product();
+        let mut sub = vec![0u64; ptrs.len()];
+        for mut idx in 0..count {
+            sub.copy_from_slice(ptrs);
+            for d in (0..outer).rev() {
+                let i = (idx % plan.shape[d]) as i64;
+                idx /= plan.shape[d];
+                for (op, p) in sub.iter_mut().enumerate() {
+                    *p = p.wrapping_add_signed(i * plan.strides[op][d] as i64 * sizes[op] as i64);
+                }
+            }
+            self.strided(&inner, &sub, steps)?;
+        }
+        Ok(())
+    }
+
+    fn strided(&self, plan: &IterPlan, ptrs: &[u64], steps: &mut Vec<Step>) -> Result<()> {
+        let n = plan.numel();
+        let (layout, args) = if fits_i32(plan) {
+            (MapLayout::Strided(Index::I32), Args::Strided32(StridedArgs32::new(plan, ptrs, self.params, self.bits)?))
+        } else {
+            (MapLayout::Strided(Index::I64), Args::Strided64(StridedArgs64::new(plan, ptrs, self.params, self.bits)?))
+        };
+        let grid = blocks(n, BLOCK as usize, self.max_blocks);
+        steps.push(Step::Kernel(Launch { spec: (self.spec)(layout), grid, block: (BLOCK, 1), args }));
+        Ok(())
+    }
+}
+
+fn check_shapes(what: &str, out: &RawTensor<'_>, inputs: &[RawTensor<'_>]) -> Result<()> {
+    if let Some(i) = inputs.iter().find(|i| i.shape != out.shape || i.strides.len() != i.shape.len()) {
+        return Err(Error::invalid(
+            "cuda",
+            format!("{what}: operand of shape {:?} does not match the output shape {:?}", i.shape, out.shape),
+        ));
+    }
+    if out.strides.len() != out.shape.len() {
+        return Err(Error::invalid("cuda", format!("{what}: output strides do not match its shape")));
+    }
+    Ok(())
+}
+
+fn canonical(out: &RawTensor<'_>, inputs: &[RawTensor<'_>]) -> IterPlan {
+    let mut strides: Vec<&[isize]> = vec![out.strides];
+    strides.extend(inputs.iter().map(|i| i.strides));
+    IterPlan::new(out.shape, &strides)
+}
+
+/// The launches computing `out = kernel(inputs..., params...)`; inputs are already
+/// broadcast to the output's shape and stored as any dtype (converted on load to the
+/// kernel's compute dtype; the result converted on store to the output's dtype).
+pub fn plan_map(
+    kernel: &CudaMapKernel,
+    out: &RawTensor<'_>,
+    inputs: &[RawTensor<'_>],
+    params: &[Scalar],
+    max_blocks: u32,
+) -> Result<Vec<Step>> {
+    if inputs.is_empty() || inputs.len() > 3 {
+        return Err(Error::Cuda(format!("{}: CUDA kernels take 1..=3 inputs, got {}", kernel.function, inputs.len())));
+    }
+    check_shapes(kernel.function, out, inputs)?;
+    let func = DeviceFn::from_kernel(kernel, params.len());
+    let in_dtypes: Vec<DType> = inputs.iter().map(|i| i.dtype).collect();
+    let out_dtype = out.dtype;
+    let spec = move |layout| KernelSpec::Map { func, inputs: in_dtypes.clone(), out: out_dtype, layout };
+    let params: Vec<f32> = params.iter().map(|p| p.to::<f32>()).collect();
+    let ew = Elementwise { spec: &spec, contiguous: true, params: &params, bits: 0, max_blocks };
+    let ptrs: Vec<u64> = std::iter::once(out).chain(inputs).map(addr).collect();
+    let sizes: Vec<usize> = std::iter::once(out).chain(inputs).map(|t| t.dtype.size()).collect();
+    let mut steps = Vec::new();
+    ew.plan(&canonical(out, inputs), &ptrs, &sizes, &mut steps)?;
+    Ok(steps)
+}
+
+/// The launches computing `dst = src as dst.dtype` (shapes equal; broadcast sources have
+/// stride 0).
+pub fn plan_copy(dst: &RawTensor<'_>, src: &RawTensor<'_>, max_blocks: u32) -> Result<Vec<Step>> {
+    check_shapes("copy", dst, std::slice::from_ref(src))?;
+    let plan = canonical(dst, std::slice::from_ref(src));
+    let n = plan.numel();
+    let mut steps = Vec::new();
+    if n == 0 {
+        return Ok(steps);
+    }
+    let ptrs = [addr(dst), addr(src)];
+    let sizes = [dst.dtype.size(), src.dtype.size()];
+    if dst.dtype == src.dtype {
+        let bytes = dst.dtype.size();
+        let dense = plan.ndim() == 0 || (plan.ndim() == 1 && plan.strides[0][0] == 1 && plan.strides[1][0] == 1);
+        if dense {
+            steps.push(Step::Memcpy { dst: ptrs[0], src: ptrs[1], bytes: n * bytes });
+            return Ok(steps);
+        }
+        if let Some(row_dim) = transpose_row_dim(&plan) {
+            transpose(&plan, row_dim, ptrs, bytes, max_blocks, &mut steps);
+            return Ok(steps);
+        }
+        let spec = move |layout| KernelSpec::Copy {
+            bytes,
+            index: match layout {
+                MapLayout::Strided(i) => i,
+                MapLayout::Contiguous => Index::I64,
+            },
+        };
+        let ew = Elementwise { spec: &spec, contiguous: false, params: &[], bits: 0, max_blocks };
+        ew.plan(&plan, &ptrs, &sizes, &mut steps)?;
+        return Ok(steps);
+    }
+    let (s, d) = (src.dtype, dst.dtype);
+    let spec = move |layout| KernelSpec::Cast { src: s, dst: d, layout };
+    let ew = Elementwise { spec: &spec, contiguous: true, params: &[], bits: 0, max_blocks };
+    ew.plan(&plan, &ptrs, &sizes, &mut steps)?;
+    Ok(steps)
+}
+
+/// The launches writing `value` (cast to `dst.dtype` with `as` rules) into every element.
+pub fn plan_fill(dst: &RawTensor<'_>, value: Scalar, max_blocks: u32) -> Result<Vec<Step>> {
+    check_shapes("fill", dst, &[])?;
+    let bits = fill_bits(dst.dtype, value);
+    let bytes = dst.dtype.size();
+    let spec = move |layout| KernelSpec::Fill { bytes, layout };
+    let ew = Elementwise { spec: &spec, contiguous: true, params: &[], bits, max_blocks };
+    let mut steps = Vec::new();
+    ew.plan(&canonical(dst, &[]), &[addr(dst)], &[bytes], &mut steps)?;
+    Ok(steps)
+}
+
+/// The little-endian bits of `value` as `dtype`, zero-extended to 64 bits.
+///
+/// ```
+/// use tensor_core::{DType, Scalar};
+/// use tensor_kernels_cuda::plan::fill_bits;
+/// assert_eq!(fill_bits(DType::I16, Scalar::Int(-1)), 0xffff);
+/// assert_eq!(fill_bits(DType::F32, Scalar::Float(1.0)), 0x3f80_0000);
+/// ```
+pub fn fill_bits(dtype: DType, value: Scalar) -> u64 {
+    with_dtype!(dtype, T => {
+        let v: T = T::from_scalar(value);
+        let mut b = [0u8; 8];
+        let size = std::mem::size_of::<T>();
+        // SAFETY: `v` is a plain element type (no padding) of `size <= 8` bytes, read as bytes.
+        b[..size].copy_from_slice(unsafe { std::slice::from_raw_parts(std::ptr::from_ref(&v).cast::<u8>(), size) });
+        u64::from_le_bytes(b)
+    })
+}
+
+/// The dim along which the source is dense when the destination is dense along the last
+/// dim and the source is not: such copies go through the tiled transpose.
+fn transpose_row_dim(plan: &IterPlan) -> Option<usize> {
+    let nd = plan.ndim();
+    if nd < 2 {
+        return None;
+    }
+    let (d, s) = (&plan.strides[0], &plan.strides[1]);
+    if d[nd - 1] != 1 || s[nd - 1].unsigned_abs() == 1 || plan.shape[nd - 1] < TRANSPOSE_MIN {
+        return None;
+    }
+    (0..nd - 1).rev().find(|&j| s[j].unsigned_abs() == 1 && plan.shape[j] >= TRANSPOSE_MIN)
+}
+
+/// Tiled transposes of `plan` (rows along `row_dim`, columns along the last dim). The
+/// innermost other dim is the kernel's batch dim; any further dims are looped here.
+fn transpose(plan: &IterPlan, row_dim: usize, ptrs: [u64; 2], bytes: usize, max_blocks: u32, steps: &mut Vec<Step>) {
+    let nd = plan.ndim();
+    let col_dim = nd - 1;
+    let others: Vec<usize> = (0..nd).filter(|&d| d != row_dim && d != col_dim).collect();
+    let (batch_dim, host_dims) = match others.split_last() {
+        Some((&b, rest)) => (Some(b), rest.to_vec()),
+        None => (None, Vec::new()),
+    };
+    let (rows, cols) = (plan.shape[row_dim], plan.shape[col_dim]);
+    let batch = batch_dim.map_or(1, |b| plan.shape[b]);
+    let stride = |op: usize, d: Option<usize>| d.map_or(0, |d| plan.strides[op][d] as i64);
+    let tiles = batch * rows.div_ceil(TILE as usize) * cols.div_ceil(TILE as usize);
+    let count: usize = host_dims.iter().map(|&d| plan.shape[d]).product();
+    for mut idx in 0..count {
+        let mut p = ptrs;
+        for &d in host_dims.iter().rev() {
+            let i = (idx % plan.shape[d]) as i64;
+            idx /= plan.shape[d];
+            for (op, q) in p.iter_mut().enumerate() {
+                *q = q.wrapping_add_signed(i * plan.strides[op][d] as i64 * bytes as i64);
+            }
+        }
+        let args = TransposeArgs {
+            dst: p[0],
+            src: p[1],
+            batch: batch as i64,
+            rows: rows as i64,
+            cols: cols as i64,
+            dst_strides: [stride(0, batch_dim), stride(0, Some(row_dim)), stride(0, Some(col_dim))],
+            src_strides: [stride(1, batch_dim), stride(1, Some(row_dim)), stride(1, Some(col_dim))],
+        };
+        steps.push(Step::Kernel(Launch {
+            spec: KernelSpec::Transpose { bytes },
+            grid: tiles.clamp(1, max_blocks.max(1) as usize) as u32,
+            block: (TILE, TILE_ROWS),
+            args: Args::Transpose(args),
+        }));
+    }
+}
+
+/// The same launches with every 32-bit strided kernel replaced by its 64-bit twin (same
+/// work, 64-bit index math): lets tests run the 64-bit kernels on small tensors.
+pub fn widen_index(steps: &[Step]) -> Vec<Step> {
+    steps
+        .iter()
+        .map(|step| match step {
+            Step::Kernel(Launch { spec, grid, block, args: Args::Strided32(a) }) => {
+                let nd = a.ndim.max(0) as usize;
+                let plan = IterPlan {
+                    shape: (0..nd).rev().map(|k| a.size[k] as usize).collect(),
+                    strides: a.stride.iter().map(|st| (0..nd).rev().map(|k| st[k] as isize).collect()).collect(),
+                };
+                let Ok(wide) = StridedArgs64::new(&plan, &a.ptr, &a.params, a.bits) else {
+                    // A valid 32-bit plan always widens; keep the step as it is otherwise.
+                    return step.clone();
+                };
+                let spec = match spec {
+                    KernelSpec::Map { func, inputs, out, .. } => KernelSpec::Map {
+                        func: *func,
+                        inputs: inputs.clone(),
+                        out: *out,
+                        layout: MapLayout::Strided(Index::I64),
+                    },
+                    KernelSpec::Cast { src, dst, .. } => {
+                        KernelSpec::Cast { src: *src, dst: *dst, layout: MapLayout::Strided(Index::I64) }
+                    }
+                    KernelSpec::Copy { bytes, .. } => KernelSpec::Copy { bytes: *bytes, index: Index::I64 },
+                    KernelSpec::Fill { bytes, .. } => {
+                        KernelSpec::Fill { bytes: *bytes, layout: MapLayout::Strided(Index::I64) }
+                    }
+                    other => other.clone(),
+                };
+                Step::Kernel(Launch { spec, grid: *grid, block: *block, args: Args::Strided64(wide) })
+            }
+            other => other.clone(),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tensor_core::Device;
+
+    fn raw<'a>(ptr: usize, dtype: DType, shape: &'a [usize], strides: &'a [isize]) -> RawTensor<'a> {
+        RawTensor { ptr: ptr as *mut u8, dtype, shape, strides, device: Device::Cuda(0) }
+    }
+
+    fn kernels(steps: &[Step]) -> Vec<&Launch> {
+        steps.iter().filter_map(|s| if let Step::Kernel(l) = s { Some(l) } else { None }).collect()
+    }
+
+    #[test]
+    fn dense_same_dtype_copy_is_a_memcpy() {
+        let (shape, st) = ([4usize, 5], [5isize, 1]);
+        let steps = plan_copy(&raw(4096, DType::F32, &shape, &st), &raw(8192, DType::F32, &shape, &st), 64).unwrap();
+        assert!(matches!(steps.as_slice(), [Step::Memcpy { dst: 4096, src: 8192, bytes: 80 }]));
+    }
+
+    #[test]
+    fn transposes_use_the_tiled_kernel_with_host_batch_loops() {
+        let shape = [3usize, 2, 64, 48];
+        let dst = [2 * 64 * 48, 64 * 48, 48, 1];
+        let src = [2 * 64 * 48, 64 * 48, 1, 64]; // last two dims swapped
+        let steps = plan_copy(&raw(0, DType::I16, &shape, &dst), &raw(1 << 20, DType::I16, &shape, &src), 64).unwrap();
+        // [3, 2] coalesce into one batch dim of 6
+        let ks = kernels(&steps);
+        assert_eq!(ks.len(), 1);
+        let Args::Transpose(a) = ks[0].args else { panic!("{:?}", ks[0].args) };
+        assert_eq!((a.batch, a.rows, a.cols), (6, 64, 48));
+        // a batch that cannot coalesce: one launch per outer index
+        let src2 = [64 * 48, 3 * 64 * 48, 1, 64];
+        let steps = plan_copy(&raw(0, DType::I16, &shape, &dst), &raw(1 << 20, DType::I16, &shape, &src2), 64).unwrap();
+        let ks = kernels(&steps);
+        assert_eq!(ks.len(), 3);
+        assert!(ks.iter().all(|k| matches!(k.spec, KernelSpec::Transpose { bytes: 2 })));
+    }
+
+    #[test]
+    fn huge_plans_use_64_bit_indexing() {
+        let shape = [1usize << 16, 1 << 15]; // 2^31 elements
+        let (d, s) = ([1isize << 15, 1], [1isize, 1 << 16]);
+        let f = CudaMapKernel { compute: DType::F32, output: DType::F32, function: "f", source: "" };
+        let steps =
+            plan_map(&f, &raw(0, DType::F32, &shape, &d), &[raw(0, DType::F32, &shape, &s)], &[], 1024).unwrap();
+        let ks = kernels(&steps);
+        assert!(matches!(ks[0].spec, KernelSpec::Map { layout: MapLayout::Strided(Index::I64), .. }));
+        let small = [1usize << 10, 1 << 10];
+        let steps = plan_map(
+            &f,
+            &raw(0, DType::F32, &small, &[1 << 10, 1]),
+            &[raw(0, DType::F32, &small, &[1, 1 << 10])],
+            &[],
+            1024,
+        )
+        .unwrap();
+        assert!(matches!(kernels(&steps)[0].spec, KernelSpec::Map { layout: MapLayout::Strided(Index::I32), .. }));
+        // 2^31 dense elements stay on the contiguous kernel (64-bit count)
+        let dense = [1usize << 31];
+        let steps =
+            plan_map(&f, &raw(0, DType::F32, &dense, &[1]), &[raw(0, DType::F32, &dense, &[1])], &[], 1024).unwrap();
+        let Args::Contig(a) = kernels(&steps)[0].args else { panic!() };
+        assert_eq!(a.n, 1 << 31);
+    }
+
+    #[test]
+    fn deep_plans_are_split_on_the_host() {
+        // 10 dims of 2 that cannot coalesce (the input walks them in reverse order)
+        let shape = [2usize; 10];
+        let out: Vec<isize> = (0..10).map(|d| 1 << (9 - d)).collect();
+        let inp: Vec<isize> = (0..10).map(|d| 1 << d).collect();
+        let f = CudaMapKernel { compute: DType::F32, output: DType::F32, function: "f", source: "" };
+        let steps =
+            plan_map(&f, &raw(0, DType::F32, &shape, &out), &[raw(0, DType::F32, &shape, &inp)], &[], 64).unwrap();
+        let ks = kernels(&steps);
+        assert_eq!(ks.len(), 4);
+        let Args::Strided32(a) = ks[3].args else { panic!() };
+        assert_eq!(a.ndim as usize, MAX_DIMS);
+        assert_eq!(a.ptr[0], 4 * (512 + 256)); // out advanced to outer index (1, 1)
+        assert_eq!(a.ptr[1], 4 * (1 + 2));
+    }
+
+    #[test]
+    fn broadcast_inputs_set_the_scalar_mask() {
+        let shape = [100usize];
+        let f = CudaMapKernel { compute: DType::F32, output: DType::F32, function: "f", source: "" };
+        let o = raw(0, DType::F32, &shape, &[1]);
+        let steps =
+            plan_map(&f, &o, &[raw(0, DType::F32, &shape, &[1]), raw(0, DType::F32, &shape, &[0])], &[], 8).unwrap();
+        let Args::Contig(a) = kernels(&steps)[0].args else { panic!() };
+        assert_eq!(a.scalar_mask, 0b10);
+    }
+}

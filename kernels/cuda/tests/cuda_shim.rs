@@ -1,0 +1,519 @@
+//! Runs the generated CUDA C on the CPU: the same kernel source, compiled by the host C++
+//! compiler under `kernels/cuda/include/shim.h` into a shared library, launched over its grid and
+//! compared with a Rust reference for every layout class x dtype, including tails,
+//! misaligned starts, negative strides and broadcast inputs. Skips (with the reason) when
+//! g++ or the CUDA fp16/bf16 headers are missing, except under `CI`, where that fails.
+
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use half::{bf16, f16};
+use tensor_core::iter::{IterPlan, StridedOffsets};
+use tensor_core::{DType, Element};
+use tensor_kernels_cuda::args::{ContigArgs, StridedArgs32, StridedArgs64, TransposeArgs};
+use tensor_kernels_cuda::codegen::{self, ArgsKind, Generated, Index, KernelSpec, MapLayout};
+use tensor_kernels_cuda::samples;
+use tensor_kernels_cuda::shim::{self, ShimError, ShimLib};
+
+// ------------------------------------------------------------------ building the library
+
+struct Shim {
+    lib: ShimLib,
+}
+
+fn all_specs(fns: &'static [samples::SampleFn]) -> Vec<KernelSpec<'static>> {
+    let mut specs = Vec::new();
+    for f in fns {
+        specs.extend(codegen::map_kernels_for(f.func(), f.dtype, f.arity));
+    }
+    specs.extend(codegen::data_movement_kernels());
+    specs
+}
+
+fn sample_fns() -> &'static [samples::SampleFn] {
+    static FNS: OnceLock<Vec<samples::SampleFn>> = OnceLock::new();
+    FNS.get_or_init(samples::sample_functions)
+}
+
+fn shim() -> Option<&'static Shim> {
+    static SHIM: OnceLock<Result<Shim, ShimError>> = OnceLock::new();
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cuda-shim");
+    match SHIM.get_or_init(|| shim::build(&all_specs(sample_fns()), &dir).map(|lib| Shim { lib })) {
+        Ok(s) => Some(s),
+        Err(ShimError::Failed(e)) => panic!("{e}"),
+        Err(e) if std::env::var_os("CI").is_some() => panic!("CI is set but the shim cannot run: {e}"),
+        Err(e) => {
+            println!("SKIPPED: {e}");
+            None
+        }
+    }
+}
+
+impl Shim {
+    fn launch<A>(&self, g: &Generated, grid: u32, block: (u32, u32), args: &A) {
+        // SAFETY: A is the #[repr(C)] mirror of the struct the kernel takes (checked by
+        // `arg_structs_match_the_c_layout`); the pointers inside `args` address live host
+        // buffers large enough for every element the launch touches (set up by the callers).
+        unsafe { self.lib.launch(&g.name, grid, block, args as *const A as *const std::ffi::c_void) }.unwrap();
+    }
+}
+
+// ------------------------------------------------------------------ host buffers
+
+/// A strided operand in a byte buffer: element [0, ..] is at element index `base`.
+struct Operand {
+    dtype: DType,
+    buf: Vec<u64>, // u64 storage keeps every element aligned
+    base: usize,
+    shape: Vec<usize>,
+    strides: Vec<isize>,
+}
+
+impl Operand {
+    /// A buffer reached by `strides` over `shape`, starting `lead` elements in.
+    fn new(dtype: DType, shape: &[usize], strides: &[isize], lead: usize) -> Operand {
+        let neg: usize =
+            shape.iter().zip(strides).filter(|(_, &s)| s < 0).map(|(&n, &s)| (n - 1) * s.unsigned_abs()).sum();
+        let pos: usize = shape.iter().zip(strides).filter(|(_, &s)| s > 0).map(|(&n, &s)| (n - 1) * s as usize).sum();
+        let elems = lead + neg + pos + 1;
+        let words = (elems * dtype.size()).div_ceil(8) + 2;
+        Operand { dtype, buf: vec![0; words], base: lead + neg, shape: shape.to_vec(), strides: strides.to_vec() }
+    }
+    fn ptr(&mut self) -> u64 {
+        // SAFETY: base is inside buf (by construction).
+        unsafe { (self.buf.as_mut_ptr() as *mut u8).add(self.base * self.dtype.size()) as u64 }
+    }
+    fn offsets(&self) -> Vec<isize> {
+        StridedOffsets::new(&self.shape, &self.strides).collect()
+    }
+    fn bytes(&mut self) -> &mut [u8] {
+        let len = self.buf.len() * 8;
+        // SAFETY: reinterpreting the u64 buffer as bytes.
+        unsafe { std::slice::from_raw_parts_mut(self.buf.as_mut_ptr() as *mut u8, len) }
+    }
+    fn get<T: Element>(&mut self, off: isize) -> T {
+        let i = (self.base as isize + off) as usize * std::mem::size_of::<T>();
+        // SAFETY: i is inside the buffer; T is the operand's element type (any bit pattern is
+        // valid, bools were written as 0/1).
+        unsafe { (self.bytes().as_ptr().add(i) as *const T).read_unaligned() }
+    }
+    fn set<T: Element>(&mut self, off: isize, v: T) {
+        let i = (self.base as isize + off) as usize * std::mem::size_of::<T>();
+        // SAFETY: as in get.
+        unsafe { (self.bytes().as_mut_ptr().add(i) as *mut T).write_unaligned(v) }
+    }
+}
+
+macro_rules! with_dtype {
+    ($d:expr, $T:ident => $body:expr) => {
+        match $d {
+            DType::Bool => {
+                type $T = bool;
+                $body
+            }
+            DType::U8 => {
+                type $T = u8;
+                $body
+            }
+            DType::I8 => {
+                type $T = i8;
+                $body
+            }
+            DType::I16 => {
+                type $T = i16;
+                $body
+            }
+            DType::I32 => {
+                type $T = i32;
+                $body
+            }
+            DType::I64 => {
+                type $T = i64;
+                $body
+            }
+            DType::F16 => {
+                type $T = f16;
+                $body
+            }
+            DType::BF16 => {
+                type $T = bf16;
+                $body
+            }
+            DType::F32 => {
+                type $T = f32;
+                $body
+            }
+            DType::F64 => {
+                type $T = f64;
+                $body
+            }
+        }
+    };
+}
+
+/// Deterministic values; floats include specials that casts must handle.
+fn fill_random(op: &mut Operand, seed: u64, specials: bool) {
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let offs = op.offsets();
+    for (k, off) in offs.into_iter().enumerate() {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let r = (x % 121) as i64 - 60;
+        let special = [f64::NAN, f64::INFINITY, -1e10, 1e10, 300.7, -129.5, -0.5, 65504.0, 2.5, -2.5];
+        let v: f64 = if specials && k % 3 == 0 { special[(x >> 8) as usize % special.len()] } else { r as f64 / 4.0 };
+        with_dtype!(op.dtype, T => {
+            let e: T = if op.dtype.is_float() { v.cast() } else { r.cast() };
+            op.set(off, e)
+        });
+    }
+}
+
+// ------------------------------------------------------------------ the reference
+
+trait Num: Element {
+    fn add(self, o: Self) -> Self;
+    fn mul(self, o: Self) -> Self;
+    fn exp(self) -> Self;
+}
+macro_rules! int_num { ($($t:ty),*) => { $( impl Num for $t {
+    fn add(self, o: Self) -> Self { self.wrapping_add(o) }
+    fn mul(self, o: Self) -> Self { self.wrapping_mul(o) }
+    fn exp(self) -> Self { (self as f64).exp().cast() }
+} )* } }
+int_num!(u8, i8, i16, i32, i64);
+impl Num for bool {
+    fn add(self, o: Self) -> Self {
+        self | o
+    }
+    fn mul(self, o: Self) -> Self {
+        self & o
+    }
+    fn exp(self) -> Self {
+        true
+    }
+}
+macro_rules! half_num { ($($t:ty),*) => { $( impl Num for $t {
+    fn add(self, o: Self) -> Self { <$t>::from_f32(self.to_f32() + o.to_f32()) }
+    fn mul(self, o: Self) -> Self { <$t>::from_f32(self.to_f32() * o.to_f32()) }
+    fn exp(self) -> Self { <$t>::from_f32(self.to_f32().exp()) }
+} )* } }
+half_num!(f16, bf16); // never a compute type; present so dtype dispatch type-checks
+impl Num for f32 {
+    fn add(self, o: Self) -> Self {
+        self + o
+    }
+    fn mul(self, o: Self) -> Self {
+        self * o
+    }
+    fn exp(self) -> Self {
+        f32::exp(self)
+    }
+}
+impl Num for f64 {
+    fn add(self, o: Self) -> Self {
+        self + o
+    }
+    fn mul(self, o: Self) -> Self {
+        self * o
+    }
+    fn exp(self) -> Self {
+        f64::exp(self)
+    }
+}
+
+/// The sample op `op` on compute values: a value, or a bool for comparisons.
+fn eval<C: Num>(op: &str, x: &[C], slope: f32) -> Result<C, bool> {
+    let zero = C::ZERO;
+    match op {
+        "add" => Ok(x[0].add(x[1])),
+        "relu" => Ok(if x[0] > zero { x[0] } else { zero }),
+        "lt" => Err(x[0] < x[1]),
+        "fma" => Ok(x[0].mul(x[1]).add(x[2])),
+        "exp" => Ok(x[0].exp()),
+        "leaky_relu" => Ok(if x[0] > zero { x[0] } else { x[0].mul(slope.cast()) }),
+        _ => unreachable!("{op}"),
+    }
+}
+
+/// Reference for one element: inputs stored as their dtype, computed in the row's compute
+/// dtype, stored as the output's dtype.
+fn reference(op: &str, row: DType, ins: &mut [Operand], offs: &[isize], out: &mut Operand, out_off: isize, slope: f32) {
+    with_dtype!(row.compute(), C => {
+        let cs: Vec<C> = ins
+            .iter_mut()
+            .zip(offs)
+            .map(|(o, &off)| with_dtype!(o.dtype, S => o.get::<S>(off).cast::<C>()))
+            .collect();
+        let r = eval::<C>(op, &cs, slope);
+        with_dtype!(out.dtype, O => {
+            let v: O = match r { Ok(c) => c.cast(), Err(b) => b.cast() };
+            out.set(out_off, v)
+        })
+    })
+}
+
+/// Element `off` of `o` as comparable bits (floats: NaN-canonical).
+fn value(o: &mut Operand, off: isize) -> f64 {
+    with_dtype!(o.dtype, T => { let v: T = o.get(off); v.cast::<f64>() })
+}
+
+fn same(a: f64, b: f64) -> bool {
+    (a.is_nan() && b.is_nan()) || a == b || ((a - b).abs() <= 1e-6 * a.abs().max(b.abs()))
+}
+
+/// Compares every logical element of `got` against `want`.
+fn assert_same(what: &str, got: &mut Operand, want: &mut Operand) {
+    let offs = got.offsets();
+    let woffs = want.offsets();
+    for (k, (&g, &w)) in offs.iter().zip(&woffs).enumerate() {
+        let (a, b) = (value(got, g), value(want, w));
+        assert!(same(a, b), "{what}: element {k}: kernel gave {a}, reference {b}");
+    }
+}
+
+/// An uncanonicalised plan (the dims as given) over `shape` with one stride list per operand.
+fn plan_of(shape: &[usize], strides: Vec<Vec<isize>>) -> IterPlan {
+    IterPlan { shape: shape.into(), strides: strides.into_iter().map(Into::into).collect() }
+}
+
+fn contiguous_strides(shape: &[usize]) -> Vec<isize> {
+    let mut st = vec![0isize; shape.len()];
+    let mut acc = 1isize;
+    for d in (0..shape.len()).rev() {
+        st[d] = acc;
+        acc *= shape[d] as isize;
+    }
+    st
+}
+
+// ------------------------------------------------------------------ tests
+
+#[test]
+fn arg_structs_match_the_c_layout() {
+    let Some(shim) = shim() else { return };
+    let sizes = [
+        (ArgsKind::Contig, std::mem::size_of::<ContigArgs>()),
+        (ArgsKind::Strided32, std::mem::size_of::<StridedArgs32>()),
+        (ArgsKind::Strided64, std::mem::size_of::<StridedArgs64>()),
+        (ArgsKind::Transpose, std::mem::size_of::<TransposeArgs>()),
+    ];
+    for (kind, rust) in sizes {
+        assert_eq!(shim.lib.c_sizeof(kind).unwrap(), rust, "{kind:?}");
+    }
+}
+
+/// Runs a map kernel of `f` on inputs laid out by `input_strides` (with `lead` elements
+/// before the first) into an output of `out_strides`, and checks it against the reference.
+#[allow(clippy::too_many_arguments)]
+fn check_map(
+    shim: &Shim,
+    f: &samples::SampleFn,
+    layout: MapLayout,
+    shape: &[usize],
+    out_strides: &[isize],
+    input_strides: &[Vec<isize>],
+    lead: usize,
+    scalar_mask: u32,
+) {
+    let out_dtype = if f.output == DType::Bool { DType::Bool } else { f.dtype };
+    let mut ins: Vec<Operand> = input_strides
+        .iter()
+        .enumerate()
+        .map(|(i, st)| {
+            let mut o = Operand::new(f.dtype, shape, st, lead);
+            fill_random(&mut o, 7 + i as u64 * 31 + shape.iter().sum::<usize>() as u64, false);
+            o
+        })
+        .collect();
+    let mut out = Operand::new(out_dtype, shape, out_strides, lead);
+    let mut want = Operand::new(out_dtype, shape, &contiguous_strides(shape), 0);
+    let slope = 0.125f32;
+    let in_offs: Vec<Vec<isize>> = ins.iter().map(|o| o.offsets()).collect();
+    for (k, woff) in want.offsets().into_iter().enumerate() {
+        let offs: Vec<isize> = in_offs.iter().map(|v| v[k]).collect();
+        reference(f.op, f.dtype, &mut ins, &offs, &mut want, woff, slope);
+    }
+    let spec = KernelSpec::Map { func: f.func(), inputs: vec![f.dtype; f.arity], out: out_dtype, layout };
+    let g = codegen::generate(&spec).expect("generate");
+    let mut ptrs = vec![out.ptr()];
+    ptrs.extend(ins.iter_mut().map(Operand::ptr));
+    let params: Vec<f32> = vec![slope; f.nparams];
+    let n: usize = shape.iter().product();
+    match layout {
+        MapLayout::Contiguous => {
+            let a = ContigArgs::new(&ptrs, n as u64, scalar_mask, &params, 0).unwrap();
+            shim.launch(&g, 3, (64, 1), &a);
+        }
+        MapLayout::Strided(index) => {
+            let mut strides = vec![out_strides.to_vec()];
+            strides.extend(input_strides.iter().cloned());
+            let plan = plan_of(shape, strides);
+            match index {
+                Index::I32 => shim.launch(&g, 3, (64, 1), &StridedArgs32::new(&plan, &ptrs, &params, 0).unwrap()),
+                Index::I64 => shim.launch(&g, 3, (64, 1), &StridedArgs64::new(&plan, &ptrs, &params, 0).unwrap()),
+            }
+        }
+    }
+    assert_same(&format!("{} {layout:?} {shape:?} lead {lead}", g.name), &mut out, &mut want);
+}
+
+#[test]
+fn map_kernels_match_the_reference_contiguous() {
+    let Some(shim) = shim() else { return };
+    for f in sample_fns() {
+        for n in [1usize, 37, 1000] {
+            for lead in [0, 1] {
+                let st = vec![vec![1isize]; f.arity];
+                check_map(shim, f, MapLayout::Contiguous, &[n], &[1], &st, lead, 0);
+            }
+        }
+        // the last input is one broadcast element
+        if f.arity >= 2 {
+            let mut st = vec![vec![1isize]; f.arity];
+            st[f.arity - 1] = vec![0];
+            check_map(shim, f, MapLayout::Contiguous, &[203], &[1], &st, 0, 1 << (f.arity - 1));
+        }
+    }
+}
+
+#[test]
+fn map_kernels_match_the_reference_strided() {
+    let Some(shim) = shim() else { return };
+    let shape = [3usize, 5, 7];
+    let dense = contiguous_strides(&shape);
+    for f in sample_fns() {
+        for index in [Index::I32, Index::I64] {
+            // input 0: flipped (negative strides) and transposed; input 1: broadcast along
+            // dim 1; input 2: dense. Output: a transposed (non-dense order) view.
+            let mut st = vec![vec![-1isize, 3 * 7, -3], vec![7, 0, 1], dense.clone()];
+            st.truncate(f.arity);
+            let out_st = [1isize, 3 * 7, 3];
+            for lead in [0, 1] {
+                check_map(shim, f, MapLayout::Strided(index), &shape, &out_st, &st, lead, 0);
+            }
+            check_map(shim, f, MapLayout::Strided(index), &[], &[], &vec![vec![]; f.arity], 0, 0);
+        }
+    }
+}
+
+#[test]
+fn cast_kernels_follow_rust_as() {
+    let Some(shim) = shim() else { return };
+    let shape = [4usize, 33];
+    for src in DType::ALL {
+        for dst in DType::ALL {
+            if src == dst {
+                continue;
+            }
+            for layout in MapLayout::ALL {
+                let (src_st, lead) = match layout {
+                    MapLayout::Contiguous => (contiguous_strides(&shape), 1),
+                    MapLayout::Strided(_) => (vec![-1, 4], 0),
+                };
+                let mut s = Operand::new(src, &shape, &src_st, lead);
+                fill_random(&mut s, 99, true);
+                let mut out = Operand::new(dst, &shape, &contiguous_strides(&shape), lead);
+                let mut want = Operand::new(dst, &shape, &contiguous_strides(&shape), 0);
+                for (so, wo) in s.offsets().into_iter().zip(want.offsets()) {
+                    with_dtype!(src, S => with_dtype!(dst, D => {
+                        let v: D = s.get::<S>(so).cast();
+                        want.set(wo, v)
+                    }));
+                }
+                let g = codegen::generate(&KernelSpec::Cast { src, dst, layout }).unwrap();
+                let ptrs = [out.ptr(), s.ptr()];
+                let plan = plan_of(&shape, vec![contiguous_strides(&shape), src_st.clone()]);
+                match layout {
+                    MapLayout::Contiguous => {
+                        shim.launch(&g, 2, (32, 1), &ContigArgs::new(&ptrs, 132, 0, &[], 0).unwrap())
+                    }
+                    MapLayout::Strided(Index::I32) => {
+                        shim.launch(&g, 2, (32, 1), &StridedArgs32::new(&plan, &ptrs, &[], 0).unwrap())
+                    }
+                    MapLayout::Strided(Index::I64) => {
+                        shim.launch(&g, 2, (32, 1), &StridedArgs64::new(&plan, &ptrs, &[], 0).unwrap())
+                    }
+                }
+                assert_same(&g.name, &mut out, &mut want);
+            }
+        }
+    }
+}
+
+#[test]
+fn copy_fill_and_transpose_kernels_move_the_right_bytes() {
+    let Some(shim) = shim() else { return };
+    let dt = |bytes: usize| match bytes {
+        1 => DType::U8,
+        2 => DType::I16,
+        4 => DType::I32,
+        _ => DType::I64,
+    };
+    for bytes in [1usize, 2, 4, 8] {
+        let d = dt(bytes);
+        let shape = [2usize, 37, 45];
+        let dense = contiguous_strides(&shape);
+        // strided copy from a flipped, transposed source
+        let src_st = vec![-(37 * 45), 1, 37];
+        for index in [Index::I32, Index::I64] {
+            let mut s = Operand::new(d, &shape, &src_st, 0);
+            fill_random(&mut s, 5, false);
+            let mut out = Operand::new(d, &shape, &dense, 1);
+            let g = codegen::generate(&KernelSpec::Copy { bytes, index }).unwrap();
+            let plan = plan_of(&shape, vec![dense.clone(), src_st.clone()]);
+            let ptrs = [out.ptr(), s.ptr()];
+            match index {
+                Index::I32 => shim.launch(&g, 4, (64, 1), &StridedArgs32::new(&plan, &ptrs, &[], 0).unwrap()),
+                Index::I64 => shim.launch(&g, 4, (64, 1), &StridedArgs64::new(&plan, &ptrs, &[], 0).unwrap()),
+            }
+            assert_same(&g.name, &mut out, &mut s);
+        }
+        // tiled transpose: dst dense along cols, src dense along rows
+        {
+            let mut s = Operand::new(d, &shape, &src_st, 0);
+            fill_random(&mut s, 11, false);
+            let mut out = Operand::new(d, &shape, &dense, 1);
+            let g = codegen::generate(&KernelSpec::Transpose { bytes }).unwrap();
+            let a = TransposeArgs {
+                dst: out.ptr(),
+                src: s.ptr(),
+                batch: 2,
+                rows: 37,
+                cols: 45,
+                dst_strides: [dense[0] as i64, dense[1] as i64, dense[2] as i64],
+                src_strides: [src_st[0] as i64, src_st[1] as i64, src_st[2] as i64],
+            };
+            shim.launch(&g, 5, (codegen::TILE, codegen::TILE_ROWS), &a);
+            assert_same(&g.name, &mut out, &mut s);
+        }
+        // fill, every layout class, with a tail and a misaligned start
+        for layout in MapLayout::ALL {
+            let st = match layout {
+                MapLayout::Contiguous => vec![45isize * 37, 45, 1],
+                MapLayout::Strided(_) => vec![1, -2, 2 * 37],
+            };
+            let mut out = Operand::new(d, &shape, &st, 1);
+            let bits: u64 = 0x0123_4567_89ab_cdef & (u64::MAX >> (64 - 8 * bytes));
+            let g = codegen::generate(&KernelSpec::Fill { bytes, layout }).unwrap();
+            let ptrs = [out.ptr()];
+            let plan = plan_of(&shape, vec![st.clone()]);
+            match layout {
+                MapLayout::Contiguous => {
+                    shim.launch(&g, 3, (64, 1), &ContigArgs::new(&ptrs, 2 * 37 * 45, 0, &[], bits).unwrap())
+                }
+                MapLayout::Strided(Index::I32) => {
+                    shim.launch(&g, 3, (64, 1), &StridedArgs32::new(&plan, &ptrs, &[], bits).unwrap())
+                }
+                MapLayout::Strided(Index::I64) => {
+                    shim.launch(&g, 3, (64, 1), &StridedArgs64::new(&plan, &ptrs, &[], bits).unwrap())
+                }
+            }
+            for off in out.offsets() {
+                let got = with_dtype!(d, T => { let v: T = out.get(off); v.cast::<i64>() });
+                let want = with_dtype!(d, T => { let v: T = (bits as i64).cast(); v.cast::<i64>() });
+                assert_eq!(got, want, "{} at {off}", g.name);
+            }
+        }
+    }
+}

@@ -1,0 +1,68 @@
+//! The shared tail of every call: output overlap check, staging of partially overlapping
+//! inputs, broadcast strides, locks, the canonical plan, and the kernel run.
+
+use crate::iter::{IterPlan, PerOperand};
+use crate::registry::{KernelRow, OpSpec, PreparedCall, RawTensor};
+use crate::shape::Strides;
+use crate::{lock_many_for, Access, Result, Scalar, Storage, Tensor};
+
+/// Runs `row` writing `out` from `inputs` (each broadcastable to `out`'s shape) and
+/// `params`. Checks that `out` has no internal overlap, reads inputs that partially overlap
+/// `out` from private copies (exact aliasing, as in place, is fine), locks every storage
+/// (read for inputs, write for `out`, in address order), canonicalises the iteration
+/// ([`IterPlan`]: size-1 dims dropped, dims in `out`'s memory order, coalesced) and hands
+/// the kernel operands laid out on that plan.
+pub(crate) fn execute(
+    spec: &'static OpSpec,
+    row: &'static KernelRow,
+    out: &Tensor,
+    inputs: &[&Tensor],
+    params: &[Scalar],
+) -> Result<()> {
+    if out.numel() == 0 {
+        return Ok(());
+    }
+    let overlap = out.internal_overlap();
+    if overlap.is_overlapping() {
+        return Err(crate::Error::invalid_output(spec.name, overlap.describe("the output", out.shape(), out.strides())));
+    }
+    // Partial overlap: read from a private copy so no element is overwritten before it is
+    // read. (No copies, clones or heap allocations otherwise.)
+    let mut copies: PerOperand<Option<Tensor>> = PerOperand::new();
+    for t in inputs {
+        copies.push(if out.may_overlap(t) && !out.is_same_view(t) {
+            let copy = Tensor::empty(t.shape(), t.dtype(), t.device())?;
+            copy.copy_(t)?;
+            Some(copy)
+        } else {
+            None
+        });
+    }
+    let sources: PerOperand<&Tensor> = inputs.iter().zip(&copies).map(|(t, c)| c.as_ref().unwrap_or(t)).collect();
+    let mut strides: PerOperand<Strides> = PerOperand::new();
+    strides.push(Strides::from_slice(out.strides()));
+    for t in &sources {
+        strides.push(t.broadcast_strides(out.shape())?);
+    }
+    let plan_strides: PerOperand<&[isize]> = strides.iter().map(|s| s.as_slice()).collect();
+    let plan = IterPlan::new(out.shape(), &plan_strides);
+    let mut wants: PerOperand<(&Storage, Access)> = sources.iter().map(|t| (t.storage(), Access::Read)).collect();
+    wants.push((out.storage(), Access::Write));
+    let locks = lock_many_for(spec.name, &wants)?;
+    let raw = |t: &Tensor, i: usize| RawTensor {
+        ptr: locks.base(t.storage()).wrapping_add(t.storage_offset() * t.elem_size()),
+        dtype: t.dtype(),
+        shape: &plan.shape,
+        strides: &plan.strides[i],
+        device: t.device(),
+    };
+    let outputs = [raw(out, 0)];
+    let in_raw: PerOperand<RawTensor<'_>> = sources.iter().enumerate().map(|(i, t)| raw(t, i + 1)).collect();
+    let call = PreparedCall { op: spec, outputs: &outputs, inputs: &in_raw, params };
+    // SAFETY: every operand is a view of a storage locked above (out exclusively), so in
+    // bounds by the view invariant, laid out on one canonical plan of out's shape (broadcast
+    // inputs with stride 0); out has no internal overlap (checked) and partially
+    // overlapping inputs were replaced by private copies, leaving only exact aliasing:
+    // the PreparedCall contract.
+    unsafe { row.kernel.run(&call) }
+}

@@ -1,0 +1,149 @@
+//! The one call path. Every op — elementwise map, copy/cast, fill (and, next, reductions
+//! and fused chains) — reaches its kernel through here:
+//!
+//! 1. devices: every operand on one device, else [`crate::Error::DeviceMismatch`];
+//! 2. dtypes: the op's rule ([`call_types`]: PyTorch promotion, float-only ops computing
+//!    integers in f32, predicates producing `Bool`; a copy/fill runs the destination's row);
+//! 3. the kernel row, looked up by the op's `&'static` spec (no name hashing), device,
+//!    layout and dtype — a missing row is [`crate::Error::NoKernel`], never a fallback;
+//! 4. shapes: NumPy broadcast; a new output follows its inputs' memory order, a given one
+//!    must have the result's shape and a dtype the result can be cast to;
+//! 5. [`execute`]: output overlap, partial input/output overlap, locks, the canonical
+//!    plan, and the backend's kernel through [`crate::registry::KernelImpl::run`].
+
+mod execute;
+mod output;
+mod types;
+
+pub use types::{call_types, can_cast, CallTypes};
+
+use crate::registry::{registry, KernelRow, OpSpec, COPY_SPEC, FILL_SPEC};
+use crate::shape::{self, Dims};
+use crate::{Device, Error, Layout, Result, Scalar, Tensor};
+use execute::execute;
+
+/// Where the result of an elementwise op goes.
+#[derive(Clone, Copy, Debug)]
+pub enum Output<'a> {
+    /// A new tensor.
+    New,
+    /// Into the first input.
+    InPlace,
+    /// Into this tensor.
+    Out(&'a Tensor),
+}
+
+fn check_arity(spec: &OpSpec, inputs: &[&Tensor], params: &[Scalar]) -> Result<()> {
+    if inputs.len() != spec.arity || params.len() != spec.params.len() || inputs.is_empty() {
+        return Err(Error::invalid(
+            spec.name,
+            format!(
+                "{} takes {} tensor(s) and {} param(s) ({:?}), got {} and {}",
+                spec.name,
+                spec.arity,
+                spec.params.len(),
+                spec.params,
+                inputs.len(),
+                params.len()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn check_devices(spec: &OpSpec, inputs: &[&Tensor], out: Option<&Tensor>) -> Result<Device> {
+    let first = inputs[0];
+    for t in inputs.iter().skip(1).copied().chain(out) {
+        first.check_same_device(spec.name, t)?;
+    }
+    Ok(first.device())
+}
+
+fn broadcast_all(spec: &OpSpec, inputs: &[&Tensor]) -> Result<Dims> {
+    let mut shape = Dims::from_slice(inputs[0].shape());
+    for t in &inputs[1..] {
+        if t.shape() != shape.as_slice() {
+            shape = shape::broadcast_shapes(spec.name, &shape, t.shape())?;
+        }
+    }
+    Ok(shape)
+}
+
+fn lookup(spec: &'static OpSpec, device: Device, dtype: crate::DType) -> Result<&'static KernelRow> {
+    registry().lookup_spec(spec, device, Layout::Strided, dtype)
+}
+
+/// Runs the elementwise op `spec` on `inputs` and `params`, writing where `output` says.
+/// Returns the new tensor for [`Output::New`], else `None`.
+///
+/// ```
+/// use tensor_core::call::{map, Output};
+/// use tensor_core::registry::COPY_SPEC;
+/// use tensor_core::{DType, Tensor};
+/// let a = Tensor::from_vec(vec![1i32, 2], &[2]).unwrap();
+/// // COPY_SPEC as a one-input map: the identity, with promotion
+/// let b = map(&COPY_SPEC, &[&a], &[], Output::New).unwrap().unwrap();
+/// assert_eq!(b.to_vec::<i32>().unwrap(), vec![1, 2]);
+/// ```
+pub fn map(spec: &'static OpSpec, inputs: &[&Tensor], params: &[Scalar], output: Output<'_>) -> Result<Option<Tensor>> {
+    check_arity(spec, inputs, params)?;
+    let given = match output {
+        Output::New => None,
+        Output::InPlace => Some(inputs[0]),
+        Output::Out(t) => Some(t),
+    };
+    let device = check_devices(spec, inputs, given)?;
+    let types = call_types(spec, inputs);
+    let row = lookup(spec, device, types.kernel)?;
+    let shape = broadcast_all(spec, inputs)?;
+    match given {
+        None => {
+            shape::checked_numel(spec.name, &shape, types.result)?;
+            let out = output::new_output(&shape, types.result, device, inputs)?;
+            execute(spec, row, &out, inputs, params)?;
+            Ok(Some(out))
+        }
+        Some(out) => {
+            let what = if matches!(output, Output::InPlace) { "in-place" } else { "out" };
+            output::check_output(spec, out, &shape, types.result, what)?;
+            execute(spec, row, out, inputs, params)?;
+            Ok(None)
+        }
+    }
+}
+
+/// Copies `src` (broadcast to `dst`'s shape, any dtype: Rust `as` casts) into `dst` on the
+/// same device. The path behind [`Tensor::copy_`], which also handles copies across
+/// devices.
+pub(crate) fn copy(dst: &Tensor, src: &Tensor) -> Result<()> {
+    let src = src.broadcast_to(dst.shape()).map_err(|_| {
+        Error::shape(
+            "copy_",
+            format!("source shape {:?} cannot be broadcast to destination shape {:?}", src.shape(), dst.shape()),
+        )
+    })?;
+    dst.check_same_device("copy_", &src)?;
+    if dst.numel() == 0 || dst.is_same_view(&src) && !dst.has_internal_overlap() {
+        return Ok(());
+    }
+    let row = lookup(&COPY_SPEC, dst.device(), dst.dtype())?;
+    execute(&COPY_SPEC, row, dst, &[&src], &[]).map_err(|e| rename(e, "copy_"))
+}
+
+/// Writes `value` into every element of `dst`. The path behind [`Tensor::fill_`].
+pub(crate) fn fill(dst: &Tensor, value: Scalar) -> Result<()> {
+    if dst.numel() == 0 {
+        return Ok(());
+    }
+    let row = lookup(&FILL_SPEC, dst.device(), dst.dtype())?;
+    execute(&FILL_SPEC, row, dst, &[], &[value]).map_err(|e| rename(e, "fill_"))
+}
+
+/// Errors of the internal "copy"/"fill" ops name the public method instead.
+fn rename(e: Error, public: &'static str) -> Error {
+    match e {
+        Error::InvalidOutput { msg, .. } => Error::InvalidOutput { op: public, msg },
+        Error::Locked { msg, .. } => Error::Locked { op: public, msg },
+        other => other,
+    }
+}

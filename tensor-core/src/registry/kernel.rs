@@ -1,0 +1,176 @@
+//! The seam between the core and a backend: a kernel is any value implementing
+//! [`KernelImpl`]; the core hands it a [`PreparedCall`] and never names its kind. A backend
+//! crate defines its own kernel kinds (a CPU block kernel, a CUDA device function, a copy
+//! engine...) and registers rows holding them, without editing anything here.
+
+use crate::registry::OpSpec;
+use crate::{DType, Device, Result, Scalar};
+
+/// A raw strided operand handed to a kernel: `ptr` already points at element `[0, 0, ...]`.
+/// The caller holds the storage lock for the duration of the kernel call.
+#[derive(Debug, Clone, Copy)]
+pub struct RawTensor<'a> {
+    /// Address of the first logical element (a device address for device memory).
+    pub ptr: *mut u8,
+    /// Element type.
+    pub dtype: DType,
+    /// Sizes.
+    pub shape: &'a [usize],
+    /// Strides in elements.
+    pub strides: &'a [isize],
+    /// Device of `ptr`.
+    pub device: Device,
+}
+
+/// One call, ready to run: operands locked, checked and laid out on one canonical plan.
+///
+/// Every operand has the same `shape`, the canonical iteration shape
+/// ([`crate::iter::IterPlan`]): size-1 dims dropped, dims ordered by the output's memory
+/// order (outermost first), coalesced where every operand is contiguous across them.
+/// Broadcast inputs have stride 0; a dim along which an *output* has stride 0 is a reduced
+/// dim.
+///
+/// # Contract (what [`KernelImpl::run`] may assume)
+/// Every operand's storage is locked for the whole call (outputs exclusively); every
+/// reachable element lies inside its storage; outputs have no internal overlap; inputs
+/// either do not overlap an output or alias it exactly; all operands are on one device.
+#[derive(Debug)]
+pub struct PreparedCall<'a> {
+    /// The op.
+    pub op: &'static OpSpec,
+    /// The outputs (one for maps, copies and fills).
+    pub outputs: &'a [RawTensor<'a>],
+    /// The inputs (none for a fill).
+    pub inputs: &'a [RawTensor<'a>],
+    /// The op's scalar params (a fill's value).
+    pub params: &'a [Scalar],
+}
+
+/// A kernel of some backend's kind, as a registry row holds it.
+pub trait KernelImpl: Send + Sync + std::fmt::Debug {
+    /// A short name of the kind ("copy", "fill", "cpu-map", "cuda-map", ...), for messages.
+    fn kind(&self) -> &'static str;
+    /// Runs the kernel.
+    ///
+    /// # Safety
+    /// `call` satisfies the [`PreparedCall`] contract.
+    unsafe fn run(&self, call: &PreparedCall<'_>) -> Result<()>;
+    /// The kernel as `Any`, for code that knows its concrete kind (tests, tools).
+    fn as_any(&self) -> &dyn std::any::Any;
+    /// When two rows fill one slot (op, device kind, layout, dtype), the higher priority
+    /// wins. Backends use 0; the core's reference kernels use [`REFERENCE_PRIORITY`].
+    fn priority(&self) -> i32 {
+        0
+    }
+}
+
+/// The priority of the core's reference kernels: any backend row replaces them.
+pub const REFERENCE_PRIORITY: i32 = -100;
+
+/// Copies `src` into `dst` elementwise with a cast (Rust `as` rules). Shapes are equal
+/// (broadcast sources come with stride 0). `dst` has no internal overlap and does not
+/// partially overlap `src`.
+///
+/// # Safety
+/// Both operands' storages are locked (dst exclusively) and every reachable element lies
+/// inside its storage.
+pub type CopyFn = unsafe fn(dst: &RawTensor<'_>, src: &RawTensor<'_>) -> Result<()>;
+
+/// Writes `value` (cast to `dst.dtype`) into every element of `dst`.
+///
+/// # Safety
+/// As for [`CopyFn`].
+pub type FillFn = unsafe fn(dst: &RawTensor<'_>, value: Scalar) -> Result<()>;
+
+/// A copy/cast engine of any backend as a kernel: `outputs[0] ← inputs[0]`.
+#[derive(Debug)]
+pub struct CopyKernel {
+    /// The kind's name (e.g. `"cpu-copy"`).
+    pub kind: &'static str,
+    /// The engine.
+    pub func: CopyFn,
+}
+
+/// A fill engine of any backend as a kernel: `outputs[0] ← params[0]`.
+#[derive(Debug)]
+pub struct FillKernel {
+    /// The kind's name (e.g. `"cpu-fill"`).
+    pub kind: &'static str,
+    /// The engine.
+    pub func: FillFn,
+}
+
+fn arity_error(kind: &str, call: &PreparedCall<'_>) -> crate::Error {
+    crate::Error::invalid(
+        call.op.name,
+        format!(
+            "a {kind} kernel takes one output and one {} (got {} outputs, {} inputs, {} params)",
+            if kind.ends_with("copy") { "input" } else { "param" },
+            call.outputs.len(),
+            call.inputs.len(),
+            call.params.len()
+        ),
+    )
+}
+
+impl KernelImpl for CopyKernel {
+    fn kind(&self) -> &'static str {
+        self.kind
+    }
+    unsafe fn run(&self, call: &PreparedCall<'_>) -> Result<()> {
+        match (call.outputs, call.inputs) {
+            // SAFETY: the PreparedCall contract is the CopyFn contract.
+            ([dst], [src]) => unsafe { (self.func)(dst, src) },
+            _ => Err(arity_error(self.kind, call)),
+        }
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+impl KernelImpl for FillKernel {
+    fn kind(&self) -> &'static str {
+        self.kind
+    }
+    unsafe fn run(&self, call: &PreparedCall<'_>) -> Result<()> {
+        match (call.outputs, call.params) {
+            // SAFETY: the PreparedCall contract is the FillFn contract.
+            ([dst], [value]) => unsafe { (self.func)(dst, *value) },
+            _ => Err(arity_error(self.kind, call)),
+        }
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+/// Registers a backend's copy/cast and fill engines as the `"copy"` and `"fill"` rows of
+/// one device kind, for every dtype: `register_copy_fill!(Cpu, "cpu", copy_fn, fill_fn);`
+/// (kinds `"cpu-copy"` / `"cpu-fill"`).
+#[macro_export]
+macro_rules! register_copy_fill {
+    ($device:ident, $prefix:literal, $copy:path, $fill:path) => {
+        $crate::register_copy_fill!(@each $device, $prefix, $copy, $fill; Bool, U8, I8, I16, I32, I64, F16, BF16, F32, F64);
+    };
+    (@each $device:ident, $prefix:literal, $copy:path, $fill:path; $($d:ident),*) => { $(
+        $crate::inventory::submit! {
+            $crate::registry::KernelRow {
+                op: &$crate::registry::COPY_SPEC,
+                device: $crate::DeviceKind::$device,
+                layout: $crate::Layout::Strided,
+                dtype: $crate::DType::$d,
+                kernel: &$crate::registry::CopyKernel { kind: concat!($prefix, "-copy"), func: $copy },
+            }
+        }
+        $crate::inventory::submit! {
+            $crate::registry::KernelRow {
+                op: &$crate::registry::FILL_SPEC,
+                device: $crate::DeviceKind::$device,
+                layout: $crate::Layout::Strided,
+                dtype: $crate::DType::$d,
+                kernel: &$crate::registry::FillKernel { kind: concat!($prefix, "-fill"), func: $fill },
+            }
+        }
+    )* };
+}

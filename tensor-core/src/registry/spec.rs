@@ -1,0 +1,78 @@
+//! What an op is, independent of dtype and device, and its cached rows.
+
+use super::RowSet;
+use crate::{DeviceKind, Error, Layout};
+use std::sync::OnceLock;
+
+/// What an op is, independent of dtype and device. One `static` per op: the registry and
+/// the call path key on its address.
+#[derive(Debug)]
+pub struct OpSpec {
+    /// Public name (`"add"`).
+    pub name: &'static str,
+    /// Number of tensor inputs (0..=[`crate::MAX_INPUTS`]).
+    pub arity: usize,
+    /// Names of the runtime scalar parameters.
+    pub params: &'static [&'static str],
+    /// True when the result is `Bool` (comparisons).
+    pub bool_output: bool,
+    /// True when the body needs floats: integer/bool inputs compute in f32 (as PyTorch).
+    pub float_only: bool,
+    /// One-line description.
+    pub doc: &'static str,
+    /// Where the op is defined, `module::path (file.rs:line)`, for error messages (two ops
+    /// registered under one name are named by it).
+    pub defined_at: &'static str,
+    /// This op's rows, gathered from the registry at its first call (the hot path's
+    /// lookup: no hashing). Build it with [`RowCache::new`].
+    pub rows: RowCache,
+}
+
+/// The rows of one op per (device kind, layout), filled once from the registry.
+#[derive(Debug)]
+pub struct RowCache(pub(super) OnceLock<SpecRows>);
+
+impl RowCache {
+    /// An empty cache (filled at the op's first lookup).
+    pub const fn new() -> RowCache {
+        RowCache(OnceLock::new())
+    }
+}
+
+impl Default for RowCache {
+    fn default() -> Self {
+        RowCache::new()
+    }
+}
+
+/// What the cache holds: the row sets, or why the op cannot run.
+#[derive(Debug)]
+pub(super) struct SpecRows {
+    pub(super) sets: Vec<(DeviceKind, Layout, RowSet)>,
+    pub(super) duplicate: Option<Error>,
+}
+
+/// The copy/cast op behind `Tensor::copy_`, `contiguous`, `to_dtype` and `to_device`:
+/// a strided copy into the destination with broadcasting and any dtype pair.
+pub static COPY_SPEC: OpSpec = OpSpec {
+    name: "copy",
+    arity: 1,
+    params: &[],
+    bool_output: false,
+    float_only: false,
+    doc: "strided copy into the destination, casting with Rust `as` rules",
+    defined_at: concat!(module_path!(), " (", file!(), ":", line!(), ")"),
+    rows: RowCache::new(),
+};
+
+/// The fill op behind `Tensor::fill_`, `zeros`, `ones`, `full`.
+pub static FILL_SPEC: OpSpec = OpSpec {
+    name: "fill",
+    arity: 0,
+    params: &["value"],
+    bool_output: false,
+    float_only: false,
+    doc: "writes a scalar (cast with Rust `as` rules) into every element",
+    defined_at: concat!(module_path!(), " (", file!(), ":", line!(), ")"),
+    rows: RowCache::new(),
+};
