@@ -21,8 +21,8 @@ mod call;
 mod methods;
 
 pub use builtin::*;
-pub use tensor_core::call::{call_types, can_cast, CallTypes, Output};
 pub use methods::TensorOps;
+pub use tensor_core::call::{call_types, can_cast, CallTypes, Output};
 pub use tensor_core::{self, DType, Device, Error, Layout, Registry, Result, Scalar, Tensor};
 
 /// The dispatch registry with every kernel linked into this program: each op × device ×

@@ -36,14 +36,14 @@ pub use dtype::{CastFrom, DType, Element};
 pub use error::{Error, Result};
 pub use limits::{MAX_INPUTS, MAX_PARAMS};
 pub use promote::{promote_types, result_type};
+pub use reference::{naive_copy, naive_fill};
 pub use registry::{registry, Registry};
 pub use runtime::{runtime_for, set_cuda_runtime, DeviceRuntime, RuntimeFactory};
 pub use scalar::Scalar;
 pub use storage::{
-    allocator_for, lock_many, lock_many_for, set_allocator, Access, Allocator, AllocatorFactory, CpuAllocator, DataPtr, Deleter,
-    LockSet, Storage, StorageRead, StorageWrite, CPU_ALIGN,
+    allocator_for, lock_many, lock_many_for, set_allocator, Access, Allocator, AllocatorFactory, CpuAllocator, DataPtr,
+    Deleter, LockSet, Storage, StorageRead, StorageWrite, CPU_ALIGN,
 };
-pub use reference::{naive_copy, naive_fill};
 pub use tensor::Tensor;
 
 pub use half;

@@ -96,7 +96,9 @@ impl Emitter<'_> {
         }
     }
 
-    /// A scalar expression of type `ty` as a C expression of the param type.
+    /// A scalar expression of type `ty` as a C expression of the param type. Arithmetic goes
+    /// through the prelude's `tops_*` helpers, which are total on integers (wrapping, division
+    /// by zero gives 0, `MIN / -1` gives `MIN`): C's own `/` traps or is undefined there.
     fn scalar(&self, s: &Scalar, ty: ScalarTy) -> String {
         match s {
             Scalar::Param(i) => self.params[*i].0.clone(),
@@ -111,21 +113,17 @@ impl Emitter<'_> {
             Scalar::Int(v) => match ty {
                 ScalarTy::F32 => format!("{v}.0f"),
                 ScalarTy::F64 => format!("{v}.0"),
+                // 9223372036854775808LL does not exist: spell i64::MIN as C does.
+                _ if *v == i64::MIN => "(-9223372036854775807LL - 1LL)".to_string(),
                 _ => format!("{v}LL"),
             },
             Scalar::Bool(b) => b.to_string(),
             Scalar::Neg(a) => match &**a {
                 Scalar::Float(_) | Scalar::Int(_) => format!("-{}", self.scalar(a, ty)),
-                _ => format!("(-{})", self.scalar(a, ty)),
+                _ => format!("tops_neg({})", self.scalar(a, ty)),
             },
             Scalar::Arith(op, a, b) => {
-                let sym = match op {
-                    Arith::Add => "+",
-                    Arith::Sub => "-",
-                    Arith::Mul => "*",
-                    Arith::Div => "/",
-                };
-                format!("({} {sym} {})", self.scalar(a, ty), self.scalar(b, ty))
+                format!("tops_{}({}, {})", arith_name(*op), self.scalar(a, ty), self.scalar(b, ty))
             }
         }
     }

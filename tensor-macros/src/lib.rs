@@ -20,6 +20,38 @@
 //! Arguments: `dtypes = [..]` (dtypes and the groups `float`, `int`, `numeric`, `all`),
 //! `name = "op"` (registered name), `debug` (print the CUDA C at compile time; so does the
 //! environment variable `TENSOR_OPS_DEBUG=1`).
+//!
+//! # Signature
+//!
+//! One type parameter `T` with the bound `Float` (float dtypes only, float methods allowed)
+//! or `Num`/`Numeric`/`Element`/none (any dtype); tensor arguments of type `T`, at least one
+//! and at most `tensor_core::MAX_INPUTS`; runtime scalars marked `#[param]` of type `f32`,
+//! `f64`, `i64` or `bool`, at most `tensor_core::MAX_PARAMS`; `-> T`, or `-> bool` for a
+//! predicate. The limits are defined once, in `tensor_core::limits`: a definition past one
+//! is a compile error at the first argument too many (a generated `const` assertion).
+//! Params reach the CPU body and the CUDA function exactly, in their declared types.
+//!
+//! # Body language
+//!
+//! - `let` (optionally `: T` or `: bool`), blocks, `if c { a } else { b }` (both arms are
+//!   evaluated), a final expression;
+//! - on values: `+ - * /`, unary `-`, comparisons (giving conditions), the methods `abs`,
+//!   `max`, `min`, `pow` on any dtype and `exp`, `exp2`, `ln`, `log2`, `sqrt`, `tanh`,
+//!   `sin`, `cos`, `powf`, `recip`, `floor`, `ceil`, `round` on floats;
+//! - on conditions: `&&`, `||`, `!`; a `bool` param or literal is a condition too;
+//! - `T::zero()`, `T::one()`, and `T::from_f32(e)`, `T::from_f64(e)`, `T::from_i64(e)`,
+//!   `T::from_bool(e)` (`as` rules; `true` is 1) of a scalar expression `e`: params of that
+//!   type, literals and `+ - * /`, unary `-` of them; literals and params also stand for
+//!   values directly (`x * 2`, `x + k`).
+//!
+//! Integer arithmetic is total everywhere: on element values, on `i64` params and on
+//! constants, on the CPU (SIMD and scalar) and in the CUDA C alike, `+ - *` and unary `-`
+//! wrap, division by zero gives 0 and `MIN / -1` gives `MIN` (no panic in debug builds, no
+//! trap, no undefined behaviour). Integer literals are `i64` (`-9223372036854775808` is
+//! `i64::MIN`); integer literal arithmetic is evaluated at compile time, and one that
+//! overflows i64 or divides by zero (`1 / 0`, `9223372036854775807 + 1`) is a compile
+//! error. A float literal given to `T::from_f32` must fit f32 (`1e40` is an error pointing
+//! at `T::from_f64`).
 
 mod attr;
 mod cuda;

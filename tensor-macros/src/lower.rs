@@ -1,6 +1,8 @@
 //! Checks an op body against the body language and lowers it to [`crate::ir`].
 //!
-//! Every construct outside the language is a `syn::Error` spanned on the offending tokens.
+//! Every construct outside the language is a `syn::Error` spanned on the offending tokens,
+//! and so is integer literal arithmetic that overflows i64 or divides by zero (checked here,
+//! at compile time: at run time every integer operation is total).
 
 use crate::errors::error;
 use crate::ir::{Arith, Body, Cmp, Let, Method, Node, Scalar};
@@ -276,7 +278,7 @@ impl Lowerer<'_> {
             Expr::Group(g) => return self.expr(&g.expr, hint),
             Expr::Path(p) => {
                 let Some(ident) = p.path.get_ident().filter(|_| p.qself.is_none()) else {
-                    return Err(error(p, "unknown path: a body may use its arguments, locals, `T::zero()`, `T::one()` and `T::from_f32/from_f64/from_i64(..)`"));
+                    return Err(error(p, "unknown path: a body may use its arguments, locals, `T::zero()`, `T::one()` and `T::from_f32/from_f64/from_i64/from_bool(..)`"));
                 };
                 match self.lookup(&ident.to_string()) {
                     Some(Binding::Input(i)) => Typed::Value(Node::Input(i)),
@@ -292,8 +294,13 @@ impl Lowerer<'_> {
                 }
             }
             Expr::Unary(u) => match u.op {
+                UnOp::Neg(_) if is_i64_min_literal(&u.expr) => Typed::Scalar(ScalarTy::I64, Scalar::Int(i64::MIN)),
                 UnOp::Neg(_) => match self.expr(&u.expr, Kind::Value)? {
-                    Typed::Scalar(ty, s) if ty != ScalarTy::Bool => Typed::Scalar(ty, Scalar::Neg(Box::new(s))),
+                    Typed::Scalar(ty, s) if ty != ScalarTy::Bool => {
+                        let s = Scalar::Neg(Box::new(s));
+                        check_const(const_int(&s), u)?;
+                        Typed::Scalar(ty, s)
+                    }
                     t => Typed::Value(Node::Neg(Box::new(self.coerce(t, Kind::Value, &u.expr)?))),
                 },
                 UnOp::Not(_) => Typed::Mask(Node::Not(Box::new(self.mask(&u.expr)?))),
@@ -327,7 +334,9 @@ impl Lowerer<'_> {
         if let Some(op) = arith {
             let l = self.value(&b.left)?;
             let r = self.value(&b.right)?;
-            return Ok(Typed::Value(Node::Arith(op, Box::new(l), Box::new(r))));
+            let node = Node::Arith(op, Box::new(l), Box::new(r));
+            check_const(const_int_node(&node), b)?;
+            return Ok(Typed::Value(node));
         }
         let cmp = match b.op {
             BinOp::Eq(_) => Some(Cmp::Eq),
@@ -407,7 +416,7 @@ impl Lowerer<'_> {
                 &c.func,
                 format!(
                     "function calls are not allowed in a #[tensor_op] body; only `{t}::zero()`, `{t}::one()` and \
-                     `{t}::from_f32/from_f64/from_i64(..)`",
+                     `{t}::from_f32/from_f64/from_i64/from_bool(..)`",
                     t = self.sig.type_param
                 ),
             ));
@@ -420,11 +429,14 @@ impl Lowerer<'_> {
         let name = f.ident.to_string();
         let want_args = match name.as_str() {
             "zero" | "one" => 0,
-            "from_f32" | "from_f64" | "from_i64" => 1,
+            "from_f32" | "from_f64" | "from_i64" | "from_bool" => 1,
             _ => {
                 return Err(error(
                     &f.ident,
-                    format!("unknown function `{name}`: expected `zero`, `one`, `from_f32`, `from_f64` or `from_i64`"),
+                    format!(
+                        "unknown function `{name}`: expected `zero`, `one`, `from_f32`, `from_f64`, `from_i64` or \
+                         `from_bool`"
+                    ),
                 ))
             }
         };
@@ -439,6 +451,7 @@ impl Lowerer<'_> {
                 let ty = match name.as_str() {
                     "from_f32" => ScalarTy::F32,
                     "from_f64" => ScalarTy::F64,
+                    "from_bool" => ScalarTy::Bool,
                     _ => ScalarTy::I64,
                 };
                 Node::FromScalar(ty, self.scalar(args[0], ty)?)
@@ -496,6 +509,9 @@ impl Lowerer<'_> {
                 if !ok {
                     return Err(error(l, format!("expected a literal of type {}", ty.name())));
                 }
+                if let (ScalarTy::F32, Scalar::Float(d)) = (ty, &s) {
+                    check_f32_range(d, l)?;
+                }
                 Ok(s)
             }
             Expr::Path(p) if p.qself.is_none() && p.path.get_ident().is_some() => {
@@ -505,21 +521,31 @@ impl Lowerer<'_> {
                     Some(Binding::Param(_, pty)) => Err(error(
                         ident,
                         format!(
-                            "`{ident}` is a {} param where {} is expected; use `T::from_{}({ident})`",
+                            "`{ident}` is a {} param where {} is expected; use `{}::from_{}({ident})`",
                             pty.name(),
                             ty.name(),
+                            self.sig.type_param,
                             pty.name()
                         ),
                     )),
                     Some(_) => Err(error(
                         ident,
-                        format!("`{ident}` is an element value; `T::from_{}` takes a #[param] or a literal", ty.name()),
+                        format!(
+                            "`{ident}` is an element value; `{}::from_{}` takes a #[param] or a literal",
+                            self.sig.type_param,
+                            ty.name()
+                        ),
                     )),
                     None => Err(error(ident, format!("cannot find `{ident}` in this op"))),
                 }
             }
+            Expr::Unary(u) if numeric && matches!(u.op, UnOp::Neg(_)) && is_i64_min_literal(&u.expr) => {
+                Ok(Scalar::Int(i64::MIN))
+            }
             Expr::Unary(u) if numeric && matches!(u.op, UnOp::Neg(_)) => {
-                Ok(Scalar::Neg(Box::new(self.scalar(&u.expr, ty)?)))
+                let s = Scalar::Neg(Box::new(self.scalar(&u.expr, ty)?));
+                check_const(const_int(&s), u)?;
+                Ok(s)
             }
             Expr::Binary(b) if numeric => {
                 let op = match b.op {
@@ -529,7 +555,9 @@ impl Lowerer<'_> {
                     BinOp::Div(_) => Arith::Div,
                     op => return Err(error(op, "only + - * / are allowed in a scalar expression")),
                 };
-                Ok(Scalar::Arith(op, Box::new(self.scalar(&b.left, ty)?), Box::new(self.scalar(&b.right, ty)?)))
+                let s = Scalar::Arith(op, Box::new(self.scalar(&b.left, ty)?), Box::new(self.scalar(&b.right, ty)?));
+                check_const(const_int(&s), b)?;
+                Ok(s)
             }
             other => {
                 Err(error(other, format!("expected a {} scalar: a #[param], a literal, or + - * / of them", ty.name())))
@@ -545,6 +573,9 @@ fn literal(lit: &Lit) -> syn::Result<(ScalarTy, Scalar)> {
             if !matches!(f.suffix(), "" | "f32" | "f64") {
                 return Err(error(f, "unsupported literal suffix"));
             }
+            if f.base10_digits().parse::<f64>().map_or(true, f64::is_infinite) {
+                return Err(error(f, "float literal out of the range of f64"));
+            }
             Ok((ScalarTy::F64, Scalar::Float(f.base10_digits().to_string())))
         }
         Lit::Int(i) => {
@@ -557,6 +588,81 @@ fn literal(lit: &Lit) -> syn::Result<(ScalarTy, Scalar)> {
         Lit::Bool(b) => Ok((ScalarTy::Bool, Scalar::Bool(b.value))),
         other => Err(error(other, "only numeric and `bool` literals are allowed in a #[tensor_op] body")),
     }
+}
+
+/// True for the literal `9223372036854775808` (2^63), which a body may only write negated:
+/// `-9223372036854775808` is `i64::MIN` (an i64 literal cannot hold 2^63 itself).
+fn is_i64_min_literal(e: &Expr) -> bool {
+    matches!(e, Expr::Lit(syn::ExprLit { lit: Lit::Int(i), .. })
+        if matches!(i.suffix(), "" | "i64") && i.base10_parse::<u64>().is_ok_and(|v| v == 1 << 63))
+}
+
+/// Errors of integer constant expressions.
+const OVERFLOW: &str =
+    "this constant integer expression overflows i64 (integer literals are i64; constants are checked at compile time)";
+const DIV_ZERO: &str = "this constant integer expression divides by zero (constants are checked at compile time)";
+
+/// `a op b` in i64, or why it has no value.
+fn fold(op: Arith, a: i64, b: i64) -> Result<i64, &'static str> {
+    match op {
+        Arith::Add => a.checked_add(b).ok_or(OVERFLOW),
+        Arith::Sub => a.checked_sub(b).ok_or(OVERFLOW),
+        Arith::Mul => a.checked_mul(b).ok_or(OVERFLOW),
+        Arith::Div if b == 0 => Err(DIV_ZERO),
+        Arith::Div => a.checked_div(b).ok_or(OVERFLOW),
+    }
+}
+
+/// The i64 value of an integer constant expression (integer literals under `+ - * /` and
+/// unary `-`): `None` when `s` is not one, `Some(Err(why))` when it overflows i64 or
+/// divides by zero.
+fn const_int(s: &Scalar) -> Option<Result<i64, &'static str>> {
+    Some(match s {
+        Scalar::Int(v) => Ok(*v),
+        Scalar::Neg(a) => const_int(a)?.and_then(|a| a.checked_neg().ok_or(OVERFLOW)),
+        Scalar::Arith(op, a, b) => {
+            let (a, b) = (const_int(a)?, const_int(b)?);
+            a.and_then(|a| b.and_then(|b| fold(*op, a, b)))
+        }
+        Scalar::Param(_) | Scalar::Float(_) | Scalar::Bool(_) => return None,
+    })
+}
+
+/// [`const_int`] of a value node built only from integer literals (`2 * 3` as a value).
+fn const_int_node(n: &Node) -> Option<Result<i64, &'static str>> {
+    Some(match n {
+        Node::FromScalar(ScalarTy::I64, s) => return const_int(s),
+        Node::Neg(a) => const_int_node(a)?.and_then(|a| a.checked_neg().ok_or(OVERFLOW)),
+        Node::Arith(op, a, b) => {
+            let (a, b) = (const_int_node(a)?, const_int_node(b)?);
+            a.and_then(|a| b.and_then(|b| fold(*op, a, b)))
+        }
+        _ => return None,
+    })
+}
+
+/// The error of a constant integer expression `at` that has no i64 value.
+fn check_const(folded: Option<Result<i64, &'static str>>, at: &dyn quote::ToTokens) -> syn::Result<()> {
+    match folded {
+        Some(Err(why)) => Err(error(at, why)),
+        _ => Ok(()),
+    }
+}
+
+/// A finite float literal whose f32 rounding is infinite cannot be a `from_f32` argument.
+fn check_f32_range(digits: &str, at: &syn::ExprLit) -> syn::Result<()> {
+    let v: f64 = digits.parse().unwrap_or(f64::INFINITY);
+    if v.is_finite() && (v as f32).is_infinite() {
+        return Err(error(
+            at,
+            format!(
+                "`{}` is out of the range of f32 (it would become infinity); use `T::from_f64(..)` for values beyond \
+                 ±3.4e38",
+                quote::ToTokens::to_token_stream(at)
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The error for an expression outside the body language.

@@ -110,8 +110,12 @@ impl Emitter<'_> {
         }
     }
 
-    /// A scalar expression of Rust type `ty`.
+    /// A scalar expression of Rust type `ty`. Integer (`i64`) arithmetic goes through
+    /// `Lane<i64>`, whose operators are the total ones of element values: wrapping `+ - *`
+    /// and `-`, division by zero giving 0 and `MIN / -1` giving `MIN` (Rust's own `i64`
+    /// operators panic on those in debug builds).
     fn scalar(&self, s: &Scalar, ty: ScalarTy) -> TokenStream {
+        let lane = quote!(::tensor_ops::__private::tensor_kernels_cpu::value::Lane::<i64>);
         match s {
             Scalar::Param(i) => {
                 let p = &self.params[*i];
@@ -121,28 +125,47 @@ impl Emitter<'_> {
                 let lit = syn::LitFloat::new(&format!("{}{}", normalize_float(d), ty.name()), Span::call_site());
                 quote!(#lit)
             }
-            Scalar::Int(i) => {
-                let lit = match ty {
-                    ScalarTy::F32 => Literal::f32_suffixed(*i as f32),
-                    ScalarTy::F64 => Literal::f64_suffixed(*i as f64),
-                    _ => Literal::i64_suffixed(*i),
-                };
-                quote!(#lit)
-            }
+            Scalar::Int(i) => int_literal(*i, ty),
             Scalar::Bool(b) => quote!(#b),
             Scalar::Neg(a) => {
                 let a = self.scalar(a, ty);
-                quote!((-#a))
+                if ty == ScalarTy::I64 {
+                    quote!((-#lane(#a)).0)
+                } else {
+                    quote!((-#a))
+                }
             }
             Scalar::Arith(op, a, b) => {
                 let (a, b) = (self.scalar(a, ty), self.scalar(b, ty));
-                match op {
-                    Arith::Add => quote!((#a + #b)),
-                    Arith::Sub => quote!((#a - #b)),
-                    Arith::Mul => quote!((#a * #b)),
-                    Arith::Div => quote!((#a / #b)),
+                let (a, b) = if ty == ScalarTy::I64 { (quote!(#lane(#a)), quote!(#lane(#b))) } else { (a, b) };
+                let e = match op {
+                    Arith::Add => quote!(#a + #b),
+                    Arith::Sub => quote!(#a - #b),
+                    Arith::Mul => quote!(#a * #b),
+                    Arith::Div => quote!(#a / #b),
+                };
+                if ty == ScalarTy::I64 {
+                    quote!((#e).0)
+                } else {
+                    quote!((#e))
                 }
             }
         }
+    }
+}
+
+/// An integer literal as a Rust expression of type `ty` (suffixed; a negative value, which
+/// only `i64::MIN` can be, as a negation or `i64::MIN`).
+fn int_literal(i: i64, ty: ScalarTy) -> TokenStream {
+    let lit = match ty {
+        ScalarTy::F32 => Literal::f32_suffixed(i.unsigned_abs() as f32),
+        ScalarTy::F64 => Literal::f64_suffixed(i.unsigned_abs() as f64),
+        _ if i == i64::MIN => return quote!(::core::primitive::i64::MIN),
+        _ => Literal::i64_suffixed(i.abs()),
+    };
+    if i < 0 {
+        quote!((-#lit))
+    } else {
+        quote!(#lit)
     }
 }

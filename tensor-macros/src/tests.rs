@@ -104,7 +104,7 @@ fn shadowing_locals_get_fresh_names() {
     assert_eq!(
         cuda(quote!(dtypes = [i64]), item, Dtype::I64),
         "__device__ __forceinline__ long long tensor_op_twice_i64(long long x, long long k) {\n    const auto x_2 = \
-         tops_add(x, tops_cast<long long>((k * 2LL)));\n    const auto x_3 = tops_mul(x_2, x_2);\n    return \
+         tops_add(x, tops_cast<long long>(tops_mul(k, 2LL)));\n    const auto x_3 = tops_mul(x_2, x_2);\n    return \
          tops_sub(x_3, tops_cast<long long>(3LL));\n}\n"
     );
 }
@@ -199,11 +199,11 @@ fn errors_point_at_the_offending_token() {
         (
             any.clone(),
             quote!(
-                fn f<T: Float>(a: T, b: T, c: T, d: T) -> T {
-                    a
+                fn f<T: Float>(#[param] p: f32) -> T {
+                    T::zero()
                 }
             ),
-            "at most 3 tensor arguments",
+            "needs at least one tensor argument",
         ),
         (
             any.clone(),
@@ -412,4 +412,117 @@ fn float_only_methods_are_allowed_for_floats_and_abs_for_all() {
         )
     )
     .is_ok());
+}
+
+#[test]
+fn integer_scalar_arithmetic_is_total_in_c_and_rust() {
+    let item = quote! {
+        fn q<T: Num>(x: T, #[param] n: i64, #[param] d: i64, #[param] s: f64) -> T {
+            x + T::from_i64(-n / d - (n * 3 + 1)) + T::from_f64(s / 2.0 - -s)
+        }
+    };
+    assert_eq!(
+        cuda(quote!(dtypes = [i8]), item.clone(), Dtype::I8),
+        "__device__ __forceinline__ signed char tensor_op_q_i8(signed char x, long long n, long long d, double s) \
+         {\n    return tops_add(tops_add(x, tops_cast<signed char>(tops_sub(tops_div(tops_neg(n), d), \
+         tops_add(tops_mul(n, 3LL), 1LL)))), tops_cast<signed char>(tops_sub(tops_div(s, 2.0), tops_neg(s))));\n}\n"
+    );
+    // Rust: i64 arithmetic through the total `Lane<i64>` operators, floats plain.
+    let ts = crate::expand(quote!(dtypes = [i8]), item).unwrap().to_string().replace(' ', "");
+    let lane = "::tensor_ops::__private::tensor_kernels_cpu::value::Lane::<i64>";
+    assert!(ts.contains(&format!("((-{lane}(self.n)).0)")) || ts.contains(&format!("(-{lane}(self.n)).0")), "{ts}");
+    assert!(ts.contains(&format!("/{lane}(self.d)).0")), "{ts}");
+    assert!(ts.contains("(self.s/2.0f64)"), "{ts}");
+}
+
+#[test]
+fn i64_min_literal_and_from_bool() {
+    let item = quote! {
+        fn m<T: Num>(x: T, #[param] b: bool) -> T {
+            x + T::from_i64(-9223372036854775808) * T::from_bool(b) + T::from_bool(true)
+        }
+    };
+    assert_eq!(
+        cuda(quote!(dtypes = [i64, f32]), item.clone(), Dtype::I64),
+        "__device__ __forceinline__ long long tensor_op_m_i64(long long x, bool b) {\n    return tops_add(tops_add(x, \
+         tops_mul(tops_cast<long long>((-9223372036854775807LL - 1LL)), tops_cast<long long>(b))), \
+         tops_cast<long long>(true));\n}\n"
+    );
+    let ts = crate::expand(quote!(dtypes = [i64, f32]), item).unwrap().to_string().replace(' ', "");
+    assert!(ts.contains("from_i64(::core::primitive::i64::MIN)"), "{ts}");
+    assert!(ts.contains("from_bool(self.b)"), "{ts}");
+    // a value where a bool param is expected suggests `from_bool`, which exists
+    let e = err(
+        quote!(dtypes = [f32]),
+        quote!(
+            fn f<T: Num>(x: T, #[param] b: bool) -> T {
+                x * T::from_f32(b)
+            }
+        ),
+    );
+    assert!(e.contains("use `T::from_bool(b)`"), "{e}");
+}
+
+#[test]
+fn constant_integer_expressions_that_fail_are_errors() {
+    let cases: Vec<(proc_macro2::TokenStream, &str)> = vec![
+        (quote!(x + T::from_i64(1 / 0)), "divides by zero"),
+        (quote!(x * (2 / (1 - 1))), "divides by zero"),
+        (quote!(x + T::from_f64(7 / 0)), "divides by zero"),
+        (quote!(x + T::from_i64(9223372036854775807 + 1)), "overflows i64"),
+        (quote!(x + (9223372036854775807 + 1)), "overflows i64"),
+        (quote!(x + T::from_i64(-(-9223372036854775808))), "overflows i64"),
+        (quote!(x + -(-9223372036854775808)), "overflows i64"),
+        (quote!(x + T::from_i64(-9223372036854775808 / -1)), "overflows i64"),
+        (quote!(x + T::from_i64(4294967296 * 4294967296)), "overflows i64"),
+        (quote!(x + T::from_i64(9223372036854775808)), "out of the range of i64"),
+        (quote!(x * T::from_f32(1e40)), "out of the range of f32"),
+        (quote!(x * T::from_f32(-3.5e38 * 0.5)), "out of the range of f32"),
+        (quote!(x * 1e400), "out of the range of f64"),
+    ];
+    for (body, want) in cases {
+        let item = quote!(
+            fn f<T: Num>(x: T) -> T {
+                #body
+            }
+        );
+        let e = err(quote!(dtypes = [i32, f32]), item);
+        assert!(e.contains(want), "{body}: expected `{want}`, got `{e}`");
+    }
+    // fine: in range, and run-time divisions (total) by params or element values
+    for body in [
+        quote!(x + T::from_i64(-9223372036854775808 + 9223372036854775807)),
+        quote!(x * T::from_f32(3.4e38) + T::from_f64(1e300)),
+        quote!(x / T::zero() + T::from_i64(0 / 5)),
+    ] {
+        let item = quote!(
+            fn f<T: Num>(x: T, #[param] n: i64) -> T {
+                #body + T::from_i64(n / 0)
+            }
+        );
+        assert!(op(quote!(dtypes = [i32, f32]), item).is_ok(), "{body}");
+    }
+}
+
+#[test]
+fn input_and_param_counts_are_checked_against_the_core_limits() {
+    let ts = crate::expand(
+        quote!(dtypes = [f32]),
+        quote!(
+            fn f<T: Float>(a: T, b: T, #[param] p: f32, #[param] q: bool) -> T {
+                a + b
+            }
+        ),
+    )
+    .unwrap()
+    .to_string()
+    .replace(' ', "");
+    for (i, what) in [(0, "INPUTS"), (1, "INPUTS"), (0, "PARAMS"), (1, "PARAMS")] {
+        let want = format!(
+            "const_:()=::core::assert!({i}usize<::tensor_ops::__private::tensor_core::MAX_{what},\"{{}}\",\
+             ::tensor_ops::__private::tensor_core::limits::TOO_MANY_{what});"
+        );
+        assert!(ts.contains(&want), "missing {want} in {ts}");
+    }
+    assert!(!ts.contains("2usize<"), "{ts}");
 }

@@ -21,9 +21,9 @@ use std::sync::OnceLock;
 
 use common::{assert_close, empty_with, gen_values, make, values, Lay};
 use tensor_ops::__private::tensor_core::registry::{registry, KernelRow, OpSpec};
-use tensor_ops::__private::CudaMapKernel;
 use tensor_ops::__private::tensor_core::{lock_many, Access, DeviceKind, Tensor};
 use tensor_ops::__private::tensor_kernels_cuda::{check, nvrtc, plan, runtime, shim};
+use tensor_ops::__private::CudaMapKernel;
 use tensor_ops::__private::{call_map_out, inventory};
 use tensor_ops::prelude::*;
 

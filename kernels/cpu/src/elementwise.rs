@@ -20,9 +20,9 @@ use super::convert::{gather_cast, scatter_cast};
 use super::copy::stream::{copy_bytes_nt_unfenced, store_fence, NT_THRESHOLD};
 use super::map::prefetch;
 use super::parallel::{for_each_chunk, for_each_row_chunk, GRAIN};
+use crate::kernel::MapKernel;
 use std::mem::MaybeUninit;
 use tensor_core::iter::{IterPlan, PerOperand};
-use crate::kernel::MapKernel;
 use tensor_core::registry::RawTensor;
 use tensor_core::{with_dtype, DType, Element, Error, Result, Scalar};
 
@@ -42,8 +42,8 @@ pub const TILE_ROWS: usize = 256;
 const TALL_TILE_BYTES: usize = 64 << 20;
 /// Columns per tile of the tiled walk.
 pub const TILE_COLS: usize = 64;
-/// Most operands a kernel can have (three inputs and the output).
-const MAX_OPERANDS: usize = 4;
+/// Most operands a kernel can have (the inputs, at most `tensor_core::MAX_INPUTS`, and the output).
+const MAX_OPERANDS: usize = tensor_core::MAX_INPUTS + 1;
 
 /// How an operand's inner run is accessed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -104,7 +104,10 @@ pub unsafe fn run_map(
     params: &[Scalar],
 ) -> Result<()> {
     if inputs.iter().any(|i| i.shape != out.shape) || inputs.len() + 1 > MAX_OPERANDS {
-        return Err(Error::invalid("run_map", "inputs must be 1 to 3 tensors broadcast to the output shape"));
+        return Err(Error::invalid(
+            "run_map",
+            format!("inputs must be 1 to {} tensors broadcast to the output shape", tensor_core::MAX_INPUTS),
+        ));
     }
     let mut strides: PerOperand<&[isize]> = PerOperand::new();
     strides.push(out.strides);

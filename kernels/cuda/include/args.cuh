@@ -1,18 +1,52 @@
 // Kernel argument blocks of tensor-ops, passed by value (no per-launch host allocation).
-// Mirrored field for field by `#[repr(C)]` structs in kernels/src/cuda/args.rs.
+// Mirrored field for field by `#[repr(C)]` structs in kernels/src/cuda/args.rs. The sizes
+// TOPS_MAX_DIMS, TOPS_MAX_OPERANDS and TOPS_MAX_PARAMS are defined in front of this header by
+// `codegen::program`, from the Rust constants (tensor_core::MAX_INPUTS / MAX_PARAMS and
+// args::MAX_DIMS): one definition of each limit.
 #pragma once
 
-#define TOPS_MAX_DIMS 8
-#define TOPS_MAX_OPERANDS 4
-#define TOPS_MAX_PARAMS 4
+#if !defined(TOPS_MAX_DIMS) || !defined(TOPS_MAX_OPERANDS) || !defined(TOPS_MAX_PARAMS)
+#error "args.cuh needs TOPS_MAX_DIMS, TOPS_MAX_OPERANDS and TOPS_MAX_PARAMS (codegen::program defines them)"
+#endif
+
+#define TOPS_PARAM_BOOL 0u
+#define TOPS_PARAM_INT 1u
+#define TOPS_PARAM_FLOAT 2u
+
+/// The double whose IEEE bits are `b`.
+TOPS_D double tops_f64_of_bits(unsigned long long b) {
+#ifdef __CUDA_ARCH__
+    return __longlong_as_double((long long)b);
+#else
+    double d;
+    __builtin_memcpy(&d, &b, sizeof d);
+    return d;
+#endif
+}
+
+/// One op parameter, exactly the caller's `tensor_core::Scalar`: a bool (0/1), an i64 or
+/// an f64 in `bits`, told apart by `kind` (TOPS_PARAM_*). Passed to the op's device function,
+/// it converts to the type the function declares for that param (the conversion operator's
+/// `T`: bool, long long, float or double) with Rust `as` rules, so a param given in its
+/// declared type arrives exactly (an f32 param travels as the f64 of the same value).
+struct tops_param {
+    unsigned long long bits;
+    unsigned int kind;
+    unsigned int pad;
+    template <class T> TOPS_D operator T() const {
+        if (kind == TOPS_PARAM_FLOAT) return tops_cast<T>(tops_f64_of_bits(bits));
+        if (kind == TOPS_PARAM_INT) return tops_cast<T>((long long)bits);
+        return tops_cast<T>(bits != 0ull);
+    }
+};
 
 /// Every operand dense (or an input that is one broadcast scalar: bit i of scalar_mask).
 struct tops_contig_args {
-    void* ptr[TOPS_MAX_OPERANDS]; // out, in0, in1, in2
+    void* ptr[TOPS_MAX_OPERANDS]; // out, in0, in1, ...
     unsigned long long n;
     unsigned long long bits; // fill value (raw bits)
     unsigned int scalar_mask;
-    float params[TOPS_MAX_PARAMS];
+    tops_param params[TOPS_MAX_PARAMS];
 };
 
 /// Strided operands, every offset < 2^31 elements and n < 2^31. Dims innermost first.
@@ -25,7 +59,7 @@ struct tops_strided_args32 {
     unsigned int magic[TOPS_MAX_DIMS];
     unsigned int shift[TOPS_MAX_DIMS];
     int stride[TOPS_MAX_OPERANDS][TOPS_MAX_DIMS];
-    float params[TOPS_MAX_PARAMS];
+    tops_param params[TOPS_MAX_PARAMS];
 };
 
 /// Strided operands of any size (64-bit index math). Dims innermost first.
@@ -38,7 +72,7 @@ struct tops_strided_args64 {
     unsigned long long magic[TOPS_MAX_DIMS];
     unsigned int shift[TOPS_MAX_DIMS];
     long long stride[TOPS_MAX_OPERANDS][TOPS_MAX_DIMS];
-    float params[TOPS_MAX_PARAMS];
+    tops_param params[TOPS_MAX_PARAMS];
 };
 
 /// dst[b][r][c] = src[b][r][c] where dst is dense along c and src along r (tiled transpose).

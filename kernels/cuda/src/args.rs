@@ -2,16 +2,57 @@
 //! by value as the single kernel parameter: no per-launch device or host allocation.
 
 use tensor_core::iter::IterPlan;
-use tensor_core::{Error, Result};
+use tensor_core::{Error, Result, Scalar};
 
 use super::divmod::{magic32, magic64};
 
 /// Most dims of a strided launch (after coalescing); deeper plans are split on the host.
 pub const MAX_DIMS: usize = 8;
-/// Most operands: the output and up to three inputs.
-pub const MAX_OPERANDS: usize = 4;
-/// Most scalar parameters of an op (passed as `float`).
-pub const MAX_PARAMS: usize = 4;
+/// Most operands: the output and up to [`tensor_core::MAX_INPUTS`] inputs.
+pub const MAX_OPERANDS: usize = tensor_core::MAX_INPUTS + 1;
+/// Most scalar parameters of an op: [`tensor_core::MAX_PARAMS`].
+pub use tensor_core::MAX_PARAMS;
+
+/// `tops_param`'s `kind` of a `bool` (bits 0 or 1).
+pub const PARAM_BOOL: u32 = 0;
+/// `tops_param`'s `kind` of an `i64` (its two's complement bits).
+pub const PARAM_INT: u32 = 1;
+/// `tops_param`'s `kind` of an `f64` (its IEEE bits).
+pub const PARAM_FLOAT: u32 = 2;
+
+/// `tops_param`: one op parameter, exactly the caller's [`Scalar`] (kind + 64 bits). On the
+/// device it converts to the type the op's function declares for it, with Rust `as` rules,
+/// so a param passed in its declared type arrives bit for bit (f32 params travel as the f64
+/// of the same value, which converts back exactly).
+///
+/// ```
+/// use tensor_core::Scalar;
+/// use tensor_kernels_cuda::args::{KernelParam, PARAM_FLOAT, PARAM_INT};
+/// assert_eq!(KernelParam::from(Scalar::Int(16_777_217)), KernelParam { bits: 16_777_217, kind: PARAM_INT, pad: 0 });
+/// assert_eq!(KernelParam::from(Scalar::Float(0.1)).bits, 0.1f64.to_bits());
+/// assert_eq!(KernelParam::from(Scalar::Float(0.1)).kind, PARAM_FLOAT);
+/// ```
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct KernelParam {
+    /// The value's bits: 0/1, an i64's or an f64's.
+    pub bits: u64,
+    /// [`PARAM_BOOL`], [`PARAM_INT`] or [`PARAM_FLOAT`].
+    pub kind: u32,
+    /// Padding (0), so that every byte is initialised.
+    pub pad: u32,
+}
+
+impl From<Scalar> for KernelParam {
+    fn from(s: Scalar) -> KernelParam {
+        let (bits, kind) = match s {
+            Scalar::Bool(b) => (b as u64, PARAM_BOOL),
+            Scalar::Int(i) => (i as u64, PARAM_INT),
+            Scalar::Float(f) => (f.to_bits(), PARAM_FLOAT),
+        };
+        KernelParam { bits, kind, pad: 0 }
+    }
+}
 
 /// `tops_contig_args`: every operand dense, or an input that is one broadcast scalar.
 #[repr(C)]
@@ -26,7 +67,7 @@ pub struct ContigArgs {
     /// Bit `i`: input `i` is a single broadcast element.
     pub scalar_mask: u32,
     /// Op parameters.
-    pub params: [f32; MAX_PARAMS],
+    pub params: [KernelParam; MAX_PARAMS],
 }
 
 /// `tops_strided_args32`: 32-bit index math (`n` and every offset below 2^31).
@@ -50,7 +91,7 @@ pub struct StridedArgs32 {
     /// Strides in elements per operand, innermost first.
     pub stride: [[i32; MAX_DIMS]; MAX_OPERANDS],
     /// Op parameters.
-    pub params: [f32; MAX_PARAMS],
+    pub params: [KernelParam; MAX_PARAMS],
 }
 
 /// `tops_strided_args64`: 64-bit index math, any size.
@@ -74,7 +115,7 @@ pub struct StridedArgs64 {
     /// Strides in elements per operand, innermost first.
     pub stride: [[i64; MAX_DIMS]; MAX_OPERANDS],
     /// Op parameters.
-    pub params: [f32; MAX_PARAMS],
+    pub params: [KernelParam; MAX_PARAMS],
 }
 
 /// `tops_transpose_args`: `dst[b][r][c] = src[b][r][c]`, dst dense along `c`, src along `r`.
@@ -111,7 +152,7 @@ pub fn fits_i32(plan: &IterPlan) -> bool {
     })
 }
 
-fn check_operands(plan: &IterPlan, ptrs: &[u64], params: &[f32]) -> Result<()> {
+fn check_operands(plan: &IterPlan, ptrs: &[u64], params: &[KernelParam]) -> Result<()> {
     if ptrs.len() > MAX_OPERANDS || plan.strides.len() != ptrs.len() {
         return Err(Error::Cuda(format!(
             "a kernel takes at most {MAX_OPERANDS} operands with one stride list each (got {} pointers, {} stride lists)",
@@ -128,13 +169,13 @@ fn check_operands(plan: &IterPlan, ptrs: &[u64], params: &[f32]) -> Result<()> {
     Ok(())
 }
 
-fn copy_params(dst: &mut [f32; MAX_PARAMS], params: &[f32]) {
+fn copy_params(dst: &mut [KernelParam; MAX_PARAMS], params: &[KernelParam]) {
     dst[..params.len()].copy_from_slice(params);
 }
 
 impl ContigArgs {
     /// Arguments for `n` dense elements.
-    pub fn new(ptrs: &[u64], n: u64, scalar_mask: u32, params: &[f32], bits: u64) -> Result<Self> {
+    pub fn new(ptrs: &[u64], n: u64, scalar_mask: u32, params: &[KernelParam], bits: u64) -> Result<Self> {
         if ptrs.len() > MAX_OPERANDS || params.len() > MAX_PARAMS {
             return Err(Error::Cuda(format!(
                 "a kernel takes at most {MAX_OPERANDS} operands and {MAX_PARAMS} parameters"
@@ -150,7 +191,7 @@ impl ContigArgs {
 impl StridedArgs32 {
     /// Arguments for `plan` (at most [`MAX_DIMS`] dims, [`fits_i32`]); `ptrs[i]` pairs with
     /// `plan.strides[i]`.
-    pub fn new(plan: &IterPlan, ptrs: &[u64], params: &[f32], bits: u64) -> Result<Self> {
+    pub fn new(plan: &IterPlan, ptrs: &[u64], params: &[KernelParam], bits: u64) -> Result<Self> {
         check_operands(plan, ptrs, params)?;
         if !fits_i32(plan) {
             return Err(Error::Cuda("strided launch does not fit 32-bit indexing".into()));
@@ -174,7 +215,7 @@ impl StridedArgs32 {
 
 impl StridedArgs64 {
     /// Arguments for `plan` (at most [`MAX_DIMS`] dims); `ptrs[i]` pairs with `plan.strides[i]`.
-    pub fn new(plan: &IterPlan, ptrs: &[u64], params: &[f32], bits: u64) -> Result<Self> {
+    pub fn new(plan: &IterPlan, ptrs: &[u64], params: &[KernelParam], bits: u64) -> Result<Self> {
         check_operands(plan, ptrs, params)?;
         let mut a = StridedArgs64 { n: plan.numel() as u64, bits, ndim: plan.ndim() as i32, ..Default::default() };
         a.ptr[..ptrs.len()].copy_from_slice(ptrs);

@@ -26,8 +26,20 @@ pub const TILE_ROWS: u32 = 8;
 
 /// The CUDA prelude: helper functions of generated code (`tops_add`, `tops_cast`, ...).
 pub const PRELUDE: &str = include_str!("../include/prelude.cuh");
-/// Kernel argument structs (mirrored by [`super::args`]).
+/// Kernel argument structs (mirrored by [`super::args`]); [`program`] puts the sizes they
+/// need in front of them ([`limit_defines`]).
 pub const ARGS_HEADER: &str = include_str!("../include/args.cuh");
+
+/// `#define`s of the argument blocks' sizes from the Rust constants (the one definition of
+/// each: [`super::args::MAX_DIMS`], [`tensor_core::MAX_INPUTS`] + 1, [`tensor_core::MAX_PARAMS`]).
+pub fn limit_defines() -> String {
+    format!(
+        "#define TOPS_MAX_DIMS {}\n#define TOPS_MAX_OPERANDS {}\n#define TOPS_MAX_PARAMS {}\n",
+        super::args::MAX_DIMS,
+        super::args::MAX_OPERANDS,
+        super::args::MAX_PARAMS
+    )
+}
 
 /// Index width of strided kernels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -106,7 +118,8 @@ pub struct DeviceFn<'a> {
     pub compute: DType,
     /// Dtype it returns.
     pub output: DType,
-    /// Number of trailing `float` parameters.
+    /// Number of trailing parameters: each is passed as a `tops_param` (the caller's exact
+    /// `Scalar`), which converts to the type the function declares for it.
     pub nparams: usize,
 }
 
@@ -184,11 +197,13 @@ impl Generated {
     }
 }
 
-/// A complete program: prelude, argument structs, each device function once, the kernels.
+/// A complete program: prelude, argument structs (after their sizes), each device function
+/// once, the kernels.
 pub fn program(kernels: &[Generated]) -> String {
     let mut src = String::with_capacity(PRELUDE.len() + ARGS_HEADER.len() + 4096);
     src.push_str(PRELUDE);
     src.push('\n');
+    src.push_str(&limit_defines());
     src.push_str(ARGS_HEADER);
     src.push('\n');
     let mut seen: Vec<&str> = Vec::new();
@@ -215,11 +230,12 @@ pub fn generate(spec: &KernelSpec<'_>) -> Result<Generated> {
             if !is_ident(func.name) {
                 return Err(Error::Cuda(format!("device function name {:?} is not a C identifier", func.name)));
             }
-            if inputs.is_empty() || inputs.len() > 3 || func.nparams > super::args::MAX_PARAMS {
+            if inputs.is_empty() || inputs.len() > tensor_core::MAX_INPUTS || func.nparams > tensor_core::MAX_PARAMS {
                 return Err(Error::Cuda(format!(
-                    "{}: CUDA kernels take 1..=3 inputs and at most {} parameters (got {} and {})",
+                    "{}: CUDA kernels take 1..={} inputs and at most {} parameters (got {} and {})",
                     func.name,
-                    super::args::MAX_PARAMS,
+                    tensor_core::MAX_INPUTS,
+                    tensor_core::MAX_PARAMS,
                     inputs.len(),
                     func.nparams
                 )));

@@ -16,13 +16,13 @@
 
 use std::ffi::c_void;
 
-use tensor_core::iter::IterPlan;
 use crate::kernel::CudaMapKernel;
+use tensor_core::iter::IterPlan;
 use tensor_core::registry::RawTensor;
 use tensor_core::shape::{Dims, Strides};
 use tensor_core::{with_dtype, DType, Element, Error, Result, Scalar};
 
-use super::args::{fits_i32, ContigArgs, StridedArgs32, StridedArgs64, TransposeArgs, MAX_DIMS};
+use super::args::{fits_i32, ContigArgs, KernelParam, StridedArgs32, StridedArgs64, TransposeArgs, MAX_DIMS};
 use super::codegen::{ArgsKind, DeviceFn, Index, KernelSpec, MapLayout, BLOCK, TILE, TILE_ROWS};
 
 /// Elements each thread of a contiguous launch should handle before the grid is capped.
@@ -117,7 +117,8 @@ struct Elementwise<'a> {
     spec: &'a dyn Fn(MapLayout) -> KernelSpec<'static>,
     /// Whether the contiguous class exists for it.
     contiguous: bool,
-    params: &'a [f32],
+    /// The op's params, exactly as the caller gave them.
+    params: &'a [KernelParam],
     bits: u64,
     max_blocks: u32,
 }
@@ -213,15 +214,22 @@ pub fn plan_map(
     params: &[Scalar],
     max_blocks: u32,
 ) -> Result<Vec<Step>> {
-    if inputs.is_empty() || inputs.len() > 3 {
-        return Err(Error::Cuda(format!("{}: CUDA kernels take 1..=3 inputs, got {}", kernel.function, inputs.len())));
+    if inputs.is_empty() || inputs.len() > tensor_core::MAX_INPUTS {
+        return Err(Error::Cuda(format!(
+            "{}: CUDA kernels take 1..={} inputs, got {}",
+            kernel.function,
+            tensor_core::MAX_INPUTS,
+            inputs.len()
+        )));
     }
     check_shapes(kernel.function, out, inputs)?;
     let func = DeviceFn::from_kernel(kernel, params.len());
     let in_dtypes: Vec<DType> = inputs.iter().map(|i| i.dtype).collect();
     let out_dtype = out.dtype;
     let spec = move |layout| KernelSpec::Map { func, inputs: in_dtypes.clone(), out: out_dtype, layout };
-    let params: Vec<f32> = params.iter().map(|p| p.to::<f32>()).collect();
+    // Each param exactly (kind + 64 bits); the device function's declared type decides the
+    // conversion, as `Scalar::to::<declared>()` does on the CPU.
+    let params: Vec<KernelParam> = params.iter().map(|&p| KernelParam::from(p)).collect();
     let ew = Elementwise { spec: &spec, contiguous: true, params: &params, bits: 0, max_blocks };
     let ptrs: Vec<u64> = std::iter::once(out).chain(inputs).map(addr).collect();
     let sizes: Vec<usize> = std::iter::once(out).chain(inputs).map(|t| t.dtype.size()).collect();
@@ -478,6 +486,32 @@ mod tests {
         assert_eq!(a.ndim as usize, MAX_DIMS);
         assert_eq!(a.ptr[0], 4 * (512 + 256)); // out advanced to outer index (1, 1)
         assert_eq!(a.ptr[1], 4 * (1 + 2));
+    }
+
+    #[test]
+    fn params_are_passed_exactly_in_every_argument_block() {
+        use crate::args::{PARAM_BOOL, PARAM_FLOAT, PARAM_INT};
+        let f = CudaMapKernel { compute: DType::F64, output: DType::F64, function: "f", source: "" };
+        let params = [Scalar::Int(16_777_217), Scalar::Float(0.1), Scalar::Bool(true), Scalar::Int(i64::MIN)];
+        let want = [
+            KernelParam { bits: 16_777_217, kind: PARAM_INT, pad: 0 },
+            KernelParam { bits: 0.1f64.to_bits(), kind: PARAM_FLOAT, pad: 0 },
+            KernelParam { bits: 1, kind: PARAM_BOOL, pad: 0 },
+            KernelParam { bits: 1 << 63, kind: PARAM_INT, pad: 0 },
+        ];
+        let shape = [6usize, 7];
+        let dense = raw(0, DType::F64, &shape, &[7, 1]);
+        let steps = plan_map(&f, &dense, &[dense], &params, 8).unwrap();
+        let Args::Contig(a) = kernels(&steps)[0].args else { panic!() };
+        assert_eq!(a.params, want);
+        let steps = plan_map(&f, &dense, &[raw(0, DType::F64, &shape, &[1, 6])], &params, 8).unwrap();
+        let Args::Strided32(a) = kernels(&steps)[0].args else { panic!() };
+        assert_eq!(a.params, want);
+        let Args::Strided64(a) = kernels(&widen_index(&steps))[0].args else { panic!() };
+        assert_eq!(a.params, want);
+        // more params than the argument blocks hold is an error, not a truncation
+        let five = [Scalar::Int(1); tensor_core::MAX_PARAMS + 1];
+        assert!(plan_map(&f, &dense, &[dense], &five, 8).is_err());
     }
 
     #[test]

@@ -23,7 +23,7 @@ pub struct SampleFn {
     pub compute: DType,
     /// Output dtype.
     pub output: DType,
-    /// Number of `float` parameters.
+    /// Number of parameters (declared `float slope`; passed as `tops_param`s).
     pub nparams: usize,
 }
 

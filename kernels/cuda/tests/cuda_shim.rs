@@ -9,8 +9,8 @@ use std::sync::OnceLock;
 
 use half::{bf16, f16};
 use tensor_core::iter::{IterPlan, StridedOffsets};
-use tensor_core::{DType, Element};
-use tensor_kernels_cuda::args::{ContigArgs, StridedArgs32, StridedArgs64, TransposeArgs};
+use tensor_core::{DType, Element, Scalar};
+use tensor_kernels_cuda::args::{ContigArgs, KernelParam, StridedArgs32, StridedArgs64, TransposeArgs};
 use tensor_kernels_cuda::codegen::{self, ArgsKind, Generated, Index, KernelSpec, MapLayout};
 use tensor_kernels_cuda::samples;
 use tensor_kernels_cuda::shim::{self, ShimError, ShimLib};
@@ -338,7 +338,7 @@ fn check_map(
     let g = codegen::generate(&spec).expect("generate");
     let mut ptrs = vec![out.ptr()];
     ptrs.extend(ins.iter_mut().map(Operand::ptr));
-    let params: Vec<f32> = vec![slope; f.nparams];
+    let params: Vec<KernelParam> = vec![Scalar::from(slope).into(); f.nparams];
     let n: usize = shape.iter().product();
     match layout {
         MapLayout::Contiguous => {
@@ -516,4 +516,76 @@ fn copy_fill_and_transpose_kernels_move_the_right_bytes() {
             }
         }
     }
+}
+
+/// A device function taking one param of each type a `#[tensor_op]` may declare.
+const PROBE: &str = "__device__ __forceinline__ long long tensor_op_probe_i64(long long x, long long k, double s, \
+    float f, bool b) {\n    return b ? tops_add(x, k) : tops_add(tops_cast<long long>(s * 1e17), tops_cast<long long>(f));\n}\n";
+const PROBE_F64: &str =
+    "__device__ __forceinline__ double tensor_op_probe_f64(double x, double s, float f, long long k) \
+    {\n    return tops_add(tops_mul(x, s), tops_add(tops_cast<double>(f), tops_cast<double>(k)));\n}\n";
+
+#[test]
+fn params_reach_device_functions_exactly_in_their_declared_types() {
+    use tensor_kernels_cuda::codegen::DeviceFn;
+    let fi =
+        DeviceFn { name: "tensor_op_probe_i64", source: PROBE, compute: DType::I64, output: DType::I64, nparams: 4 };
+    let ff = DeviceFn {
+        name: "tensor_op_probe_f64",
+        source: PROBE_F64,
+        compute: DType::F64,
+        output: DType::F64,
+        nparams: 3,
+    };
+    let spec = |func, d| KernelSpec::Map { func, inputs: vec![d], out: d, layout: MapLayout::Contiguous };
+    let (si, sf) = (spec(fi, DType::I64), spec(ff, DType::F64));
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cuda-shim");
+    let lib = match shim::build(&[si.clone(), sf.clone()], &dir) {
+        Ok(lib) => lib,
+        Err(ShimError::Failed(e)) => panic!("{e}"),
+        Err(e) if std::env::var_os("CI").is_some() => panic!("CI is set but the shim cannot run: {e}"),
+        Err(e) => return println!("SKIPPED: {e}"),
+    };
+    let run = |spec: &KernelSpec<'_>, x: &mut [u64], out: &mut [u64], params: &[Scalar]| {
+        let g = codegen::generate(spec).unwrap();
+        let params: Vec<KernelParam> = params.iter().map(|&p| p.into()).collect();
+        let a =
+            ContigArgs::new(&[out.as_mut_ptr() as u64, x.as_mut_ptr() as u64], x.len() as u64, 0, &params, 0).unwrap();
+        // SAFETY: `a` is the struct the kernel takes; both pointers address `x.len()` 8-byte elements.
+        unsafe { lib.launch(&g.name, 2, (64, 1), &a as *const ContigArgs as *const std::ffi::c_void) }.unwrap();
+    };
+    // i64 params beyond 2^24 and 2^53 (a float or double would round them), both signs
+    let xs: Vec<i64> = vec![0, 1, -1, i64::MIN, i64::MAX, 40];
+    for k in [16_777_217i64, (1 << 53) + 1, -(1 << 62) - 3, i64::MAX, i64::MIN] {
+        let mut x: Vec<u64> = xs.iter().map(|&v| v as u64).collect();
+        let mut out = vec![0u64; x.len()];
+        run(&si, &mut x, &mut out, &[Scalar::Int(k), Scalar::Float(0.0), Scalar::from(0.0f32), Scalar::Bool(true)]);
+        let want: Vec<u64> = xs.iter().map(|&v| v.wrapping_add(k) as u64).collect();
+        assert_eq!(out, want, "i64 param {k}");
+    }
+    // bool false picks the other arm: f64 and f32 params converted to i64 with `as` rules
+    let mut x = vec![0u64; 3];
+    let mut out = vec![0u64; 3];
+    run(
+        &si,
+        &mut x,
+        &mut out,
+        &[Scalar::Int(1), Scalar::Float(0.1), Scalar::from(16_777_216.0f32), Scalar::Bool(false)],
+    );
+    assert_eq!(out, vec![(0.1f64 * 1e17) as i64 as u64 + 16_777_216; 3]);
+    // f64 and f32 params exactly: x * 0.1 in f64, plus an f32 that is not an f64 literal
+    let xs = [1.0f64, 3.0, 7.0, -0.3, 1e300, 123456.789];
+    let f = 0.1f32;
+    let mut x: Vec<u64> = xs.iter().map(|v| v.to_bits()).collect();
+    let mut out = vec![0u64; x.len()];
+    run(&sf, &mut x, &mut out, &[Scalar::Float(0.1), Scalar::from(f), Scalar::Int((1 << 53) + 1)]);
+    for (i, &v) in xs.iter().enumerate() {
+        let want = v * 0.1 + (f as f64 + ((1i64 << 53) + 1) as f64);
+        assert_eq!(out[i], want.to_bits(), "f64 params on {v}: got {}, want {want}", f64::from_bits(out[i]));
+    }
+    // mismatched kinds convert with `as` rules, like `Scalar::to` on the CPU
+    let mut x = vec![0u64; 2];
+    let mut out = vec![0u64; 2];
+    run(&si, &mut x, &mut out, &[Scalar::Float(-2.75e30), Scalar::Int(0), Scalar::Int(0), Scalar::Int(3)]);
+    assert_eq!(out, vec![Scalar::Float(-2.75e30).to::<i64>() as u64; 2]);
 }

@@ -24,7 +24,10 @@ pub(crate) fn execute(
     }
     let overlap = out.internal_overlap();
     if overlap.is_overlapping() {
-        return Err(crate::Error::invalid_output(spec.name, overlap.describe("the output", out.shape(), out.strides())));
+        return Err(crate::Error::invalid_output(
+            spec.name,
+            overlap.describe("the output", out.shape(), out.strides()),
+        ));
     }
     // Partial overlap: read from a private copy so no element is overwritten before it is
     // read. (No copies, clones or heap allocations otherwise.)

@@ -146,8 +146,11 @@ impl Registry {
     /// ```
     /// use tensor_core::registry::{registry, COPY_SPEC};
     /// use tensor_core::{DType, Device, Layout};
-    /// // no backend is linked into this doc test: a NoKernel error, not a fallback
-    /// assert!(registry().lookup_spec(&COPY_SPEC, Device::Cpu, Layout::Strided, DType::F32).is_err());
+    /// // no backend is linked into this doc test: the core's reference copy serves the row
+    /// let row = registry().lookup_spec(&COPY_SPEC, Device::Cpu, Layout::Strided, DType::F32).unwrap();
+    /// assert_eq!(row.kernel.kind(), "reference-copy");
+    /// // and CUDA has no row at all: a NoKernel error, never a fallback
+    /// assert!(registry().lookup_spec(&COPY_SPEC, Device::Cuda(0), Layout::Strided, DType::F32).is_err());
     /// ```
     pub fn lookup_spec(
         &self,

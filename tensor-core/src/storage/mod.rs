@@ -109,10 +109,11 @@ impl Storage {
     }
 
     fn capacity_for(dtype: DType, numel: usize) -> Result<usize> {
-        numel
-            .checked_mul(dtype.size())
-            .filter(|&b| b <= isize::MAX as usize)
-            .ok_or_else(|| Error::Overflow { op: "Storage::new", shape: vec![numel], dtype })
+        numel.checked_mul(dtype.size()).filter(|&b| b <= isize::MAX as usize).ok_or_else(|| Error::Overflow {
+            op: "Storage::new",
+            shape: vec![numel],
+            dtype,
+        })
     }
 
     /// A storage allocated now (errors now rather than at first use).
@@ -236,8 +237,11 @@ impl Storage {
         }
         let (device, bytes) = (self.inner.device, self.inner.capacity);
         let alloc = allocator_for(device)?;
-        let data =
-            if self.inner.zeroed { alloc.allocate_on(device, bytes)? } else { alloc.allocate_uninit_on(device, bytes)? };
+        let data = if self.inner.zeroed {
+            alloc.allocate_on(device, bytes)?
+        } else {
+            alloc.allocate_uninit_on(device, bytes)?
+        };
         if data.len() < bytes {
             return Err(Error::OutOfMemory { bytes, device });
         }

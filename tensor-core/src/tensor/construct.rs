@@ -156,10 +156,11 @@ fn arange_int(start: i64, end: i64, step: i64, dtype: DType) -> Result<Tensor> {
     } else {
         0
     };
-    let n = usize::try_from(n)
-        .ok()
-        .filter(|&n| n <= isize::MAX as usize)
-        .ok_or_else(|| Error::Overflow { op: "arange", shape: vec![usize::MAX], dtype })?;
+    let n = usize::try_from(n).ok().filter(|&n| n <= isize::MAX as usize).ok_or_else(|| Error::Overflow {
+        op: "arange",
+        shape: vec![usize::MAX],
+        dtype,
+    })?;
     shape::checked_numel("arange", &[n], dtype)?;
     crate::with_dtype!(dtype, T => {
         let mut v: Vec<T> = Vec::new();

@@ -151,12 +151,19 @@ impl Tensor {
             let src = src.broadcast_to(self.shape()).map_err(|_| {
                 Error::shape(
                     "copy_",
-                    format!("source shape {:?} cannot be broadcast to destination shape {:?}", src.shape(), self.shape()),
+                    format!(
+                        "source shape {:?} cannot be broadcast to destination shape {:?}",
+                        src.shape(),
+                        self.shape()
+                    ),
                 )
             })?;
             let overlap = self.internal_overlap();
             if overlap.is_overlapping() {
-                return Err(Error::invalid_output("copy_", overlap.describe("the destination", self.shape(), self.strides())));
+                return Err(Error::invalid_output(
+                    "copy_",
+                    overlap.describe("the destination", self.shape(), self.strides()),
+                ));
             }
             return self.copy_across_devices(&src);
         }

@@ -1,0 +1,113 @@
+//! Runs single calls of registered ops through their CUDA rows on the CPU shim: the plan the
+//! CUDA launcher would make (`tensor_kernels_cuda::plan::plan_map`), over the generated CUDA
+//! C compiled by the host C++ compiler. Used by tests that compare exact values of CPU and
+//! CUDA (params, integer edge cases). Without g++ or the CUDA headers the runs report
+//! `false` (skipped), except under `CI`, where that fails.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+
+use tensor_ops::__private::tensor_core::registry::{registry, OpSpec};
+use tensor_ops::__private::tensor_core::{lock_many, Access, Tensor};
+use tensor_ops::__private::tensor_kernels_cuda::{check, codegen, nvrtc, plan, shim};
+use tensor_ops::__private::CudaMapKernel;
+use tensor_ops::prelude::*;
+
+/// One planned call: running its steps writes `out`.
+pub struct Planned {
+    /// What it is, for messages.
+    pub what: String,
+    /// The launches.
+    pub steps: Vec<plan::Step>,
+    /// The output (host memory standing in for device memory).
+    pub out: Tensor,
+    _keep: Vec<Tensor>,
+}
+
+/// Plans `op(inputs..., params...)` into a new output of `out_dtype` with `op`'s CUDA row
+/// for `dtype` (inputs are broadcast to the first input's shape).
+pub fn plan_call(
+    what: impl Into<String>,
+    spec: &'static OpSpec,
+    dtype: DType,
+    inputs: &[&Tensor],
+    params: &[Scalar],
+    out_dtype: DType,
+) -> Planned {
+    let what = what.into();
+    let row = registry()
+        .lookup(spec.name, Device::Cuda(0), Layout::Strided, dtype)
+        .unwrap_or_else(|e| panic!("{what}: no CUDA row: {e}"));
+    let Some(k) = row.kernel.as_any().downcast_ref::<CudaMapKernel>() else {
+        panic!("{what}: not a CUDA elementwise row")
+    };
+    let shape = inputs[0].shape().to_vec();
+    let out = Tensor::empty(&shape, out_dtype, Device::Cpu).unwrap();
+    let staged: Vec<Tensor> = inputs.iter().map(|t| t.broadcast_to(&shape).unwrap()).collect();
+    let steps = {
+        let mut wants: Vec<_> = staged.iter().map(|t| (t.storage(), Access::Read)).collect();
+        wants.push((out.storage(), Access::Write));
+        let locks = lock_many(&wants).unwrap();
+        let out_raw = out.raw(locks.base(out.storage()));
+        let in_raw: Vec<_> = staged.iter().map(|t| t.raw(locks.base(t.storage()))).collect();
+        plan::plan_map(k, &out_raw, &in_raw, params, 3).unwrap_or_else(|e| panic!("{what}: {e}"))
+    };
+    Planned { what, steps, out, _keep: staged }
+}
+
+fn ci() -> bool {
+    std::env::var_os("CI").is_some()
+}
+
+/// Builds one shim library for every kernel of `calls` and runs them; `false` when the shim
+/// is unavailable on this machine (the reason is printed).
+pub fn run_all(calls: &[Planned]) -> bool {
+    let specs: Vec<_> = calls
+        .iter()
+        .flat_map(|c| c.steps.iter())
+        .filter_map(|s| if let plan::Step::Kernel(l) = s { Some(l.spec.clone()) } else { None })
+        .collect();
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cuda-shim");
+    let lib = match shim::build(&specs, &dir) {
+        Ok(lib) => lib,
+        Err(shim::ShimError::Unavailable(e)) if !ci() => {
+            println!("SKIPPED: {e}");
+            return false;
+        }
+        Err(e) => panic!("{e}"),
+    };
+    for c in calls {
+        // SAFETY: the plans address the host storages of `c`'s tensors, alive in `c`.
+        unsafe { lib.run(&c.steps) }.unwrap_or_else(|e| panic!("{}: {e}", c.what));
+    }
+    println!("{} calls ran on the shim ({} kernels, {})", calls.len(), specs.len(), lib.path.display());
+    true
+}
+
+/// Compiles every kernel (each layout class) of the CUDA rows of the ops named in `ops`
+/// with NVRTC, failing on errors, warnings and spills; `false` when NVRTC is missing.
+pub fn nvrtc_compiles(ops: &[&str]) -> bool {
+    if let Err(e) = nvrtc::nvrtc() {
+        assert!(!ci(), "CI is set but NVRTC is missing: {e}");
+        println!("SKIPPED: {e}");
+        return false;
+    }
+    let mut specs = Vec::new();
+    for (op, device, layout, dtypes) in registry().entries() {
+        if device != tensor_ops::__private::DeviceKind::Cuda || !ops.contains(&op) {
+            continue;
+        }
+        let set = registry().row_set(op, device, layout).unwrap();
+        for d in dtypes {
+            let row = set.get(d).unwrap();
+            if let Some(k) = row.kernel.as_any().downcast_ref::<CudaMapKernel>() {
+                let func = codegen::DeviceFn::from_kernel(k, set.op.params.len());
+                specs.extend(codegen::map_kernels_for(func, d, set.op.arity));
+            }
+        }
+    }
+    assert!(!specs.is_empty(), "no CUDA rows for {ops:?}");
+    let reports = check::compile_specs(&specs).unwrap_or_else(|e| panic!("{e}"));
+    println!("{} kernels compiled by NVRTC ({} reports)", specs.len(), reports.len());
+    true
+}
