@@ -1,9 +1,9 @@
-//! Per-call latency of a new-output `add` on 1 and 1024 f32 elements (dispatch +
-//! allocation overhead). `cargo bench -p tensor-benches --bench latency`.
+//! Per-call latency of `add` (new output) and `add_out` on 1 and 1024 f32 elements
+//! (dispatch + allocation overhead). `cargo bench -p tensor-benches --bench latency`.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use std::time::Duration;
-use tensor_benches::cases::{latency_key, LATENCY_ELEMS};
+use tensor_benches::cases::{latency_key, latency_out_key, LATENCY_ELEMS};
 use tensor_benches::ours;
 
 fn latency(c: &mut Criterion) {
@@ -19,6 +19,12 @@ fn latency(c: &mut Criterion) {
         };
         g.throughput(Throughput::Elements(n as u64));
         g.bench_function(latency_key(n), |b| b.iter(|| call().expect("tensor-ops call failed")));
+        match ours::prepare_latency_out(n) {
+            Ok(mut call) => {
+                g.bench_function(latency_out_key(n), |b| b.iter(|| call().expect("tensor-ops call failed")))
+            }
+            Err(e) => eprintln!("{}: setup failed, skipped: {e}", latency_out_key(n)),
+        };
     }
     g.finish();
 }

@@ -227,6 +227,11 @@ pub fn latency_key(elems: usize) -> String {
     format!("latency/add/f32/{elems}")
 }
 
+/// Key of a latency case into a preallocated output (`add_out`).
+pub fn latency_out_key(elems: usize) -> String {
+    format!("latency/add_out/f32/{elems}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,7 +1,7 @@
 //! The `cpu-perf` measurement: the STREAM figures, then every case of the CPU bench set and
 //! the latency cases, into a [`Report`].
 
-use crate::cases::{cpu_set, latency_key, Sizes, LATENCY_ELEMS};
+use crate::cases::{cpu_set, latency_key, latency_out_key, Sizes, LATENCY_ELEMS};
 use crate::cli::Options;
 use crate::error::BenchResult;
 use crate::machine;
@@ -45,12 +45,15 @@ pub fn run(opts: &Options) -> BenchResult<Report> {
         eprintln!("  {key:<36} {:>7.2} GB/s  ratio {:.3}", t.gbps(case.bytes()), metric.ratio().unwrap_or(0.0));
         entries.push(Entry { key, metric });
     }
-    for n in LATENCY_ELEMS {
-        let key = latency_key(n);
+    let latency_cases = LATENCY_ELEMS
+        .iter()
+        .map(|&n| (latency_key(n), n, false))
+        .chain(LATENCY_ELEMS.iter().map(|&n| (latency_out_key(n), n, true)));
+    for (key, n, into_out) in latency_cases {
         if !opts.selects(&key) {
             continue;
         }
-        let mut call = ours::prepare_latency(n)?;
+        let mut call = if into_out { ours::prepare_latency_out(n)? } else { ours::prepare_latency(n)? };
         let cfg = Sampling {
             warmup: 100,
             samples: if opts.quick { 5 } else { 21 },

@@ -94,3 +94,16 @@ pub fn prepare_latency(elems: usize) -> BenchResult<Call> {
         Ok(())
     }))
 }
+
+/// `add_out` of two f32 vectors of `elems` elements into a preallocated output: the
+/// per-call overhead without allocation.
+pub fn prepare_latency_out(elems: usize) -> BenchResult<Call> {
+    let a = input(DType::F32, &[elems])?;
+    let b = input(DType::F32, &[elems])?;
+    let out = input(DType::F32, &[elems])?;
+    Ok(Box::new(move || {
+        tensor_ops::add_out(&a, &b, &out)?;
+        black_box(&out);
+        Ok(())
+    }))
+}

@@ -112,7 +112,44 @@ pub unsafe fn run_map(
     let mut strides: PerOperand<&[isize]> = PerOperand::new();
     strides.push(out.strides);
     strides.extend(inputs.iter().map(|i| i.strides));
-    let plan = IterPlan::new(out.shape, &strides);
+    // SAFETY: forwarded (the plan describes the same iteration as the operands).
+    unsafe { run_planned(kernel, IterPlan::new(out.shape, &strides), out, inputs, params) }
+}
+
+/// [`run_map`] over operands that already lie on one canonical plan (what the core's call
+/// path hands a kernel: `PreparedCall`), skipping the canonicalisation.
+///
+/// # Safety
+/// As [`run_map`], and `out`/`inputs` are laid out on a canonical [`IterPlan`] (size-1
+/// dims dropped, sorted by the output's memory order, coalesced).
+pub unsafe fn run_map_canonical(
+    kernel: &MapKernel,
+    out: &RawTensor<'_>,
+    inputs: &[RawTensor<'_>],
+    params: &[Scalar],
+) -> Result<()> {
+    if inputs.iter().any(|i| i.shape != out.shape) || inputs.len() + 1 > MAX_OPERANDS {
+        return Err(Error::invalid(
+            "run_map",
+            format!("inputs must be 1 to {} tensors broadcast to the output shape", tensor_core::MAX_INPUTS),
+        ));
+    }
+    let plan = IterPlan::from_canonical(out.shape, out.strides, inputs.iter().map(|i| i.strides));
+    // SAFETY: forwarded.
+    unsafe { run_planned(kernel, plan, out, inputs, params) }
+}
+
+/// The driver after canonicalisation.
+///
+/// # Safety
+/// As [`run_map`]; `plan` is the canonical plan of (out, inputs).
+unsafe fn run_planned(
+    kernel: &MapKernel,
+    plan: IterPlan,
+    out: &RawTensor<'_>,
+    inputs: &[RawTensor<'_>],
+    params: &[Scalar],
+) -> Result<()> {
     super::register::ensure_linked();
     let total = plan.numel();
     if total == 0 {

@@ -39,8 +39,9 @@ impl KernelImpl for MapKernel {
         let [out] = call.outputs else {
             return Err(Error::invalid(call.op.name, "a CPU map kernel writes exactly one output"));
         };
-        // SAFETY: the PreparedCall contract is run_map's.
-        unsafe { crate::elementwise::run_map(self, out, call.inputs, call.params) }
+        // SAFETY: the PreparedCall contract is run_map_canonical's (operands on one
+        // canonical plan).
+        unsafe { crate::elementwise::run_map_canonical(self, out, call.inputs, call.params) }
     }
     fn as_any(&self) -> &dyn std::any::Any {
         self

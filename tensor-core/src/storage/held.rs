@@ -14,15 +14,23 @@ use std::cell::RefCell;
 type Entry = (usize, Access, u32);
 
 thread_local! {
-    static HELD: RefCell<SmallVec<[Entry; 8]>> = RefCell::new(SmallVec::new());
+    static HELD: RefCell<SmallVec<[Entry; 8]>> = const { RefCell::new(SmallVec::new_const()) };
 }
 
 /// The access this thread holds on storage `id`, if any.
+#[inline]
 pub(super) fn held(id: usize) -> Option<Access> {
-    HELD.with(|h| h.borrow().iter().find(|e| e.0 == id).map(|e| e.1))
+    HELD.with(|h| {
+        let h = h.borrow();
+        if h.is_empty() {
+            return None;
+        }
+        h.iter().find(|e| e.0 == id).map(|e| e.1)
+    })
 }
 
 /// Records one more guard of `access` on `id`.
+#[inline]
 pub(super) fn acquire(id: usize, access: Access) {
     HELD.with(|h| {
         let mut h = h.borrow_mut();
@@ -34,6 +42,7 @@ pub(super) fn acquire(id: usize, access: Access) {
 }
 
 /// Records that one guard on `id` was dropped.
+#[inline]
 pub(super) fn release(id: usize) {
     // `try_with`: a guard dropped during thread teardown finds the table gone; nothing to do.
     let _ = HELD.try_with(|h| {
