@@ -21,10 +21,10 @@ fn latency(c: &mut Criterion) {
         g.bench_function(latency_key(n), |b| b.iter(|| call().expect("tensor-ops call failed")));
         match ours::prepare_latency_out(n) {
             Ok(mut call) => {
-                g.bench_function(latency_out_key(n), |b| b.iter(|| call().expect("tensor-ops call failed")))
+                g.bench_function(latency_out_key(n), |b| b.iter(|| call().expect("tensor-ops call failed")));
             }
             Err(e) => eprintln!("{}: setup failed, skipped: {e}", latency_out_key(n)),
-        };
+        }
     }
     g.finish();
 }
