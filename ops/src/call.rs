@@ -6,8 +6,19 @@ use tensor_core::call::{map, Output};
 use tensor_core::registry::OpSpec;
 use tensor_core::{Error, Result, Scalar, Tensor};
 
+/// Keeps the backends' registrations (copy/fill rows, allocators, runtimes) in the link:
+/// `inventory` only sees object code that is linked, and a program may reference nothing
+/// else of a backend. Costs two `black_box`es.
+#[inline]
+pub(crate) fn link_backends() {
+    tensor_kernels_cpu::ensure_linked();
+    #[cfg(feature = "cuda")]
+    tensor_kernels_cuda::ensure_linked();
+}
+
 /// Runs an elementwise op into a new tensor.
 pub fn call_map_new(spec: &'static OpSpec, inputs: &[&Tensor], params: &[Scalar]) -> Result<Tensor> {
+    link_backends();
     map(spec, inputs, params, Output::New)?
         .ok_or_else(|| Error::invalid(spec.name, "the call path returned no new output"))
 }
@@ -15,11 +26,13 @@ pub fn call_map_new(spec: &'static OpSpec, inputs: &[&Tensor], params: &[Scalar]
 /// Runs an elementwise op in place into `inputs[0]` (whose shape must be the broadcast
 /// shape and whose dtype must be able to hold the result).
 pub fn call_map_inplace(spec: &'static OpSpec, inputs: &[&Tensor], params: &[Scalar]) -> Result<()> {
+    link_backends();
     map(spec, inputs, params, Output::InPlace).map(|_| ())
 }
 
 /// Runs an elementwise op into `out` (exactly the broadcast shape; a dtype the result can
 /// be cast to).
 pub fn call_map_out(spec: &'static OpSpec, inputs: &[&Tensor], params: &[Scalar], out: &Tensor) -> Result<()> {
+    link_backends();
     map(spec, inputs, params, Output::Out(out)).map(|_| ())
 }

@@ -33,9 +33,7 @@ pub use tensor_core::{self, DType, Device, Error, Layout, Registry, Result, Scal
 /// assert!(reg.row_set("add", tensor_ops::tensor_core::DeviceKind::Cpu, tensor_ops::Layout::Strided).is_some());
 /// ```
 pub fn registry() -> &'static Registry {
-    tensor_kernels_cpu::ensure_linked();
-    #[cfg(feature = "cuda")]
-    tensor_kernels_cuda::ensure_linked();
+    call::link_backends();
     tensor_core::registry()
 }
 pub use tensor_macros::tensor_op;

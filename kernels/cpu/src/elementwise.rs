@@ -23,7 +23,7 @@ use super::parallel::{for_each_chunk, for_each_row_chunk, GRAIN};
 use crate::kernel::MapKernel;
 use std::mem::MaybeUninit;
 use tensor_core::iter::{IterPlan, PerOperand};
-use tensor_core::registry::RawTensor;
+use tensor_core::registry::{KernelImpl, PreparedCall, RawTensor};
 use tensor_core::{with_dtype, DType, Element, Error, Result, Scalar};
 
 /// Bytes of one block buffer: 2048 f64 / 4096 f32 elements (four operands stay in L2 and
@@ -150,7 +150,6 @@ unsafe fn run_planned(
     inputs: &[RawTensor<'_>],
     params: &[Scalar],
 ) -> Result<()> {
-    super::register::ensure_linked();
     let total = plan.numel();
     if total == 0 {
         return Ok(());
@@ -518,5 +517,22 @@ unsafe fn splat_bytes(dst: *mut u8, src: *const u8, size: usize, n: usize) {
         2 => splat!(u16),
         4 => splat!(u32),
         _ => splat!(u64),
+    }
+}
+
+impl KernelImpl for MapKernel {
+    fn kind(&self) -> &'static str {
+        "cpu-map"
+    }
+    unsafe fn run(&self, call: &PreparedCall<'_>) -> Result<()> {
+        let [out] = call.outputs else {
+            return Err(Error::invalid(call.op.name, "a CPU map kernel writes exactly one output"));
+        };
+        // SAFETY: the PreparedCall contract is run_map_canonical's (operands on one
+        // canonical plan).
+        unsafe { run_map_canonical(self, out, call.inputs, call.params) }
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
     }
 }

@@ -1,8 +1,8 @@
 //! The CPU backend's elementwise kernel kind: a generated block function per dtype
-//! ([`MapFn`]) run by the strided driver ([`crate::elementwise::run_map`]).
+//! ([`MapFn`]) run by the strided driver ([`crate::elementwise`], which also makes it a
+//! `KernelImpl`).
 
-use tensor_core::registry::{KernelImpl, PreparedCall};
-use tensor_core::{DType, Error, Result, Scalar};
+use tensor_core::{DType, Scalar};
 
 /// Computes `n` outputs from contiguous blocks of `n` inputs each, all in the kernel's
 /// compute dtype (output in its output dtype).
@@ -29,21 +29,4 @@ pub struct MapKernel {
     pub output: DType,
     /// The block function.
     pub func: MapFn,
-}
-
-impl KernelImpl for MapKernel {
-    fn kind(&self) -> &'static str {
-        "cpu-map"
-    }
-    unsafe fn run(&self, call: &PreparedCall<'_>) -> Result<()> {
-        let [out] = call.outputs else {
-            return Err(Error::invalid(call.op.name, "a CPU map kernel writes exactly one output"));
-        };
-        // SAFETY: the PreparedCall contract is run_map_canonical's (operands on one
-        // canonical plan).
-        unsafe { crate::elementwise::run_map_canonical(self, out, call.inputs, call.params) }
-    }
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
 }

@@ -20,11 +20,11 @@ pub mod alloc;
 pub mod convert;
 pub mod copy;
 pub mod elementwise;
-pub mod fill;
 pub mod kernel;
 pub mod map;
 pub mod parallel;
 pub mod register;
 pub mod value;
 
+pub use copy::fill;
 pub use register::ensure_linked;

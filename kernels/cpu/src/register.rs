@@ -4,7 +4,7 @@
 //! tensor-kernels-cpu gets the fast paths.
 
 use crate::copy::copy_strided;
-use crate::fill::fill_strided;
+use crate::copy::fill::fill_strided;
 
 tensor_core::register_copy_fill!(Cpu, "cpu", copy_strided, fill_strided);
 

@@ -18,7 +18,6 @@
 //! [`set_current_device`].
 
 use std::cell::Cell;
-use std::collections::HashMap;
 use std::ptr::NonNull;
 use std::sync::Arc;
 
@@ -59,14 +58,6 @@ pub fn size_class(bytes: usize) -> usize {
     }
     let top = usize::BITS - 1 - bytes.leading_zeros();
     bytes.next_multiple_of(1usize << (top - 2))
-}
-
-/// Cached free blocks of one device's stream, by size class, and counters.
-#[derive(Debug, Default)]
-pub struct BlockCache {
-    free: HashMap<usize, Vec<u64>>,
-    cached_bytes: usize,
-    allocated_bytes: usize,
 }
 
 /// Allocation counters of one device.

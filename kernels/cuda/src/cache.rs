@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use super::nvrtc::Compiled;
+use super::compiled::Compiled;
 
 /// 64-bit FNV-1a over `parts`, each followed by a 0xff separator byte.
 pub fn key(parts: &[&[u8]]) -> u64 {

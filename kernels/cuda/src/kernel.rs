@@ -1,8 +1,8 @@
 //! The CUDA backend's elementwise kernel kind: a `__device__` function in CUDA C that the
-//! launcher wraps into contiguous / strided kernels ([`crate::launch::launch_map`]).
+//! launcher wraps into contiguous / strided kernels (`launch.rs`, which also makes it a
+//! `KernelImpl`).
 
-use tensor_core::registry::{KernelImpl, PreparedCall};
-use tensor_core::{DType, Error, Result};
+use tensor_core::DType;
 
 /// A generated elementwise kernel for one dtype on CUDA (what `#[tensor_op]` registers).
 ///
@@ -22,20 +22,4 @@ pub struct CudaMapKernel {
     pub function: &'static str,
     /// CUDA C source of the function: `OUT f(IN a, IN b, PARAM p0, ...)`.
     pub source: &'static str,
-}
-
-impl KernelImpl for CudaMapKernel {
-    fn kind(&self) -> &'static str {
-        "cuda-map"
-    }
-    unsafe fn run(&self, call: &PreparedCall<'_>) -> Result<()> {
-        let [out] = call.outputs else {
-            return Err(Error::invalid(call.op.name, "a CUDA map kernel writes exactly one output"));
-        };
-        // SAFETY: the PreparedCall contract is launch_map's (one CUDA device, checked there).
-        unsafe { crate::launch::launch_map(self, out, call.inputs, call.params) }
-    }
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
 }

@@ -7,7 +7,7 @@
 //! (`to_vec`) wait for the stream.
 
 use crate::kernel::CudaMapKernel;
-use tensor_core::registry::RawTensor;
+use tensor_core::registry::{KernelImpl, PreparedCall, RawTensor};
 use tensor_core::{Error, Result, Scalar};
 
 use super::plan::{self, Step};
@@ -53,7 +53,6 @@ pub unsafe fn launch_map(
     inputs: &[RawTensor<'_>],
     params: &[Scalar],
 ) -> Result<()> {
-    super::register::ensure_linked();
     same_device(kernel.function, out, inputs)?;
     let dev = runtime::device_of(out.device)?;
     let steps = plan::plan_map(kernel, out, inputs, params, dev.max_blocks())?;
@@ -82,4 +81,20 @@ pub unsafe fn fill(dst: &RawTensor<'_>, value: Scalar) -> Result<()> {
     let steps = plan::plan_fill(dst, value, dev.max_blocks())?;
     // SAFETY: the caller's contract covers every address the plan touches.
     unsafe { run(&dev, &steps) }
+}
+
+impl KernelImpl for CudaMapKernel {
+    fn kind(&self) -> &'static str {
+        "cuda-map"
+    }
+    unsafe fn run(&self, call: &PreparedCall<'_>) -> Result<()> {
+        let [out] = call.outputs else {
+            return Err(Error::invalid(call.op.name, "a CUDA map kernel writes exactly one output"));
+        };
+        // SAFETY: the PreparedCall contract is launch_map's (one CUDA device, checked there).
+        unsafe { launch_map(self, out, call.inputs, call.params) }
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
 }

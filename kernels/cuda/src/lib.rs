@@ -21,9 +21,11 @@
 
 pub mod alloc;
 pub mod args;
+pub mod block_cache;
 pub mod cache;
 pub mod check;
 pub mod codegen;
+pub mod compiled;
 pub mod ctype;
 pub mod divmod;
 pub mod kernel;

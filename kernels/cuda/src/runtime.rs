@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use cudarc::driver::{result as drv, sys, CudaContext, CudaStream};
 use tensor_core::{Device, Error, Result};
 
-use super::alloc::BlockCache;
+use super::block_cache::BlockCache;
 use super::codegen::{self, KernelSpec};
 use super::nvrtc;
 

@@ -4,9 +4,9 @@
 
 use super::class::{classify, CopyClass};
 use super::drive::{for_each_run, for_each_strip, grain_for, SharedPtr};
+use super::fill::fill_run;
 use super::stream::NT_THRESHOLD;
 use super::transpose::{plane_scalar, Plane};
-use crate::fill::fill_run;
 use tensor_core::iter::IterPlan;
 use tensor_core::Element;
 

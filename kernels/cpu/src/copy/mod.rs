@@ -14,6 +14,7 @@
 mod cast;
 mod class;
 mod drive;
+pub mod fill;
 mod gather;
 mod same;
 pub mod stream;

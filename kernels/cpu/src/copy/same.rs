@@ -3,10 +3,10 @@
 
 use super::class::{classify, CopyClass};
 use super::drive::{for_each_run, for_each_strip, grain_for, SharedPtr};
+use super::fill::fill_run;
 use super::gather::gather2;
 use super::stream::{copy_bytes, copy_bytes_nt_unfenced, store_fence, NT_THRESHOLD};
 use super::transpose::{Plane, TransposeBits};
-use crate::fill::fill_run;
 use tensor_core::iter::IterPlan;
 
 /// Copies every element of `plan` (operand 0 = `dst`, operand 1 = `src`).

@@ -1,9 +1,9 @@
 //! The CPU fill engine behind `Tensor::fill_` (and broadcast copies): generated per element
 //! size; contiguous runs use the widest vector stores (AVX-512 / AVX2 picked at run time;
-//! non-temporal above [`NT_THRESHOLD`](crate::copy::stream::NT_THRESHOLD) destination
+//! non-temporal above [`NT_THRESHOLD`](super::stream::NT_THRESHOLD) destination
 //! bytes), strided runs a row loop, split across rayon above the grain (and 256 KiB).
 
-use crate::copy::stream::{fill_bytes, pattern_of, NT_THRESHOLD};
+use super::stream::{fill_bytes, pattern_of, NT_THRESHOLD};
 use tensor_core::iter::IterPlan;
 use tensor_core::registry::RawTensor;
 use tensor_core::{with_dtype, Element, Error, Result, Scalar};
@@ -48,10 +48,10 @@ fn to_bits<T: Copy, B: Copy + Default>(v: T) -> B {
 /// Every element the plan reaches lies in the destination and none is reached twice.
 unsafe fn fill_plan<T: Copy + Send + Sync>(plan: &IterPlan, dst: *mut T, v: T) {
     let nt = plan.numel() * std::mem::size_of::<T>() >= NT_THRESHOLD;
-    let d = crate::copy::SharedPtr::new(dst);
+    let d = super::SharedPtr::new(dst);
     let di = plan.inner_strides()[0];
-    let grain = crate::copy::grain_for(std::mem::size_of::<T>());
-    crate::copy::for_each_run(plan, grain, |od, _, n| {
+    let grain = super::grain_for(std::mem::size_of::<T>());
+    super::for_each_run(plan, grain, |od, _, n| {
         // SAFETY: n elements at stride di from od are elements of the plan (caller).
         unsafe { fill_run(d.get().offset(od), di, n, v, nt) }
     });
