@@ -30,7 +30,12 @@ fn view_strategy() -> impl Strategy<Value = (Vec<usize>, Vec<isize>)> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(4000))]
+    // Miri: few cases, and no failure file (it has no file system access).
+    #![proptest_config(if cfg!(miri) {
+        ProptestConfig { cases: 16, failure_persistence: None, ..ProptestConfig::default() }
+    } else {
+        ProptestConfig::with_cases(4000)
+    })]
 
     #[test]
     fn rule_matches_brute_force((shape, strides) in view_strategy()) {

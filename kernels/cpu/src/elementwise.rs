@@ -134,10 +134,31 @@ pub unsafe fn run_map_canonical(
             format!("inputs must be 1 to {} tensors broadcast to the output shape", tensor_core::MAX_INPUTS),
         ));
     }
+    // Few contiguous elements already in the kernel's dtypes (a canonical plan of at most
+    // one dim with unit strides): one call of the block function, none of the driver's
+    // classification, staging or split (the per-call overhead of small ops).
+    let n: usize = out.shape.iter().product();
+    let unit = |t: &RawTensor<'_>, dtype: DType| t.dtype == dtype && (t.shape.is_empty() || t.strides == [1]);
+    if n <= SMALL_DIRECT && unit(out, kernel.output) && inputs.iter().all(|i| unit(i, kernel.compute)) {
+        if n == 0 {
+            return Ok(());
+        }
+        let ptrs: PerOperand<*const u8> = inputs.iter().map(|i| i.ptr as *const u8).collect();
+        // SAFETY: every operand is contiguous for `n` elements of the kernel's dtypes (checked
+        // above) in locked storages; the output aliases an input exactly or overlaps none
+        // (this function's contract): the MapFn contract.
+        unsafe { (kernel.func)(out.ptr, &ptrs, n, params) };
+        return Ok(());
+    }
     let plan = IterPlan::from_canonical(out.shape, out.strides, inputs.iter().map(|i| i.strides));
     // SAFETY: forwarded.
     unsafe { run_planned(kernel, plan, out, inputs, params) }
 }
+
+/// The most elements [`run_map_canonical`] hands to the block function in one call when
+/// every operand is contiguous in the kernel's dtypes (a few blocks; far below the
+/// parallel grain, so the driver would run them on this thread too).
+const SMALL_DIRECT: usize = 2048;
 
 /// The driver after canonicalisation.
 ///

@@ -42,15 +42,20 @@ pub(crate) fn execute(
         });
     }
     let sources: PerOperand<&Tensor> = inputs.iter().zip(&copies).map(|(t, c)| c.as_ref().unwrap_or(t)).collect();
-    let plan = plan_of(out, &sources)?;
+    // All operands row-major contiguous in one shape (the common case): the canonical plan
+    // is one run of unit stride (no dim for a single element), built without sorting.
+    let numel = [out.numel()];
+    let dense_dims: usize = if numel[0] == 1 { 0 } else { 1 };
+    let dense = |t: &Tensor| t.shape() == out.shape() && t.is_contiguous();
+    let plan = if dense(out) && sources.iter().all(|t| dense(t)) { None } else { Some(plan_of(out, &sources)?) };
     let mut wants: PerOperand<(&Storage, Access)> = sources.iter().map(|t| (t.storage(), Access::Read)).collect();
     wants.push((out.storage(), Access::Write));
     let locks = lock_many_for(spec.name, &wants)?;
     let raw = |t: &Tensor, i: usize| RawTensor {
         ptr: locks.base(t.storage()).wrapping_add(t.storage_offset() * t.elem_size()),
         dtype: t.dtype(),
-        shape: &plan.shape,
-        strides: &plan.strides[i],
+        shape: plan.as_ref().map_or(&numel[..dense_dims], |p| &p.shape),
+        strides: plan.as_ref().map_or(&UNIT[..dense_dims], |p| &p.strides[i]),
         device: t.device(),
     };
     let outputs = [raw(out, 0)];
@@ -64,13 +69,11 @@ pub(crate) fn execute(
     unsafe { row.kernel.run(&call) }
 }
 
-/// The canonical plan of `out` and `sources` (broadcast to `out`'s shape). All operands
-/// row-major contiguous in one shape — the common case — skip the sort.
+/// The unit stride of a dense one-run plan.
+const UNIT: [isize; 1] = [1];
+
+/// The canonical plan of `out` and `sources` (broadcast to `out`'s shape).
 fn plan_of(out: &Tensor, sources: &[&Tensor]) -> Result<IterPlan> {
-    let dense = |t: &Tensor| t.shape() == out.shape() && t.is_contiguous();
-    if dense(out) && sources.iter().all(|t| dense(t)) {
-        return Ok(IterPlan::dense(out.numel(), sources.len() + 1));
-    }
     let mut strides: PerOperand<Strides> = PerOperand::new();
     strides.push(Strides::from_slice(out.strides()));
     for t in sources {

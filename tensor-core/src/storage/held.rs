@@ -9,12 +9,17 @@ use crate::storage::Access;
 use crate::Error;
 use smallvec::SmallVec;
 use std::cell::RefCell;
+use std::mem::ManuallyDrop;
 
 /// One locked storage: its id, the access and how many guards of it this thread holds.
 type Entry = (usize, Access, u32);
 
 thread_local! {
-    static HELD: RefCell<SmallVec<[Entry; 8]>> = const { RefCell::new(SmallVec::new_const()) };
+    // `ManuallyDrop`: a thread-local without a destructor is a plain TLS access (no
+    // registration, no state check) on the hot path. Only a table that once outgrew its 8
+    // inline entries (8 guards held at once by one thread) leaks its buffer at thread exit.
+    static HELD: RefCell<ManuallyDrop<SmallVec<[Entry; 8]>>> =
+        const { RefCell::new(ManuallyDrop::new(SmallVec::new_const())) };
 }
 
 /// The access this thread holds on storage `id`, if any.
