@@ -5,7 +5,7 @@
 #
 # Usage: .ci/install-nvrtc.sh [TARGET_DIR]     (default: <repo>/.nvrtc)
 # Afterwards the library lives in TARGET/nvidia/cu13/lib and the headers in
-# TARGET/nvidia/cu13/include (+ include/cccl); tensor-kernels finds <repo>/.nvrtc by itself,
+# TARGET/nvidia/cu13/include (+ include/cccl); tensor-kernels-cuda finds <repo>/.nvrtc by itself,
 # or set TENSOR_OPS_NVRTC_DIR=TARGET/nvidia/cu13/lib.
 set -euo pipefail
 

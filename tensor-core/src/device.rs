@@ -27,6 +27,15 @@ pub enum DeviceKind {
     Cuda,
 }
 
+impl DeviceKind {
+    /// Every device kind, in the order of [`DeviceKind::index`].
+    pub const ALL: [DeviceKind; 2] = [DeviceKind::Cpu, DeviceKind::Cuda];
+    /// A dense index (`0..ALL.len()`) for per-kind tables (allocators, runtimes).
+    pub const fn index(self) -> usize {
+        self as usize
+    }
+}
+
 impl Device {
     /// The device kind (ordinal dropped).
     pub fn kind(self) -> DeviceKind {

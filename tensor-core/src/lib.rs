@@ -1,9 +1,11 @@
 //! # tensor-core
 //!
 //! The data model of tensor-ops: dtypes, devices, refcounted [`Storage`] shared by strided
-//! [`Tensor`] views, stride-aware iteration, type promotion, errors and the dispatch
-//! [`Registry`]. Kernels live in `tensor-kernels`, ops in `tensor-ops`; this crate depends
-//! on neither (they register themselves into [`registry()`]).
+//! [`Tensor`] views, stride-aware iteration, type promotion, errors, the one call path every
+//! op goes through ([`call`]) and the dispatch [`Registry`] with its backend seam
+//! ([`registry::KernelImpl`]). Kernels live in the backends (`tensor-kernels-cpu`,
+//! `tensor-kernels-cuda`), ops in `tensor-ops`; this crate depends on none of them (they
+//! register themselves into [`registry()`]).
 //!
 //! ```
 //! use tensor_core::{Tensor, DType, Device};
@@ -38,7 +40,7 @@ pub use limits::{MAX_INPUTS, MAX_PARAMS};
 pub use promote::{promote_types, result_type};
 pub use reference::{naive_copy, naive_fill};
 pub use registry::{registry, Registry};
-pub use runtime::{runtime_for, set_cuda_runtime, DeviceRuntime, RuntimeFactory};
+pub use runtime::{runtime_for, set_cuda_runtime, set_runtime, DeviceRuntime, RuntimeFactory};
 pub use scalar::Scalar;
 pub use storage::{
     allocator_for, lock_many, lock_many_for, set_allocator, Access, Allocator, AllocatorFactory, CpuAllocator, DataPtr,

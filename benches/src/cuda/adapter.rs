@@ -4,7 +4,7 @@
 //! flush, CUDA-event timing and a reference device-to-device memcpy, all on **the stream
 //! tensor-ops launches its kernels on**, so that events bracket exactly the timed work.
 //!
-//! Two small hooks tie it to the tensor-kernels CUDA runtime (`tensor_kernels_cuda::runtime`):
+//! Two small hooks tie it to the tensor-kernels-cuda runtime (`tensor_kernels_cuda::runtime`):
 //! `init_runtime` (driver/device/NVRTC probe, errors as values, so no GPU means `cuda-perf`
 //! exits 0 saying why) and `tensor_ops_stream` (the device's one stream, wrapped for cudarc).
 
@@ -18,7 +18,7 @@ fn cuda_err(what: &str, e: impl std::fmt::Debug) -> BenchError {
     BenchError::Cuda(format!("{what}: {e:?}"))
 }
 
-/// HOOK 1: initialise the tensor-kernels CUDA runtime (driver probe, NVRTC) and open
+/// HOOK 1: initialise the tensor-kernels-cuda runtime (driver probe, NVRTC) and open
 /// device `ordinal` there. Errors are values: no driver, no device, no NVRTC.
 fn init_runtime(ordinal: u32) -> BenchResult<Arc<runtime::CudaDevice>> {
     runtime::init()?;

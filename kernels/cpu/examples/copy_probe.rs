@@ -1,6 +1,6 @@
 //! Throwaway measurement of the copy/fill engines against a same-run streaming memcpy and a
 //! plain two-thread fill (not a test).
-//! `cargo run --release -p tensor-kernels --example copy_probe [-- FILTER]`
+//! `cargo run --release -p tensor-kernels-cpu --example copy_probe [-- FILTER]`
 
 use std::time::Instant;
 use tensor_core::registry::RawTensor;

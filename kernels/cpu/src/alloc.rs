@@ -411,7 +411,7 @@ fn make_global() -> tensor_core::Result<Arc<dyn Allocator>> {
     Ok(Arc::new(global().clone()))
 }
 
-// The core finds this at the first CPU allocation: linking tensor-kernels is enough.
+// The core finds this at the first CPU allocation: linking tensor-kernels-cpu is enough.
 tensor_core::inventory::submit! {
     tensor_core::AllocatorFactory { device: tensor_core::DeviceKind::Cpu, priority: 10, make: make_global }
 }

@@ -1,7 +1,7 @@
 //! The built-in ops, each one `#[tensor_op]` definition.
 //!
 //! Copy/cast and fill are not elementwise math: they are generated per element size in
-//! `tensor-kernels` (`cpu::copy`, `cpu::fill`) and registered there as the `"copy"` and
+//! the backends (`tensor_kernels_cpu::copy`, `copy::fill`) and registered there as the `"copy"` and
 //! `"fill"` rows, reached through `Tensor::copy_`, `contiguous`, `to_dtype` and `fill_`.
 
 mod binary;

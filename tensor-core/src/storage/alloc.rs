@@ -133,54 +133,47 @@ pub(crate) fn raw_cpu_alloc(bytes: usize) -> Result<DataPtr> {
     Ok(unsafe { DataPtr::new(ptr, bytes, Device::Cpu, deleter) })
 }
 
-/// An allocator a crate offers for a device kind, found through `inventory` at first use
-/// (so linking `tensor-kernels` is enough to get its caching CPU allocator and its CUDA
-/// allocator; no start-up call). The highest `priority` whose `make` succeeds wins.
+/// An allocator a backend offers for a device kind, found through `inventory` at first use
+/// (so linking a backend is enough to get its allocator; no start-up call). The highest
+/// `priority` whose `make` succeeds wins.
 pub struct AllocatorFactory {
     /// The device kind it allocates on.
     pub device: DeviceKind,
     /// Larger wins.
     pub priority: i32,
-    /// Builds the allocator (for CUDA: initialises the driver; an error is remembered and
-    /// returned by every allocation on that device kind).
+    /// Builds the allocator (a device backend initialises its driver here; an error is
+    /// remembered and returned by every allocation on that device kind).
     pub make: fn() -> Result<Arc<dyn Allocator>>,
 }
 
 inventory::collect!(AllocatorFactory);
 
-/// Explicitly installed allocators override the registered ones.
-static CPU_OVERRIDE: RwLock<Option<Arc<dyn Allocator>>> = RwLock::new(None);
-static CUDA_OVERRIDE: RwLock<Option<Arc<dyn Allocator>>> = RwLock::new(None);
+/// Explicitly installed allocators, per device kind, override the registered ones.
+static OVERRIDES: [RwLock<Option<Arc<dyn Allocator>>>; DeviceKind::ALL.len()] =
+    [const { RwLock::new(None) }; DeviceKind::ALL.len()];
 
 fn registered(kind: DeviceKind) -> Result<Arc<dyn Allocator>> {
-    static CPU: OnceLock<Result<Arc<dyn Allocator>>> = OnceLock::new();
-    static CUDA: OnceLock<Result<Arc<dyn Allocator>>> = OnceLock::new();
-    let slot = match kind {
-        DeviceKind::Cpu => &CPU,
-        DeviceKind::Cuda => &CUDA,
-    };
-    slot.get_or_init(|| {
-        let mut factories: Vec<&AllocatorFactory> =
-            inventory::iter::<AllocatorFactory>.into_iter().filter(|f| f.device == kind).collect();
-        factories.sort_by_key(|f| std::cmp::Reverse(f.priority));
-        let mut last_err = None;
-        for f in factories {
-            match (f.make)() {
-                Ok(a) => return Ok(a),
-                Err(e) => last_err = Some(e),
+    static REGISTERED: [OnceLock<Result<Arc<dyn Allocator>>>; DeviceKind::ALL.len()] =
+        [const { OnceLock::new() }; DeviceKind::ALL.len()];
+    REGISTERED[kind.index()]
+        .get_or_init(|| {
+            let mut factories: Vec<&AllocatorFactory> =
+                inventory::iter::<AllocatorFactory>.into_iter().filter(|f| f.device == kind).collect();
+            factories.sort_by_key(|f| std::cmp::Reverse(f.priority));
+            let mut last_err = None;
+            for f in factories {
+                match (f.make)() {
+                    Ok(a) => return Ok(a),
+                    Err(e) => last_err = Some(e),
+                }
             }
-        }
-        match kind {
-            DeviceKind::Cpu => Ok(Arc::new(CpuAllocator) as Arc<dyn Allocator>),
-            DeviceKind::Cuda => Err(last_err.unwrap_or_else(|| {
-                Error::Cuda(
-                    "no CUDA runtime is linked in; depend on tensor-ops (which brings tensor-kernels) for CUDA tensors"
-                        .into(),
-                )
-            })),
-        }
-    })
-    .clone()
+            match kind {
+                // The host always has the plain allocator.
+                DeviceKind::Cpu => Ok(Arc::new(CpuAllocator) as Arc<dyn Allocator>),
+                _ => Err(last_err.unwrap_or_else(|| crate::runtime::no_backend(kind))),
+            }
+        })
+        .clone()
 }
 
 /// Installs the allocator used for new storage on devices of `device`'s kind, overriding
@@ -192,21 +185,13 @@ fn registered(kind: DeviceKind) -> Result<Arc<dyn Allocator>> {
 /// assert!(allocator_for(Device::Cpu).is_ok());
 /// ```
 pub fn set_allocator(device: Device, alloc: Arc<dyn Allocator>) {
-    let slot = match device {
-        Device::Cpu => &CPU_OVERRIDE,
-        Device::Cuda(_) => &CUDA_OVERRIDE,
-    };
-    *slot.write().unwrap_or_else(|e| e.into_inner()) = Some(alloc);
+    *OVERRIDES[device.kind().index()].write().unwrap_or_else(|e| e.into_inner()) = Some(alloc);
 }
 
 /// The allocator for `device`: an installed override, else the best registered one, else
-/// (CPU) the plain [`CpuAllocator`]; CUDA without a working runtime is an error.
+/// (CPU) the plain [`CpuAllocator`]; a device kind without a working backend is an error.
 pub fn allocator_for(device: Device) -> Result<Arc<dyn Allocator>> {
-    let slot = match device {
-        Device::Cpu => &CPU_OVERRIDE,
-        Device::Cuda(_) => &CUDA_OVERRIDE,
-    };
-    if let Some(a) = slot.read().unwrap_or_else(|e| e.into_inner()).clone() {
+    if let Some(a) = OVERRIDES[device.kind().index()].read().unwrap_or_else(|e| e.into_inner()).clone() {
         return Ok(a);
     }
     registered(device.kind())
