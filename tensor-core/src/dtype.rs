@@ -35,6 +35,33 @@ pub enum DType {
     F64,
 }
 
+/// Calls `$m! { $($args)* Bool, U8, ..., F64 }`: the variants of [`DType::ALL`] as idents, for
+/// macros that register one item per dtype (`register_copy_fill!`). A compile-time check
+/// below keeps this list equal to `DType::ALL`, so there is one list.
+///
+/// ```
+/// macro_rules! count { ($($d:ident),*) => { [$(tensor_core::DType::$d),*].len() } }
+/// assert_eq!(tensor_core::for_each_dtype!(count;), tensor_core::DType::ALL.len());
+/// ```
+#[macro_export]
+macro_rules! for_each_dtype {
+    ($($m:tt)::+; $($args:tt)*) => {
+        $($m)::+! { $($args)* Bool, U8, I8, I16, I32, I64, F16, BF16, F32, F64 }
+    };
+}
+
+// The ident list of `for_each_dtype!` is `DType::ALL`, in order.
+const _: () = {
+    macro_rules! listed { ($($d:ident),*) => { [$(DType::$d),*] } }
+    let listed = for_each_dtype!(listed;);
+    assert!(listed.len() == DType::ALL.len(), "for_each_dtype! and DType::ALL differ");
+    let mut i = 0;
+    while i < listed.len() {
+        assert!(listed[i] as u8 == DType::ALL[i] as u8, "for_each_dtype! and DType::ALL differ");
+        i += 1;
+    }
+};
+
 impl DType {
     /// Every dtype, in promotion order.
     pub const ALL: [DType; 10] = [

@@ -95,4 +95,4 @@ macro_rules! reference_rows {
         }
     )* };
 }
-reference_rows!(Bool, U8, I8, I16, I32, I64, F16, BF16, F32, F64);
+crate::for_each_dtype!(reference_rows;);

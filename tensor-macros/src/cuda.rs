@@ -2,6 +2,7 @@
 //! of the CUDA prelude.
 
 use crate::dtype::Dtype;
+use crate::dtype::DtypeCode;
 use crate::ir::{Arith, Body, Node, Scalar};
 use crate::signature::{ScalarTy, Signature};
 

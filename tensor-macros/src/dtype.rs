@@ -1,113 +1,49 @@
 //! The dtypes an op can list, the groups (`float`, `int`, `numeric`, `all`) and the per-dtype
 //! names used in generated Rust and CUDA C.
+//!
+//! The dtypes themselves are the core's: this crate depends on `tensor-core` and uses
+//! [`tensor_core::DType`] and its `ALL` list, so the core, the macro and the kernels share one
+//! list (a new variant makes every `match` below a compile error until it is handled).
 
 use proc_macro2::{Span, TokenStream};
 use quote::quote;
 
-/// One element type of `tensor_core::DType`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Dtype {
-    /// `bool`.
-    Bool,
-    /// `u8`.
-    U8,
-    /// `i8`.
-    I8,
-    /// `i16`.
-    I16,
-    /// `i32`.
-    I32,
-    /// `i64`.
-    I64,
-    /// `half::f16` (computes in f32).
-    F16,
-    /// `half::bf16` (computes in f32).
-    BF16,
-    /// `f32`.
-    F32,
-    /// `f64`.
-    F64,
+/// One element type: the core's [`tensor_core::DType`].
+pub use tensor_core::DType as Dtype;
+
+/// The floating-point dtypes (group `float`), in promotion order.
+pub fn float() -> Vec<Dtype> {
+    Dtype::ALL.into_iter().filter(|d| d.is_float()).collect()
 }
 
-/// The floating-point dtypes (group `float`).
-pub const FLOAT: [Dtype; 4] = [Dtype::F16, Dtype::BF16, Dtype::F32, Dtype::F64];
-/// The integer dtypes (group `int`).
-pub const INT: [Dtype; 5] = [Dtype::U8, Dtype::I8, Dtype::I16, Dtype::I32, Dtype::I64];
+/// The integer dtypes (group `int`), in promotion order.
+pub fn int() -> Vec<Dtype> {
+    Dtype::ALL.into_iter().filter(|d| d.is_int()).collect()
+}
 
-impl Dtype {
-    /// Every dtype, in promotion order.
-    pub const ALL: [Dtype; 10] = [
-        Dtype::Bool,
-        Dtype::U8,
-        Dtype::I8,
-        Dtype::I16,
-        Dtype::I32,
-        Dtype::I64,
-        Dtype::F16,
-        Dtype::BF16,
-        Dtype::F32,
-        Dtype::F64,
-    ];
-
-    /// The lowercase name used in attributes and generated identifiers (`"bf16"`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Dtype::Bool => "bool",
-            Dtype::U8 => "u8",
-            Dtype::I8 => "i8",
-            Dtype::I16 => "i16",
-            Dtype::I32 => "i32",
-            Dtype::I64 => "i64",
-            Dtype::F16 => "f16",
-            Dtype::BF16 => "bf16",
-            Dtype::F32 => "f32",
-            Dtype::F64 => "f64",
-        }
-    }
-
-    /// True for f16, bf16, f32 and f64.
-    pub fn is_float(self) -> bool {
-        FLOAT.contains(&self)
-    }
-
-    /// The dtype the body computes in: f32 for f16/bf16, else the dtype itself.
-    pub fn compute(self) -> Dtype {
-        match self {
-            Dtype::F16 | Dtype::BF16 => Dtype::F32,
-            d => d,
-        }
-    }
-
-    /// The `DType` variant name (`"BF16"`).
-    fn variant(self) -> &'static str {
-        match self {
-            Dtype::Bool => "Bool",
-            Dtype::U8 => "U8",
-            Dtype::I8 => "I8",
-            Dtype::I16 => "I16",
-            Dtype::I32 => "I32",
-            Dtype::I64 => "I64",
-            Dtype::F16 => "F16",
-            Dtype::BF16 => "BF16",
-            Dtype::F32 => "F32",
-            Dtype::F64 => "F64",
-        }
-    }
-
+/// What generated code needs of a dtype beyond what the core says.
+pub trait DtypeCode {
     /// `::tensor_ops::__private::DType::F32`.
-    pub fn dtype_path(self) -> TokenStream {
-        let v = proc_macro2::Ident::new(self.variant(), Span::call_site());
+    fn dtype_path(self) -> TokenStream;
+    /// The Rust element type of this dtype's *compute* type (`f32` for f16 rows).
+    fn compute_rust_type(self) -> TokenStream;
+    /// The CUDA C type a value of this dtype is computed in.
+    fn c_type(self) -> &'static str;
+}
+
+impl DtypeCode for Dtype {
+    fn dtype_path(self) -> TokenStream {
+        // The variant's name is its Debug form (`BF16`).
+        let v = proc_macro2::Ident::new(&format!("{self:?}"), Span::call_site());
         quote!(::tensor_ops::__private::DType::#v)
     }
 
-    /// The Rust element type of this dtype's *compute* type (`f32` for f16 rows).
-    pub fn compute_rust_type(self) -> TokenStream {
+    fn compute_rust_type(self) -> TokenStream {
         let name = proc_macro2::Ident::new(self.compute().name(), Span::call_site());
         quote!(#name)
     }
 
-    /// The CUDA C type a value of this dtype is computed in.
-    pub fn c_type(self) -> &'static str {
+    fn c_type(self) -> &'static str {
         match self.compute() {
             Dtype::Bool => "bool",
             Dtype::U8 => "unsigned char",
@@ -117,7 +53,8 @@ impl Dtype {
             Dtype::I64 => "long long",
             Dtype::F32 => "float",
             Dtype::F64 => "double",
-            Dtype::F16 | Dtype::BF16 => unreachable!("compute() maps 16-bit floats to f32"),
+            // compute() maps 16-bit floats to f32
+            Dtype::F16 | Dtype::BF16 => "float",
         }
     }
 }
@@ -125,9 +62,9 @@ impl Dtype {
 /// Expands one name of a `dtypes = [...]` list: a single dtype or a group.
 pub fn expand_name(name: &str) -> Option<Vec<Dtype>> {
     let group: Vec<Dtype> = match name {
-        "float" => FLOAT.to_vec(),
-        "int" => INT.to_vec(),
-        "numeric" => INT.iter().chain(FLOAT.iter()).copied().collect(),
+        "float" => float(),
+        "int" => int(),
+        "numeric" => int().into_iter().chain(float()).collect(),
         "all" => Dtype::ALL.to_vec(),
         single => return Dtype::ALL.into_iter().find(|d| d.name() == single).map(|d| vec![d]),
     };
@@ -140,7 +77,7 @@ mod tests {
 
     #[test]
     fn groups_expand() {
-        assert_eq!(expand_name("float").unwrap(), FLOAT.to_vec());
+        assert_eq!(expand_name("float").unwrap(), float());
         assert_eq!(expand_name("numeric").unwrap().len(), 9);
         assert_eq!(expand_name("all").unwrap().len(), 10);
         assert_eq!(expand_name("bf16").unwrap(), vec![Dtype::BF16]);

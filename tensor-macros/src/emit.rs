@@ -2,6 +2,7 @@
 //! CUDA sources, registry rows) and the public fns.
 
 use crate::cuda::{emit_cuda, CudaFn};
+use crate::dtype::DtypeCode;
 use crate::op::OpDef;
 use crate::rust_body::emit_rust;
 use crate::signature::{Arg, Bound};

@@ -151,7 +151,7 @@ impl KernelImpl for FillKernel {
 #[macro_export]
 macro_rules! register_copy_fill {
     ($device:ident, $prefix:literal, $copy:path, $fill:path) => {
-        $crate::register_copy_fill!(@each $device, $prefix, $copy, $fill; Bool, U8, I8, I16, I32, I64, F16, BF16, F32, F64);
+        $crate::for_each_dtype!($crate::register_copy_fill; @each $device, $prefix, $copy, $fill;);
     };
     (@each $device:ident, $prefix:literal, $copy:path, $fill:path; $($d:ident),*) => { $(
         $crate::inventory::submit! {
