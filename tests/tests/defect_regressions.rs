@@ -240,3 +240,33 @@ fn big_unsigned_scalars_do_not_wrap() {
     x.fill_(usize::MAX).unwrap();
     assert_eq!(x.to_vec::<i64>().unwrap(), vec![i64::MAX]);
 }
+
+// ---------------------------------------------------------------- read-only storage
+
+#[test]
+fn a_read_only_storage_refuses_every_write_path() {
+    let mut t = Tensor::from_vec(vec![1f32, 2., 3., 4.], &[4]).unwrap();
+    let view = t.narrow(0, 1, 2).unwrap();
+    t.storage().set_read_only();
+    let one = Tensor::ones(&[2], DType::F32, Device::Cpu).unwrap();
+    let refused = |r: Result<()>, op: &str| match r {
+        Err(Error::ReadOnly { op: o }) => assert_eq!(o, op),
+        other => panic!("{op}: expected ReadOnly, got {other:?}"),
+    };
+    refused(view.fill_(0.0), "fill_");
+    refused(view.copy_(&one), "copy_");
+    refused(view.add_(&one), "add");
+    refused(tensor_ops::exp_out(&one, &view), "exp");
+    refused(t.storage().write().map(|_| ()), "Storage::write");
+    refused(t.extend_(2, 50), "extend_");
+    refused(t.resize_(&[2]), "resize_");
+    refused(t.reserve(1 << 10), "reserve");
+    refused(t.shrink_to(2), "shrink_to");
+    // nothing was written; reads and ops with new outputs work
+    assert_eq!(t.to_vec::<f32>().unwrap(), vec![1., 2., 3., 4.]);
+    assert_eq!(view.add(&one).unwrap().to_vec::<f32>().unwrap(), vec![3., 4.]);
+    assert_eq!(view.contiguous().unwrap().to_vec::<f32>().unwrap(), vec![2., 3.]);
+    let copy = Tensor::zeros(&[2], DType::F32, Device::Cpu).unwrap();
+    copy.copy_(&view).unwrap();
+    assert_eq!(copy.to_vec::<f32>().unwrap(), vec![2., 3.]);
+}

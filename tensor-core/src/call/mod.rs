@@ -144,6 +144,7 @@ fn rename(e: Error, public: &'static str) -> Error {
     match e {
         Error::InvalidOutput { msg, .. } => Error::InvalidOutput { op: public, msg },
         Error::Locked { msg, .. } => Error::Locked { op: public, msg },
+        Error::ReadOnly { .. } => Error::ReadOnly { op: public },
         other => other,
     }
 }

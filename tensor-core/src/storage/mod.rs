@@ -63,6 +63,8 @@ struct StorageInner {
     capacity: usize,
     /// Whether a lazily allocated buffer must be zero-filled.
     zeroed: bool,
+    /// Set once (never cleared): every write access is refused.
+    read_only: AtomicBool,
     /// Set (Release) once `buffer` holds memory; read without the lock.
     allocated: AtomicBool,
     buffer: RwLock<Option<DataPtr>>,
@@ -181,7 +183,15 @@ impl Storage {
     fn from_parts(device: Device, dtype: DType, capacity: usize, data: Option<DataPtr>, zeroed: bool) -> Storage {
         let allocated = AtomicBool::new(data.is_some());
         Storage {
-            inner: Arc::new(StorageInner { device, dtype, capacity, zeroed, allocated, buffer: RwLock::new(data) }),
+            inner: Arc::new(StorageInner {
+                device,
+                dtype,
+                capacity,
+                zeroed,
+                read_only: AtomicBool::new(false),
+                allocated,
+                buffer: RwLock::new(data),
+            }),
         }
     }
 
@@ -213,6 +223,25 @@ impl Storage {
     pub fn same(&self, other: &Storage) -> bool {
         Arc::ptr_eq(&self.inner, &other.inner)
     }
+    /// Marks the storage read-only, for good: from now on every write through any view
+    /// (`copy_`, `fill_`, in-place ops, `_out` into it, growth ops, [`Storage::write`]) is an
+    /// [`Error::ReadOnly`] naming the op; reads and ops that make new tensors work as usual.
+    /// For memory that must not change (a mapped file, a DLPack tensor flagged read-only).
+    ///
+    /// ```
+    /// use tensor_core::{Tensor, Error};
+    /// let t = Tensor::from_vec(vec![1f32, 2.], &[2]).unwrap();
+    /// t.storage().set_read_only();
+    /// assert!(matches!(t.fill_(0.0), Err(Error::ReadOnly { op: "fill_" })));
+    /// assert_eq!(t.to_vec::<f32>().unwrap(), vec![1., 2.]);
+    /// ```
+    pub fn set_read_only(&self) {
+        self.inner.read_only.store(true, Ordering::Release);
+    }
+    /// True when writes are refused (see [`Storage::set_read_only`]).
+    pub fn is_read_only(&self) -> bool {
+        self.inner.read_only.load(Ordering::Acquire)
+    }
     /// True once the buffer exists (see the module docs on lazy allocation).
     pub fn is_allocated(&self) -> bool {
         self.inner.allocated.load(Ordering::Acquire)
@@ -227,8 +256,10 @@ impl Storage {
         if self.is_allocated() {
             return Ok(());
         }
-        drop(self.write_for("Storage::ensure_allocated")?);
-        Ok(())
+        // Allocation is not a write of the data: a read-only lazy storage gets its zeroed
+        // buffer too.
+        let mut guard = self.inner.buffer.write().unwrap_or_else(|e| e.into_inner());
+        self.fill_lazy(&mut guard)
     }
 
     fn fill_lazy(&self, slot: &mut Option<DataPtr>) -> Result<()> {
@@ -306,6 +337,9 @@ impl Storage {
 
     /// [`Storage::write`] with `op` named in its errors.
     pub fn write_for(&self, op: &'static str) -> Result<StorageWrite<'_>> {
+        if self.is_read_only() {
+            return Err(Error::ReadOnly { op });
+        }
         let id = self.id();
         if let Some(have) = held::held(id) {
             return Err(held::reentrant(op, Access::Write, have, "waiting for it would never return"));

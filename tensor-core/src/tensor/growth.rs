@@ -41,6 +41,15 @@ impl Tensor {
         self.offset = offset;
     }
 
+    /// Growth ops change what this handle's storage holds: a read-only storage refuses them.
+    fn require_writable(&self, op: &'static str) -> Result<()> {
+        if self.storage().is_read_only() {
+            Err(Error::ReadOnly { op })
+        } else {
+            Ok(())
+        }
+    }
+
     fn require_contiguous(&self, op: &'static str) -> Result<()> {
         if self.is_contiguous() {
             Ok(())
@@ -102,6 +111,7 @@ impl Tensor {
     /// assert!(t.t().unwrap().resize_(&[1]).is_ok()); // 1-D: t() is the same view
     /// ```
     pub fn resize_(&mut self, shape: &[usize]) -> Result<()> {
+        self.require_writable("resize_")?;
         self.require_contiguous("resize_")?;
         let dtype = self.dtype();
         let numel = shape::checked_numel("resize_", shape, dtype)?;
@@ -133,6 +143,7 @@ impl Tensor {
     /// assert_eq!(t.to_vec::<f32>().unwrap(), vec![1., 2.]);
     /// ```
     pub fn reserve(&mut self, bytes: usize) -> Result<()> {
+        self.require_writable("reserve")?;
         self.require_contiguous("reserve")?;
         let size = self.elem_size();
         let elems = bytes.div_ceil(size);
@@ -162,6 +173,7 @@ impl Tensor {
     /// assert_eq!(t.storage().capacity_elems(), 6); // max(6, 4 * 1.5)
     /// ```
     pub fn extend_(&mut self, n: usize, growth_pct: usize) -> Result<()> {
+        self.require_writable("extend_")?;
         self.require_contiguous("extend_")?;
         if self.ndim() == 0 {
             return Err(Error::shape("extend_", "needs a tensor with at least 1 dim, got a 0-dim tensor"));
@@ -201,6 +213,7 @@ impl Tensor {
     /// assert!(t.shrink_to(2).is_err());
     /// ```
     pub fn shrink_to(&mut self, outer: usize) -> Result<()> {
+        self.require_writable("shrink_to")?;
         self.require_contiguous("shrink_to")?;
         if self.ndim() == 0 {
             return Err(Error::shape("shrink_to", "needs a tensor with at least 1 dim, got a 0-dim tensor"));
