@@ -70,7 +70,9 @@ pub enum Error {
     DuplicateOp { op: &'static str, first: &'static str, second: &'static str },
     /// The op would write into a read-only storage (a mapped file, a read-only DLPack
     /// tensor, or one marked with `Storage::set_read_only`).
-    #[error("{op}: the tensor's storage is read-only; write into a copy (e.g. `contiguous()` of a new tensor) instead")]
+    #[error(
+        "{op}: the tensor's storage is read-only; write into a copy (e.g. `contiguous()` of a new tensor) instead"
+    )]
     ReadOnly { op: &'static str },
     /// A CUDA driver, device or NVRTC problem.
     #[error("cuda: {0}")]

@@ -21,6 +21,7 @@ pub mod call;
 mod device;
 mod dtype;
 mod error;
+mod interop;
 pub mod iter;
 pub mod limits;
 pub mod overlap;
@@ -37,6 +38,8 @@ pub use device::{Device, DeviceKind, Layout};
 pub use dtype::{CastFrom, DType, Element};
 pub use error::{Error, Result};
 pub use limits::{MAX_INPUTS, MAX_PARAMS};
+#[cfg(feature = "ndarray")]
+pub use ndarray;
 pub use promote::{promote_types, result_type};
 pub use reference::{naive_copy, naive_fill};
 pub use registry::{registry, Registry};
