@@ -13,6 +13,7 @@
 //! ```
 
 #![deny(unsafe_op_in_unsafe_fn)]
+#![warn(missing_docs)]
 
 extern crate self as tensor_ops;
 

@@ -2,13 +2,13 @@
 //! names used in generated Rust and CUDA C.
 //!
 //! The dtypes themselves are the core's: this crate depends on `tensor-core` and uses
-//! [`tensor_core::DType`] and its `ALL` list, so the core, the macro and the kernels share one
+//! `tensor_core::DType` and its `ALL` list, so the core, the macro and the kernels share one
 //! list (a new variant makes every `match` below a compile error until it is handled).
 
 use proc_macro2::{Span, TokenStream};
 use quote::quote;
 
-/// One element type: the core's [`tensor_core::DType`].
+/// One element type: the core's `tensor_core::DType`.
 pub use tensor_core::DType as Dtype;
 
 /// The floating-point dtypes (group `float`), in promotion order.

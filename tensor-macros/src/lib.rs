@@ -13,9 +13,9 @@
 //! rows, and the public fns `leaky_relu`, `leaky_relu_` and `leaky_relu_out`. See
 //! `ARCHITECTURE.md`, "What `#[tensor_op]` generates".
 //!
-//! Layout: [`attr`] (attribute arguments), [`dtype`] (dtypes and groups), [`signature`] and
-//! [`lower`] (validation, into [`ir`]), [`rust_body`] and [`emit`] (Rust), [`cuda`] (CUDA C),
-//! [`errors`] (spanned errors).
+//! Layout (private modules): `attr` (attribute arguments), `dtype` (dtypes and groups),
+//! `signature` and `lower` (validation, into `ir`), `rust_body` and `emit` (Rust), `cuda`
+//! (CUDA C), `errors` (spanned errors).
 //!
 //! Arguments: `dtypes = [..]` (dtypes and the groups `float`, `int`, `numeric`, `all`),
 //! `name = "op"` (registered name), `debug` (print the CUDA C at compile time; so does the

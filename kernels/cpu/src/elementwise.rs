@@ -13,7 +13,7 @@
 //!    tiles of [`TILE_ROWS`] (or [`TILE_ROWS_SMALL`]) rows × [`TILE_COLS`] columns, staging
 //!    each strided input a tile at a time by walking down its columns — sequential reads
 //!    for a transposed operand — so its cache sets and pages are not revisited per element.
-//! 4. Split across rayon above [`GRAIN`](super::parallel::GRAIN) elements; each task walks
+//! 4. Split across rayon above [`GRAIN`] elements; each task walks
 //!    its share with stack buffers (no allocation, no zeroing per call).
 
 use super::convert::{gather_cast, scatter_cast};

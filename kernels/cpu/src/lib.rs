@@ -15,6 +15,7 @@
 //! ```
 
 #![deny(unsafe_op_in_unsafe_fn)]
+#![warn(missing_docs)]
 
 pub mod alloc;
 pub mod convert;

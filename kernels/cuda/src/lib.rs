@@ -18,6 +18,7 @@
 //! hidden `shim` module).
 
 #![deny(unsafe_op_in_unsafe_fn)]
+#![warn(missing_docs)]
 
 pub mod alloc;
 pub mod args;

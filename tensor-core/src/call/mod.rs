@@ -8,7 +8,7 @@
 //!    layout and dtype — a missing row is [`crate::Error::NoKernel`], never a fallback;
 //! 4. shapes: NumPy broadcast; a new output follows its inputs' memory order, a given one
 //!    must have the result's shape and a dtype the result can be cast to;
-//! 5. [`execute`]: output overlap, partial input/output overlap, locks, the canonical
+//! 5. `execute` (private): output overlap, partial input/output overlap, locks, the canonical
 //!    plan, and the backend's kernel through [`crate::registry::KernelImpl::run`].
 
 mod execute;

@@ -1,6 +1,6 @@
 //! The CPU fill engine behind `Tensor::fill_` (and broadcast copies): generated per element
 //! size; contiguous runs use the widest vector stores (AVX-512 / AVX2 picked at run time;
-//! non-temporal above [`NT_THRESHOLD`](super::stream::NT_THRESHOLD) destination
+//! non-temporal above [`NT_THRESHOLD`] destination
 //! bytes), strided runs a row loop, split across rayon above the grain (and 256 KiB).
 
 use super::stream::{fill_bytes, pattern_of, NT_THRESHOLD};
