@@ -103,17 +103,23 @@ pub unsafe fn run_map(
     inputs: &[RawTensor<'_>],
     params: &[Scalar],
 ) -> Result<()> {
+    check_operands(out, inputs)?;
+    let mut strides: PerOperand<&[isize]> = PerOperand::new();
+    strides.push(out.strides);
+    strides.extend(inputs.iter().map(|i| i.strides));
+    // SAFETY: forwarded (the plan describes the same iteration as the operands).
+    unsafe { run_planned(kernel, IterPlan::new(out.shape, &strides), out, inputs, params) }
+}
+
+/// Every input has the output's shape, and there are at most `MAX_INPUTS` of them.
+fn check_operands(out: &RawTensor<'_>, inputs: &[RawTensor<'_>]) -> Result<()> {
     if inputs.iter().any(|i| i.shape != out.shape) || inputs.len() + 1 > MAX_OPERANDS {
         return Err(Error::invalid(
             "run_map",
             format!("inputs must be 1 to {} tensors broadcast to the output shape", tensor_core::MAX_INPUTS),
         ));
     }
-    let mut strides: PerOperand<&[isize]> = PerOperand::new();
-    strides.push(out.strides);
-    strides.extend(inputs.iter().map(|i| i.strides));
-    // SAFETY: forwarded (the plan describes the same iteration as the operands).
-    unsafe { run_planned(kernel, IterPlan::new(out.shape, &strides), out, inputs, params) }
+    Ok(())
 }
 
 /// [`run_map`] over operands that already lie on one canonical plan (what the core's call
@@ -128,12 +134,7 @@ pub unsafe fn run_map_canonical(
     inputs: &[RawTensor<'_>],
     params: &[Scalar],
 ) -> Result<()> {
-    if inputs.iter().any(|i| i.shape != out.shape) || inputs.len() + 1 > MAX_OPERANDS {
-        return Err(Error::invalid(
-            "run_map",
-            format!("inputs must be 1 to {} tensors broadcast to the output shape", tensor_core::MAX_INPUTS),
-        ));
-    }
+    check_operands(out, inputs)?;
     // Few contiguous elements already in the kernel's dtypes (a canonical plan of at most
     // one dim with unit strides): one call of the block function, none of the driver's
     // classification, staging or split (the per-call overhead of small ops).
