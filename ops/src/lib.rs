@@ -20,6 +20,8 @@ extern crate self as tensor_ops;
 mod builtin;
 mod call;
 mod methods;
+#[cfg(feature = "safetensors")]
+pub mod safetensors_io;
 
 pub use builtin::*;
 pub use methods::TensorOps;

@@ -144,8 +144,9 @@ impl Storage {
     /// Adopts external memory, freed by `deleter` when the last view is dropped.
     ///
     /// # Safety
-    /// `ptr` must be valid for reads and writes of `bytes` bytes on `device` until `deleter`
-    /// is called, be suitably aligned for `dtype`, hold initialized bytes (0/1 only for
+    /// `ptr` must be valid for reads of `bytes` bytes on `device` until `deleter` is called,
+    /// and for writes too unless the caller marks the storage read-only
+    /// ([`Storage::set_read_only`]) before any view of it is used, be suitably aligned for `dtype`, hold initialized bytes (0/1 only for
     /// `Bool`), and not be accessed by anything else while a view of this storage exists.
     pub unsafe fn from_external(
         ptr: NonNull<u8>,
