@@ -272,7 +272,11 @@ unsafe fn relayout_then_run(
             continue;
         }
         let bytes = numel * input.dtype.size();
-        let block = tensor_core::allocator_for(tensor_core::Device::Cpu).ok()?.allocate(bytes).ok()?;
+        // Overwritten whole by the copy below: no zeroing pass (a recycled block as it is).
+        let block = tensor_core::allocator_for(tensor_core::Device::Cpu)
+            .ok()?
+            .allocate_uninit_on(tensor_core::Device::Cpu, bytes)
+            .ok()?;
         let dst = RawTensor {
             ptr: block.as_ptr(),
             dtype: input.dtype,

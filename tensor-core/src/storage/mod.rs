@@ -277,10 +277,9 @@ impl Storage {
         if data.len() < bytes {
             return Err(Error::OutOfMemory { bytes, device });
         }
-        if device.is_cpu() && (self.inner.zeroed || self.inner.dtype == DType::Bool) {
-            // Allocators promise zeroed bytes from `allocate`, but any safe impl may break
-            // that promise, and bool storage must hold only 0/1: zero it here ourselves
-            // when it matters. (Fresh OS pages are already zero; this touches them once.)
+        if device.is_cpu() && self.inner.dtype == DType::Bool {
+            // Bool storage must hold only 0/1 whatever the allocator (a safe impl) returned:
+            // zero it ourselves. (`allocate` promises zeroed bytes for the other dtypes.)
             // SAFETY: the block is exclusively ours and at least `bytes` long.
             unsafe { std::ptr::write_bytes(data.as_ptr(), 0, bytes) };
         } else if !device.is_cpu() && self.inner.zeroed {
