@@ -11,6 +11,76 @@
 //! let c = a.add(&b).unwrap();
 //! assert_eq!(c.to_vec::<f32>().unwrap(), vec![10., 21., 32., 13., 24., 35.]);
 //! ```
+//!
+//! # User's guide
+//!
+//! ## Defining an op
+//! Write a small generic function under [`tensor_op`]; it may live in your own crate and
+//! registers itself like a built-in. The body language (arithmetic, comparisons, `if`,
+//! `let`, the float methods, `#[param]` scalars, `T::from_f64(..)`…) is documented on the
+//! [`tensor_op`] attribute. Integer arithmetic in a body is total: it wraps, and `/` by zero
+//! gives 0; constant expressions that overflow are compile errors.
+//!
+//! ```
+//! use tensor_ops::prelude::*;
+//! /// `x` clamped to `[lo, hi]`.
+//! #[tensor_op(dtypes = [numeric])]
+//! fn clamp_to<T: Num>(x: T, #[param] lo: f64, #[param] hi: f64) -> T {
+//!     if x < T::from_f64(lo) { T::from_f64(lo) } else if x > T::from_f64(hi) { T::from_f64(hi) } else { x }
+//! }
+//! let t = Tensor::from_vec(vec![-5i32, 3, 99], &[3]).unwrap();
+//! assert_eq!(clamp_to(&t, 0.0, 10.0).unwrap().to_vec::<i32>().unwrap(), vec![0, 3, 10]);
+//! ```
+//!
+//! Op names are global across crates: defining a second op named like an existing one makes
+//! calls of either an [`Error::DuplicateOp`] naming both definitions.
+//!
+//! ## Dtypes and promotion
+//! Ten dtypes ([`DType`]): bool, u8, i8, i16, i32, i64, f16, bf16, f32, f64. Binary ops
+//! promote as PyTorch does ([`tensor_core::result_type`], [`call_types`]); a 0-dim operand
+//! counts only when its category is higher (`i32[n] + f64[] → f64`); float-only ops
+//! (`T: Float`) compute integer inputs in f32; comparisons return bool. `_out`/in-place
+//! targets accept any dtype the result can be cast to ([`can_cast`]). f16/bf16 compute in f32.
+//!
+//! ## Views and storage sharing
+//! A [`Tensor`] is a strided view of a refcounted [`tensor_core::Storage`]: `view`,
+//! `transpose`, `slice` (with steps), `flip`, `expand`, `as_strided`… share bytes. Mutating
+//! ops (`fill_`, `copy_`, `op_`, `op_out`) take `&self` and lock the storage; a write target
+//! whose elements overlap (an expanded view) is an error, and an input partially overlapping
+//! the output is read from a private copy. Holding a `Storage::read`/`write` guard while
+//! calling an op on the same storage is an [`Error::Locked`], not a hang. A storage marked
+//! read-only (mapped files) refuses every write with [`Error::ReadOnly`].
+//!
+//! ## Errors
+//! Every fallible call returns [`Result`] with an [`Error`] naming the op, the shapes,
+//! dtypes or dims involved and what would be valid. No input makes a call panic.
+//!
+//! ## The performance model
+//! Elementwise ops, copies and fills run at memory bandwidth on large tensors (SIMD, split
+//! over the calling thread and rayon above 32K elements; outputs above 16 MiB are written
+//! with non-temporal stores so they do not evict the inputs). Strided and transposed inputs
+//! are staged through cache-sized blocks or relaid out by the tiled copy engine. New CPU
+//! outputs come from a caching allocator (no page faults for sizes seen before): turn it off
+//! with `TENSOR_OPS_CPU_CACHE=0` or `tensor_ops::__private::tensor_kernels_cpu::alloc::set_enabled(false)`.
+//! A call costs a few hundred nanoseconds of dispatch, checks and locking, so tiny tensors
+//! are dominated by it. `TENSOR_OPS_SIMD=baseline|avx2|avx512` lowers the instruction set.
+//!
+//! ## CUDA, and checking it without a GPU
+//! With the default `cuda` feature, `Device::Cuda(n)` tensors run the same ops through
+//! NVRTC-compiled kernels (the driver and NVRTC are loaded at run time; without them CUDA
+//! calls return `Err`). The tests compile every generated kernel with NVRTC and run the same
+//! CUDA C on the CPU through a shim; GPU-only tests are `#[ignore]`d — run them with
+//! `cargo test --workspace -- --ignored` on a machine with a GPU. `default-features = false`
+//! drops the CUDA backend (and cudarc) entirely.
+//!
+//! ## Interop
+//! - feature `ndarray`: `Tensor::from_ndarray` adopts an `ArrayD` without copying,
+//!   `with_ndarray_view[_mut]` lends a tensor as an ndarray view under its lock,
+//!   `to_ndarray` copies;
+//! - feature `safetensors`: `safetensors_io::load` maps a file into read-only tensors
+//!   without copying, `safetensors_io::save` writes tensors;
+//! - [`Tensor::from_vec`] adopts a `Vec`, `tensor_core::Storage::from_external` adopts
+//!   foreign memory with a deleter.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
