@@ -22,32 +22,38 @@ pub(crate) fn execute(
     if out.numel() == 0 {
         return Ok(());
     }
-    let overlap = out.internal_overlap();
-    if overlap.is_overlapping() {
-        return Err(crate::Error::invalid_output(
-            spec.name,
-            overlap.describe("the output", out.shape(), out.strides()),
-        ));
+    let out_contiguous = out.is_contiguous();
+    // A contiguous view never overlaps itself; anything else gets the exact check.
+    if !out_contiguous {
+        let overlap = out.internal_overlap();
+        if overlap.is_overlapping() {
+            return Err(crate::Error::invalid_output(
+                spec.name,
+                overlap.describe("the output", out.shape(), out.strides()),
+            ));
+        }
     }
     // Partial overlap: read from a private copy so no element is overwritten before it is
     // read. (No copies, clones or heap allocations otherwise.)
-    let mut copies: PerOperand<Option<Tensor>> = PerOperand::new();
-    for t in inputs {
-        copies.push(if out.may_overlap(t) && !out.is_same_view(t) {
+    let partial = |t: &Tensor| out.may_overlap(t) && !out.is_same_view(t);
+    let mut copies: PerOperand<Tensor> = PerOperand::new();
+    if inputs.iter().any(|t| partial(t)) {
+        for t in inputs.iter().filter(|t| partial(t)) {
             let copy = Tensor::empty(t.shape(), t.dtype(), t.device())?;
             copy.copy_(t)?;
-            Some(copy)
-        } else {
-            None
-        });
+            copies.push(copy);
+        }
     }
-    let sources: PerOperand<&Tensor> = inputs.iter().zip(&copies).map(|(t, c)| c.as_ref().unwrap_or(t)).collect();
+    let mut staged = copies.iter();
+    let sources: PerOperand<&Tensor> =
+        inputs.iter().map(|&t| if partial(t) { staged.next().unwrap_or(t) } else { t }).collect();
     // All operands row-major contiguous in one shape (the common case): the canonical plan
     // is one run of unit stride (no dim for a single element), built without sorting.
     let numel = [out.numel()];
     let dense_dims: usize = if numel[0] == 1 { 0 } else { 1 };
     let dense = |t: &Tensor| t.shape() == out.shape() && t.is_contiguous();
-    let plan = if dense(out) && sources.iter().all(|t| dense(t)) { None } else { Some(plan_of(out, &sources)?) };
+    let all_dense = out_contiguous && sources.iter().all(|t| dense(t));
+    let plan = if all_dense { None } else { Some(plan_of(out, &sources)?) };
     let mut wants: PerOperand<(&Storage, Access)> = sources.iter().map(|t| (t.storage(), Access::Read)).collect();
     wants.push((out.storage(), Access::Write));
     let locks = lock_many_for(spec.name, &wants)?;
