@@ -139,25 +139,6 @@ impl IterPlan {
         IterPlan { shape: out_shape, strides: out_strides }
     }
 
-    /// The plan of `nops` row-major contiguous operands of `numel` elements (what
-    /// [`IterPlan::new`] makes of them, without the sorting): one run, or no dim for a
-    /// single element.
-    ///
-    /// ```
-    /// use tensor_core::iter::IterPlan;
-    /// assert_eq!(IterPlan::dense(6, 2), IterPlan::new(&[2, 3], &[&[3, 1], &[3, 1]]));
-    /// assert_eq!(IterPlan::dense(1, 3), IterPlan::new(&[1, 1], &[&[1, 1], &[0, 0], &[1, 1]]));
-    /// ```
-    pub fn dense(numel: usize, nops: usize) -> IterPlan {
-        match numel {
-            1 => IterPlan { shape: Dims::new(), strides: PlanStrides::from_elem(Strides::new(), nops) },
-            n => IterPlan {
-                shape: Dims::from_slice(&[n]),
-                strides: PlanStrides::from_elem(Strides::from_slice(&[1]), nops),
-            },
-        }
-    }
-
     /// A plan from operands already in canonical form (as a `PreparedCall` hands them):
     /// copies the shape and strides without sorting or merging.
     ///

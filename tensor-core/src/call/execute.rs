@@ -35,18 +35,16 @@ pub(crate) fn execute(
     }
     // Partial overlap: read from a private copy so no element is overwritten before it is
     // read. (No copies, clones or heap allocations otherwise.)
-    let partial = |t: &Tensor| out.may_overlap(t) && !out.is_same_view(t);
+    let partial: PerOperand<bool> = inputs.iter().map(|t| out.may_overlap(t) && !out.is_same_view(t)).collect();
     let mut copies: PerOperand<Tensor> = PerOperand::new();
-    if inputs.iter().any(|t| partial(t)) {
-        for t in inputs.iter().filter(|t| partial(t)) {
-            let copy = Tensor::empty(t.shape(), t.dtype(), t.device())?;
-            copy.copy_(t)?;
-            copies.push(copy);
-        }
+    for (t, _) in inputs.iter().zip(&partial).filter(|(_, &p)| p) {
+        let copy = Tensor::empty(t.shape(), t.dtype(), t.device())?;
+        copy.copy_(t)?;
+        copies.push(copy);
     }
     let mut staged = copies.iter();
     let sources: PerOperand<&Tensor> =
-        inputs.iter().map(|&t| if partial(t) { staged.next().unwrap_or(t) } else { t }).collect();
+        inputs.iter().zip(&partial).map(|(&t, &p)| if p { staged.next().unwrap_or(t) } else { t }).collect();
     // All operands row-major contiguous in one shape (the common case): the canonical plan
     // is one run of unit stride (no dim for a single element), built without sorting.
     let numel = [out.numel()];
