@@ -7,7 +7,7 @@
 //! Elementwise ops have no reference rows: without a backend they are `Error::NoKernel`.
 
 use crate::iter::StridedOffsets;
-use crate::registry::{KernelImpl, KernelRow, PreparedCall, RawTensor, COPY_SPEC, FILL_SPEC, REFERENCE_PRIORITY};
+use crate::registry::{CopyKernel, FillKernel, KernelRow, RawTensor, COPY_SPEC, FILL_SPEC, REFERENCE_PRIORITY};
 use crate::{DType, DeviceKind, Element, Layout, Result, Scalar};
 
 /// Reference strided cast-copy, one element at a time.
@@ -39,59 +39,40 @@ pub unsafe fn naive_fill(dst: &RawTensor<'_>, value: Scalar) {
     })
 }
 
-/// [`naive_copy`] as a registered kernel.
-#[derive(Debug)]
-pub struct ReferenceCopy;
-
-/// [`naive_fill`] as a registered kernel.
-#[derive(Debug)]
-pub struct ReferenceFill;
-
-impl KernelImpl for ReferenceCopy {
-    fn kind(&self) -> &'static str {
-        "reference-copy"
-    }
-    unsafe fn run(&self, call: &PreparedCall<'_>) -> Result<()> {
-        if let ([dst], [src]) = (call.outputs, call.inputs) {
-            // SAFETY: the PreparedCall contract is naive_copy's.
-            unsafe { naive_copy(dst, src) };
-        }
-        Ok(())
-    }
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
-    fn priority(&self) -> i32 {
-        REFERENCE_PRIORITY
-    }
+/// [`naive_copy`] as a [`crate::registry::CopyFn`].
+///
+/// # Safety
+/// As [`naive_copy`].
+unsafe fn reference_copy(dst: &RawTensor<'_>, src: &RawTensor<'_>) -> Result<()> {
+    // SAFETY: forwarded.
+    unsafe { naive_copy(dst, src) };
+    Ok(())
 }
 
-impl KernelImpl for ReferenceFill {
-    fn kind(&self) -> &'static str {
-        "reference-fill"
-    }
-    unsafe fn run(&self, call: &PreparedCall<'_>) -> Result<()> {
-        if let ([dst], [value]) = (call.outputs, call.params) {
-            // SAFETY: the PreparedCall contract is naive_fill's.
-            unsafe { naive_fill(dst, *value) };
-        }
-        Ok(())
-    }
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
-    fn priority(&self) -> i32 {
-        REFERENCE_PRIORITY
-    }
+/// [`naive_fill`] as a [`crate::registry::FillFn`].
+///
+/// # Safety
+/// As [`naive_fill`].
+unsafe fn reference_fill(dst: &RawTensor<'_>, value: Scalar) -> Result<()> {
+    // SAFETY: forwarded.
+    unsafe { naive_fill(dst, value) };
+    Ok(())
 }
+
+/// The reference copy as a kernel, below every backend's.
+static REFERENCE_COPY: CopyKernel =
+    CopyKernel { kind: "reference-copy", func: reference_copy, priority: REFERENCE_PRIORITY };
+/// The reference fill as a kernel, below every backend's.
+static REFERENCE_FILL: FillKernel =
+    FillKernel { kind: "reference-fill", func: reference_fill, priority: REFERENCE_PRIORITY };
 
 macro_rules! reference_rows {
     ($($d:ident),*) => { $(
         inventory::submit! {
-            KernelRow { op: &COPY_SPEC, device: DeviceKind::Cpu, layout: Layout::Strided, dtype: DType::$d, kernel: &ReferenceCopy }
+            KernelRow { op: &COPY_SPEC, device: DeviceKind::Cpu, layout: Layout::Strided, dtype: DType::$d, kernel: &REFERENCE_COPY }
         }
         inventory::submit! {
-            KernelRow { op: &FILL_SPEC, device: DeviceKind::Cpu, layout: Layout::Strided, dtype: DType::$d, kernel: &ReferenceFill }
+            KernelRow { op: &FILL_SPEC, device: DeviceKind::Cpu, layout: Layout::Strided, dtype: DType::$d, kernel: &REFERENCE_FILL }
         }
     )* };
 }

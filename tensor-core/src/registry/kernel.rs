@@ -89,6 +89,8 @@ pub struct CopyKernel {
     pub kind: &'static str,
     /// The engine.
     pub func: CopyFn,
+    /// Its [`KernelImpl::priority`] (0 for a backend, [`REFERENCE_PRIORITY`] for the core's).
+    pub priority: i32,
 }
 
 /// A fill engine of any backend as a kernel: `outputs[0] ← params[0]`.
@@ -98,6 +100,8 @@ pub struct FillKernel {
     pub kind: &'static str,
     /// The engine.
     pub func: FillFn,
+    /// Its [`KernelImpl::priority`] (0 for a backend, [`REFERENCE_PRIORITY`] for the core's).
+    pub priority: i32,
 }
 
 fn arity_error(kind: &str, call: &PreparedCall<'_>) -> crate::Error {
@@ -127,6 +131,9 @@ impl KernelImpl for CopyKernel {
     fn as_any(&self) -> &dyn std::any::Any {
         self
     }
+    fn priority(&self) -> i32 {
+        self.priority
+    }
 }
 
 impl KernelImpl for FillKernel {
@@ -142,6 +149,9 @@ impl KernelImpl for FillKernel {
     }
     fn as_any(&self) -> &dyn std::any::Any {
         self
+    }
+    fn priority(&self) -> i32 {
+        self.priority
     }
 }
 
@@ -160,7 +170,7 @@ macro_rules! register_copy_fill {
                 device: $crate::DeviceKind::$device,
                 layout: $crate::Layout::Strided,
                 dtype: $crate::DType::$d,
-                kernel: &$crate::registry::CopyKernel { kind: concat!($prefix, "-copy"), func: $copy },
+                kernel: &$crate::registry::CopyKernel { kind: concat!($prefix, "-copy"), func: $copy, priority: 0 },
             }
         }
         $crate::inventory::submit! {
@@ -169,7 +179,7 @@ macro_rules! register_copy_fill {
                 device: $crate::DeviceKind::$device,
                 layout: $crate::Layout::Strided,
                 dtype: $crate::DType::$d,
-                kernel: &$crate::registry::FillKernel { kind: concat!($prefix, "-fill"), func: $fill },
+                kernel: &$crate::registry::FillKernel { kind: concat!($prefix, "-fill"), func: $fill, priority: 0 },
             }
         }
     )* };
