@@ -2,9 +2,9 @@
 //! ([`tensor_core::call`]), which does the devices → dtype rule → row lookup → broadcast →
 //! output → overlap → locks → canonical plan → kernel sequence for every op.
 
-use tensor_core::call::{map, Output};
+use tensor_core::call::{map_into, map_new};
 use tensor_core::registry::OpSpec;
-use tensor_core::{Error, Result, Scalar, Tensor};
+use tensor_core::{Result, Scalar, Tensor};
 
 /// Keeps the backends' registrations (copy/fill rows, allocators, runtimes) in the link:
 /// `inventory` only sees object code that is linked, and a program may reference nothing
@@ -19,20 +19,19 @@ pub(crate) fn link_backends() {
 /// Runs an elementwise op into a new tensor.
 pub fn call_map_new(spec: &'static OpSpec, inputs: &[&Tensor], params: &[Scalar]) -> Result<Tensor> {
     link_backends();
-    map(spec, inputs, params, Output::New)?
-        .ok_or_else(|| Error::invalid(spec.name, "the call path returned no new output"))
+    map_new(spec, inputs, params)
 }
 
 /// Runs an elementwise op in place into `inputs[0]` (whose shape must be the broadcast
 /// shape and whose dtype must be able to hold the result).
 pub fn call_map_inplace(spec: &'static OpSpec, inputs: &[&Tensor], params: &[Scalar]) -> Result<()> {
     link_backends();
-    map(spec, inputs, params, Output::InPlace).map(|_| ())
+    map_into(spec, inputs, params, None)
 }
 
 /// Runs an elementwise op into `out` (exactly the broadcast shape; a dtype the result can
 /// be cast to).
 pub fn call_map_out(spec: &'static OpSpec, inputs: &[&Tensor], params: &[Scalar], out: &Tensor) -> Result<()> {
     link_backends();
-    map(spec, inputs, params, Output::Out(out)).map(|_| ())
+    map_into(spec, inputs, params, Some(out))
 }

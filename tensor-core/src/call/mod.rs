@@ -86,30 +86,39 @@ fn lookup(spec: &'static OpSpec, device: Device, dtype: crate::DType) -> Result<
 /// assert_eq!(b.to_vec::<i32>().unwrap(), vec![1, 2]);
 /// ```
 pub fn map(spec: &'static OpSpec, inputs: &[&Tensor], params: &[Scalar], output: Output<'_>) -> Result<Option<Tensor>> {
+    match output {
+        Output::New => map_new(spec, inputs, params).map(Some),
+        Output::InPlace => map_into(spec, inputs, params, None).map(|_| None),
+        Output::Out(out) => map_into(spec, inputs, params, Some(out)).map(|_| None),
+    }
+}
+
+/// [`map`] into a new tensor (memory order of the inputs where they agree).
+pub fn map_new(spec: &'static OpSpec, inputs: &[&Tensor], params: &[Scalar]) -> Result<Tensor> {
     check_arity(spec, inputs, params)?;
-    let given = match output {
-        Output::New => None,
-        Output::InPlace => Some(inputs[0]),
-        Output::Out(t) => Some(t),
-    };
-    let device = check_devices(spec, inputs, given)?;
+    let device = check_devices(spec, inputs, None)?;
     let types = call_types(spec, inputs);
     let row = lookup(spec, device, types.kernel)?;
     let shape = broadcast_all(spec, inputs)?;
-    match given {
-        None => {
-            shape::checked_numel(spec.name, &shape, types.result)?;
-            let out = output::new_output(&shape, types.result, device, inputs)?;
-            execute(spec, row, &out, inputs, params)?;
-            Ok(Some(out))
-        }
-        Some(out) => {
-            let what = if matches!(output, Output::InPlace) { "in-place" } else { "out" };
-            output::check_output(spec, out, &shape, types.result, what)?;
-            execute(spec, row, out, inputs, params)?;
-            Ok(None)
-        }
-    }
+    shape::checked_numel(spec.name, &shape, types.result)?;
+    let out = output::new_output(&shape, types.result, device, inputs)?;
+    execute(spec, row, &out, inputs, params)?;
+    Ok(out)
+}
+
+/// [`map`] into `out`, or in place into `inputs[0]` when `out` is `None`.
+pub fn map_into(spec: &'static OpSpec, inputs: &[&Tensor], params: &[Scalar], out: Option<&Tensor>) -> Result<()> {
+    check_arity(spec, inputs, params)?;
+    let (out, what) = match out {
+        Some(t) => (t, "out"),
+        None => (inputs[0], "in-place"),
+    };
+    let device = check_devices(spec, inputs, Some(out))?;
+    let types = call_types(spec, inputs);
+    let row = lookup(spec, device, types.kernel)?;
+    let shape = broadcast_all(spec, inputs)?;
+    output::check_output(spec, out, &shape, types.result, what)?;
+    execute(spec, row, out, inputs, params)
 }
 
 /// Copies `src` (broadcast to `dst`'s shape, any dtype: Rust `as` casts) into `dst` on the
