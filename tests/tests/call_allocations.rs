@@ -1,20 +1,28 @@
 //! Per-call overhead, counted rather than timed: the heap allocations one small op makes.
 //! Shapes, strides, plans and lock sets stay inline (rank ≤ 6, ≤ 4 operands); a new
 //! output costs its storage handle and the allocator's deleter, nothing else.
+//!
+//! Only the calling thread's allocations are counted: worker threads of the test harness or
+//! of rayon's pool start up and allocate on their own schedule, which made a global count
+//! flaky (these small calls never leave the calling thread).
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::cell::Cell;
 use tensor_ops::prelude::*;
 
-/// The system allocator, counting allocations.
+/// The system allocator, counting each thread's allocations.
 struct Counting;
 
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+thread_local! {
+    // `const`-initialised, no destructor: reading it never allocates or registers anything.
+    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
+}
 
-// SAFETY: forwards every call to `System` unchanged; the counter is a relaxed atomic.
+// SAFETY: forwards every call to `System` unchanged; the counter is a plain thread-local cell.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        // `try_with`: during thread teardown the cell may be gone; such allocations are not ours.
+        let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
         // SAFETY: the caller's contract is `System`'s.
         unsafe { System.alloc(layout) }
     }
@@ -27,12 +35,12 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
-/// Allocations made by `f` (after a warm-up call, so one-time set-up is not counted).
+/// Allocations made on this thread by `f` (after a warm-up call, so one-time set-up is not counted).
 fn allocations(f: impl Fn()) -> usize {
     f();
-    let before = ALLOCATIONS.load(Ordering::Relaxed);
+    let before = ALLOCATIONS.with(Cell::get);
     f();
-    ALLOCATIONS.load(Ordering::Relaxed) - before
+    ALLOCATIONS.with(Cell::get) - before
 }
 
 #[test]
