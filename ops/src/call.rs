@@ -2,8 +2,8 @@
 //! ([`tensor_core::call`]), which does the devices → dtype rule → row lookup → broadcast →
 //! output → overlap → locks → canonical plan → kernel sequence for every op.
 
-use tensor_core::call::{map_into, map_new};
-use tensor_core::registry::OpSpec;
+use tensor_core::call::{map_into, map_new, reduce, ReduceDims};
+use tensor_core::registry::{OpSpec, ReduceSpec};
 use tensor_core::{Result, Scalar, Tensor};
 
 /// Keeps the backends' registrations (copy/fill rows, allocators, runtimes) in the link:
@@ -34,4 +34,17 @@ pub fn call_map_inplace(spec: &'static OpSpec, inputs: &[&Tensor], params: &[Sca
 pub fn call_map_out(spec: &'static OpSpec, inputs: &[&Tensor], params: &[Scalar], out: &Tensor) -> Result<()> {
     link_backends();
     map_into(spec, inputs, params, Some(out))
+}
+
+/// Runs a reduction into a new tensor (`out: None`, returned) or into `out`.
+pub fn call_reduce(
+    spec: &'static ReduceSpec,
+    input: &Tensor,
+    dims: ReduceDims<'_>,
+    keepdim: bool,
+    params: &[Scalar],
+    out: Option<&Tensor>,
+) -> Result<Option<Tensor>> {
+    link_backends();
+    reduce(spec, input, dims, keepdim, params, out)
 }

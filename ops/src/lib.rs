@@ -90,11 +90,13 @@ extern crate self as tensor_ops;
 mod builtin;
 mod call;
 mod methods;
+mod reduce_methods;
 #[cfg(feature = "safetensors")]
 pub mod safetensors_io;
 
 pub use builtin::*;
 pub use methods::TensorOps;
+pub use reduce_methods::TensorReductions;
 pub use tensor_core::call::{call_types, can_cast, CallTypes, Output};
 pub use tensor_core::{self, DType, Device, Error, Layout, Registry, Result, Scalar, Tensor};
 
@@ -114,13 +116,14 @@ pub use tensor_macros::tensor_op;
 /// Everything a user needs: `use tensor_ops::prelude::*;`.
 pub mod prelude {
     pub use crate::methods::TensorOps;
+    pub use crate::reduce_methods::TensorReductions;
     pub use crate::{tensor_op, DType, Device, Error, Layout, Result, Scalar, Tensor};
 }
 
 #[doc(hidden)]
 pub mod __private {
     //! Paths used by code that `#[tensor_op]` generates. Not a stable API.
-    pub use crate::call::{call_map_inplace, call_map_new, call_map_out};
+    pub use crate::call::{call_map_inplace, call_map_new, call_map_out, call_reduce};
     pub use inventory;
     pub use tensor_core;
     pub use tensor_core::registry::{KernelRow, OpSpec, RowCache};

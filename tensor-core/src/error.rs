@@ -80,6 +80,35 @@ pub enum Error {
 }
 
 impl Error {
+    /// The same error, attributed to the public op `op` (for ops built from other ops:
+    /// softmax reports `softmax`, not its inner map).
+    ///
+    /// ```
+    /// use tensor_core::Error;
+    /// let e = Error::invalid("inner", "bad").renamed("outer");
+    /// assert!(e.to_string().contains("outer"));
+    /// ```
+    pub fn renamed(self, op: &'static str) -> Self {
+        match self {
+            Error::DimOutOfRange { dim, ndim, .. } => Error::DimOutOfRange { op, dim, ndim },
+            Error::Shape { msg, .. } => Error::Shape { op, msg },
+            Error::Broadcast { lhs, rhs, .. } => Error::Broadcast { op, lhs, rhs },
+            Error::Overflow { shape, dtype, .. } => Error::Overflow { op, shape, dtype },
+            Error::DTypeMismatch { expected, got, .. } => Error::DTypeMismatch { op, expected, got },
+            Error::DType { msg, .. } => Error::DType { op, msg },
+            Error::DeviceMismatch { lhs, rhs, .. } => Error::DeviceMismatch { op, lhs, rhs },
+            Error::OutOfBounds { msg, .. } => Error::OutOfBounds { op, msg },
+            Error::NoKernel { device, layout, dtype, supported, .. } => {
+                Error::NoKernel { op: op.to_string(), device, layout, dtype, supported }
+            }
+            Error::InvalidOutput { msg, .. } => Error::InvalidOutput { op, msg },
+            Error::InvalidArgument { msg, .. } => Error::InvalidArgument { op, msg },
+            Error::Locked { msg, .. } => Error::Locked { op, msg },
+            Error::ReadOnly { .. } => Error::ReadOnly { op },
+            other => other,
+        }
+    }
+
     /// Builds an [`Error::Shape`].
     pub fn shape(op: &'static str, msg: impl Into<String>) -> Self {
         Error::Shape { op, msg: msg.into() }

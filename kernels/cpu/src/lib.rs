@@ -24,6 +24,7 @@ pub mod elementwise;
 pub mod kernel;
 pub mod map;
 pub mod parallel;
+pub mod reduce;
 pub mod register;
 pub mod value;
 

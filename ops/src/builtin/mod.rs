@@ -6,8 +6,10 @@
 
 mod binary;
 mod compare;
+mod reduce;
 mod unary;
 
 pub use binary::*;
 pub use compare::*;
+pub use reduce::*;
 pub use unary::*;

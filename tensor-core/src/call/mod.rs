@@ -13,8 +13,10 @@
 
 mod execute;
 mod output;
+mod reduce;
 mod types;
 
+pub use reduce::{reduce, ReduceDims};
 pub use types::{call_types, can_cast, CallTypes};
 
 use crate::registry::{registry, KernelRow, OpSpec, COPY_SPEC, FILL_SPEC};

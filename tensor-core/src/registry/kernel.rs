@@ -44,6 +44,11 @@ pub struct PreparedCall<'a> {
     pub inputs: &'a [RawTensor<'a>],
     /// The op's scalar params (a fill's value).
     pub params: &'a [Scalar],
+    /// For reductions: per plan dim, the step of the element's logical index along the
+    /// reduced dims (row-major over the reduced dims in the input's logical order; 0 on kept
+    /// dims), so a fold that sees the index sees the same index whatever the memory order.
+    /// Empty for maps, copies and fills.
+    pub index_strides: &'a [isize],
 }
 
 /// A kernel of some backend's kind, as a registry row holds it.

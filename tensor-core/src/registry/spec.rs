@@ -76,3 +76,56 @@ pub static FILL_SPEC: OpSpec = OpSpec {
     defined_at: concat!(module_path!(), " (", file!(), ":", line!(), ")"),
     rows: RowCache::new(),
 };
+
+/// The result dtype of a reduction, from its input dtype.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReduceOutput {
+    /// The input's dtype (amax, amin).
+    Same,
+    /// Bool and integers → `I64`; floats keep theirs (sum, prod).
+    Widen,
+    /// Floats keep theirs; bool and integers → `F32` (mean, var, logsumexp, softmax).
+    Float,
+    /// Always this dtype (argmax → `I64`, all/any → `Bool`, count_nonzero → `I64`).
+    Fixed(crate::DType),
+    /// The float a reduction accumulates in: `F64` for `F64`, else `F32` (an intermediate
+    /// kept unrounded, such as softmax's log-sum-exp).
+    Accumulator,
+}
+
+impl ReduceOutput {
+    /// The result dtype for an input of `input`.
+    ///
+    /// ```
+    /// use tensor_core::registry::ReduceOutput;
+    /// use tensor_core::DType;
+    /// assert_eq!(ReduceOutput::Widen.result(DType::I8), DType::I64);
+    /// assert_eq!(ReduceOutput::Float.result(DType::Bool), DType::F32);
+    /// assert_eq!(ReduceOutput::Float.result(DType::F16), DType::F16);
+    /// ```
+    pub fn result(self, input: crate::DType) -> crate::DType {
+        match self {
+            ReduceOutput::Same => input,
+            ReduceOutput::Widen if input.is_float() => input,
+            ReduceOutput::Widen => crate::DType::I64,
+            ReduceOutput::Float if input.is_float() => input,
+            ReduceOutput::Float => crate::DType::F32,
+            ReduceOutput::Fixed(d) => d,
+            ReduceOutput::Accumulator if input == crate::DType::F64 => input,
+            ReduceOutput::Accumulator => crate::DType::F32,
+        }
+    }
+}
+
+/// A reduction: its op (name, params, rows — registered like a map's, one row per *input*
+/// dtype) and its rules.
+#[derive(Debug)]
+pub struct ReduceSpec {
+    /// Name, arity 1, params, docs and rows.
+    pub op: OpSpec,
+    /// The result dtype rule.
+    pub output: ReduceOutput,
+    /// False when the reduction has no value over an empty extent (amax, argmax): reducing
+    /// an empty extent into a non-empty output is then an error.
+    pub has_identity: bool,
+}

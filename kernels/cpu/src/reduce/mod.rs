@@ -1,0 +1,162 @@
+//! The CPU backend's reduction kernel kind: a [`Reducer`] (identity, fold, combine, finish)
+//! per op and dtype, run by one strided driver ([`walk`]) along any axis.
+//!
+//! The driver reads the [`PreparedCall`] plan (dims ordered by the input's memory order, a
+//! reduced dim being one where the output has stride 0) and picks:
+//! - **rows** when the innermost dim is reduced: each output folds its elements run by
+//!   run ([`Reducer::fold_run`]: several independent accumulators, combined at the end);
+//! - **columns** when the innermost dim is kept: a tile of outputs keeps a row of
+//!   accumulators in cache and every reduced position adds its row of inputs into it
+//!   (vectorised across the kept dim, never a gather per element).
+//!
+//! Either way the reduced extent is cut into fixed leaves ([`ROW_LEAF`] elements, or
+//! [`COLUMN_LEAF`] rows) whose partial accumulators are combined in a fixed binary tree
+//! (pairwise order: a float sum's error grows with log n, not n). The tree depends only on
+//! the shape, so the result is the same whatever the thread count: threads take whole
+//! outputs when there are enough, else subtrees of one output.
+
+mod walk;
+
+use tensor_core::registry::{KernelImpl, PreparedCall};
+use tensor_core::{Element, Result, Scalar};
+
+pub use walk::{COLUMN_LEAF, ROW_LEAF};
+
+/// One reduction for one input dtype: how an accumulator starts, takes an element, merges
+/// with another and becomes the output.
+///
+/// `combine` must be associative and commutative up to the op's own rounding (the driver
+/// combines in a fixed tree, not in index order), and `fold(identity, x, i)` must equal
+/// `combine(identity, fold(identity, x, i))`.
+///
+/// ```
+/// use tensor_kernels_cpu::reduce::Reducer;
+/// use tensor_core::Scalar;
+/// struct Count;
+/// impl Reducer for Count {
+///     type In = f32;
+///     type Acc = i64;
+///     type Out = i64;
+///     fn new(_: &[Scalar]) -> Self { Count }
+///     fn identity(&self) -> i64 { 0 }
+///     fn fold(&self, acc: i64, x: f32, _index: i64) -> i64 { acc + (x != 0.0) as i64 }
+///     fn combine(&self, a: i64, b: i64) -> i64 { a + b }
+///     fn finish(&self, acc: i64, _n: usize) -> i64 { acc }
+/// }
+/// assert_eq!(Count.fold_run(&[1.0, 0.0, 2.0], 0, 1), 2);
+/// ```
+pub trait Reducer: Sync + Sized {
+    /// The input element as stored.
+    type In: Element;
+    /// The accumulator (one to three values).
+    type Acc: Copy + Send + Sync;
+    /// The output element as stored.
+    type Out: Element;
+    /// The reducer for these params (the op's `#[param]`s, in order).
+    fn new(params: &[Scalar]) -> Self;
+    /// The accumulator of nothing.
+    fn identity(&self) -> Self::Acc;
+    /// Adds the element `x`, whose logical index along the reduced dims is `index`.
+    fn fold(&self, acc: Self::Acc, x: Self::In, index: i64) -> Self::Acc;
+    /// Merges two partial accumulators.
+    fn combine(&self, a: Self::Acc, b: Self::Acc) -> Self::Acc;
+    /// The output of an accumulator that folded `n` elements.
+    fn finish(&self, acc: Self::Acc, n: usize) -> Self::Out;
+    /// Folds a contiguous run whose first element has index `index` (next ones `+ step`).
+    /// The default keeps [`RUN_LANES`] independent accumulators (element `i` goes to
+    /// accumulator `i % RUN_LANES`, which LLVM turns into vector lanes for simple folds) and
+    /// combines them pairwise. Built-ins override it with explicit SIMD.
+    #[inline]
+    fn fold_run(&self, xs: &[Self::In], index: i64, step: i64) -> Self::Acc {
+        let mut accs = [self.identity(); RUN_LANES];
+        let mut chunks = xs.chunks_exact(RUN_LANES);
+        let mut base = index;
+        for chunk in &mut chunks {
+            for (k, (a, &x)) in accs.iter_mut().zip(chunk).enumerate() {
+                *a = self.fold(*a, x, base.wrapping_add((k as i64).wrapping_mul(step)));
+            }
+            base = base.wrapping_add((RUN_LANES as i64).wrapping_mul(step));
+        }
+        for (k, (a, &x)) in accs.iter_mut().zip(chunks.remainder()).enumerate() {
+            *a = self.fold(*a, x, base.wrapping_add((k as i64).wrapping_mul(step)));
+        }
+        combine_lanes(self, accs)
+    }
+}
+
+/// The independent accumulators of [`Reducer::fold_run`]'s default.
+pub const RUN_LANES: usize = 16;
+
+/// Combines `RUN_LANES` accumulators pairwise (lane k with lane k + half, halving).
+#[inline]
+pub fn combine_lanes<R: Reducer>(r: &R, mut accs: [R::Acc; RUN_LANES]) -> R::Acc {
+    let mut half = RUN_LANES / 2;
+    while half > 0 {
+        for k in 0..half {
+            accs[k] = r.combine(accs[k], accs[k + half]);
+        }
+        half /= 2;
+    }
+    accs[0]
+}
+
+/// Runs a reduction described by a [`PreparedCall`] (one input, one output whose stride is 0
+/// along reduced dims).
+///
+/// # Safety
+/// `call` satisfies the [`PreparedCall`] contract, and its operands' dtypes are the
+/// reducer's `In` and `Out`.
+pub type ReduceFn = unsafe fn(call: &PreparedCall<'_>) -> Result<()>;
+
+/// A reduction kernel for one input dtype on the CPU (what reduction rows hold).
+///
+/// ```
+/// use tensor_kernels_cpu::reduce::ReduceKernel;
+/// use tensor_core::registry::KernelImpl;
+/// unsafe fn noop(_: &tensor_core::registry::PreparedCall<'_>) -> tensor_core::Result<()> { Ok(()) }
+/// assert_eq!(ReduceKernel { func: noop }.kind(), "cpu-reduce");
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct ReduceKernel {
+    /// The driver instantiated for one reducer ([`drive`]).
+    pub func: ReduceFn,
+}
+
+impl KernelImpl for ReduceKernel {
+    fn kind(&self) -> &'static str {
+        "cpu-reduce"
+    }
+    unsafe fn run(&self, call: &PreparedCall<'_>) -> Result<()> {
+        // SAFETY: forwarded contract.
+        unsafe { (self.func)(call) }
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+/// The driver for reducer `R`: checks the operands' dtypes, then walks the plan.
+///
+/// # Safety
+/// `call` satisfies the [`PreparedCall`] contract.
+pub unsafe fn drive<R: Reducer>(call: &PreparedCall<'_>) -> Result<()> {
+    let (Some(out), Some(input)) = (call.outputs.first(), call.inputs.first()) else {
+        return Err(tensor_core::Error::invalid(call.op.name, "a reduction takes one input and one output"));
+    };
+    if input.dtype != R::In::DTYPE || out.dtype != R::Out::DTYPE {
+        return Err(tensor_core::Error::invalid(
+            call.op.name,
+            format!(
+                "reduction kernel for {} → {} was given {} → {}",
+                R::In::DTYPE,
+                R::Out::DTYPE,
+                input.dtype,
+                out.dtype
+            ),
+        ));
+    }
+    let reducer = R::new(call.params);
+    // SAFETY: the contract, and the dtypes were checked above.
+    unsafe { walk::walk(&reducer, out, input, call.index_strides) };
+    Ok(())
+}

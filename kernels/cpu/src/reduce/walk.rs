@@ -1,0 +1,276 @@
+//! The strided reduction driver: rows (innermost dim reduced) or columns (innermost dim
+//! kept), fixed leaves combined in a fixed binary tree, threads over outputs or subtrees.
+
+use super::Reducer;
+use smallvec::SmallVec;
+use tensor_core::registry::RawTensor;
+
+/// Elements per leaf of a row reduction (each folded by [`Reducer::fold_run`]).
+pub const ROW_LEAF: usize = 1024;
+/// Reduced positions (rows) per leaf of a column reduction.
+pub const COLUMN_LEAF: usize = 64;
+/// Bytes of the accumulator row a column tile keeps in cache.
+const TILE_BYTES: usize = 16 * 1024;
+/// Elements below which a subtree is not split across threads.
+const PARALLEL_MIN: usize = 64 * 1024;
+
+/// One plan dim: size, input stride, output stride (0 when reduced), index step.
+#[derive(Debug, Clone, Copy)]
+struct Dim {
+    size: usize,
+    input: isize,
+    output: isize,
+    index: isize,
+}
+
+type Dims = SmallVec<[Dim; 8]>;
+
+/// Offsets (input, output, index) of the `p`-th position (row-major) of `dims`.
+#[inline]
+fn offsets(dims: &[Dim], mut p: usize) -> (isize, isize, i64) {
+    let (mut i, mut o, mut x) = (0isize, 0isize, 0i64);
+    for d in dims.iter().rev() {
+        let c = p % d.size;
+        p /= d.size;
+        i += c as isize * d.input;
+        o += c as isize * d.output;
+        x += c as i64 * d.index as i64;
+    }
+    (i, o, x)
+}
+
+/// A raw pointer shared by the threads of one call (each writes disjoint outputs).
+#[derive(Clone, Copy)]
+struct Ptr<T>(*mut T);
+// SAFETY: the driver only reads through input pointers and writes each output element
+// from exactly one thread; the storages are locked for the whole call.
+unsafe impl<T> Send for Ptr<T> {}
+// SAFETY: as above.
+unsafe impl<T> Sync for Ptr<T> {}
+
+/// What one call walks.
+struct Walk<'r, R: Reducer> {
+    r: &'r R,
+    input: Ptr<R::In>,
+    output: Ptr<R::Out>,
+    /// Kept dims, outer to inner (output stride ≠ 0).
+    kept: Dims,
+    /// Reduced dims, outer to inner.
+    red: Dims,
+    /// Reduced extent.
+    n: usize,
+}
+
+/// Walks the plan of `out` ← `input`.
+///
+/// # Safety
+/// The [`tensor_core::registry::PreparedCall`] contract for these operands; their dtypes
+/// are `R::In` and `R::Out`.
+pub(super) unsafe fn walk<R: Reducer>(r: &R, out: &RawTensor<'_>, input: &RawTensor<'_>, index: &[isize]) {
+    let dims: Dims = (0..out.shape.len())
+        .map(|d| Dim {
+            size: out.shape[d],
+            input: input.strides[d],
+            output: out.strides[d],
+            index: index.get(d).copied().unwrap_or(0),
+        })
+        .collect();
+    let inner_reduced = dims.last().is_none_or(|d| d.output == 0);
+    let kept: Dims = dims.iter().copied().filter(|d| d.output != 0).collect();
+    let red: Dims = dims.iter().copied().filter(|d| d.output == 0).collect();
+    let n: usize = red.iter().map(|d| d.size).product();
+    let w = Walk { r, input: Ptr(input.ptr.cast()), output: Ptr(out.ptr.cast()), kept, red, n };
+    if w.kept.iter().any(|d| d.size == 0) {
+        return;
+    }
+    // SAFETY: forwarded; every offset below is of a position inside the plan.
+    unsafe {
+        if n == 0 {
+            w.write_empty();
+        } else if inner_reduced || w.kept.is_empty() {
+            w.rows();
+        } else {
+            w.columns();
+        }
+    }
+}
+
+fn threads() -> usize {
+    rayon::current_num_threads().max(1)
+}
+
+/// The split point of a tree over `lo..hi` (len ≥ 2): the largest power of two below len.
+#[inline]
+fn split(lo: usize, hi: usize) -> usize {
+    let len = hi - lo;
+    lo + (1usize << (usize::BITS - 1 - (len - 1).leading_zeros()))
+}
+
+impl<R: Reducer> Walk<'_, R> {
+    fn outputs(&self) -> usize {
+        self.kept.iter().map(|d| d.size).product()
+    }
+
+    /// Every output of an empty extent: `finish(identity, 0)`.
+    unsafe fn write_empty(&self) {
+        let v = self.r.finish(self.r.identity(), 0);
+        for o in 0..self.outputs() {
+            let (_, off, _) = offsets(&self.kept, o);
+            // SAFETY: `off` is the output offset of a kept position (contract).
+            unsafe { self.output.0.wrapping_offset(off).write(v) };
+        }
+    }
+
+    // ---- rows: the innermost dim is reduced ----
+
+    unsafe fn rows(&self) {
+        let m = self.outputs();
+        let one = |o: usize, parallel: bool| {
+            let (in_off, out_off, _) = offsets(&self.kept, o);
+            let leaves = self.n.div_ceil(ROW_LEAF);
+            // SAFETY: positions of this output only.
+            let acc = unsafe { self.row_tree(in_off, 0, leaves, parallel) };
+            let v = self.r.finish(acc, self.n);
+            // SAFETY: the output offset of a kept position, written by this task only.
+            unsafe { self.output.0.wrapping_offset(out_off).write(v) };
+        };
+        if m >= 2 * threads() && m * self.n >= crate::parallel::GRAIN {
+            let grain = (crate::parallel::GRAIN / self.n).max(1);
+            crate::parallel::for_each_chunk(m, grain, |range| range.for_each(|o| one(o, false)));
+        } else {
+            (0..m).for_each(|o| one(o, true));
+        }
+    }
+
+    /// The accumulator of leaves `lo..hi` of the output whose input offset is `base`.
+    unsafe fn row_tree(&self, base: isize, lo: usize, hi: usize, parallel: bool) -> R::Acc {
+        if hi - lo == 1 {
+            // SAFETY: forwarded.
+            return unsafe { self.row_leaf(base, lo) };
+        }
+        let mid = split(lo, hi);
+        let (a, b) = if parallel && (hi - lo) * ROW_LEAF >= PARALLEL_MIN {
+            // SAFETY: forwarded (both halves only read).
+            rayon::join(|| unsafe { self.row_tree(base, lo, mid, true) }, || unsafe {
+                self.row_tree(base, mid, hi, true)
+            })
+        } else {
+            // SAFETY: forwarded.
+            unsafe { (self.row_tree(base, lo, mid, false), self.row_tree(base, mid, hi, false)) }
+        };
+        self.r.combine(a, b)
+    }
+
+    /// Folds reduced positions `[leaf * ROW_LEAF, ..)`, run by run.
+    unsafe fn row_leaf(&self, base: isize, leaf: usize) -> R::Acc {
+        let Some((inner, outer)) = self.red.split_last() else {
+            // No reduced dim (a 0-dim or all-size-1 reduction): the one element.
+            // SAFETY: the input's first element of this output.
+            let x = unsafe { self.input.0.wrapping_offset(base).read() };
+            return self.r.fold(self.r.identity(), x, 0);
+        };
+        let hi = ((leaf + 1) * ROW_LEAF).min(self.n);
+        let mut p = leaf * ROW_LEAF;
+        let mut acc = self.r.identity();
+        while p < hi {
+            let (po, j) = (p / inner.size, p % inner.size);
+            let len = (inner.size - j).min(hi - p);
+            let (in_off, _, idx) = offsets(outer, po);
+            let start = base + in_off + j as isize * inner.input;
+            let index = idx + j as i64 * inner.index as i64;
+            let ptr = self.input.0.wrapping_offset(start);
+            let run = if inner.input == 1 {
+                // SAFETY: `len` consecutive elements of one run of this output's input.
+                let xs = unsafe { std::slice::from_raw_parts(ptr.cast_const(), len) };
+                self.r.fold_run(xs, index, inner.index as i64)
+            } else {
+                let mut a = self.r.identity();
+                for k in 0..len {
+                    // SAFETY: element k of the run (stride `inner.input`).
+                    let x = unsafe { ptr.wrapping_offset(k as isize * inner.input).read() };
+                    a = self.r.fold(a, x, index + k as i64 * inner.index as i64);
+                }
+                a
+            };
+            acc = self.r.combine(acc, run);
+            p += len;
+        }
+        acc
+    }
+
+    // ---- columns: the innermost dim is kept ----
+
+    unsafe fn columns(&self) {
+        let (inner, outer) = self.kept.split_last().expect("columns need a kept dim");
+        let tile = (TILE_BYTES / std::mem::size_of::<R::Acc>().max(1)).max(64);
+        let tiles = inner.size.div_ceil(tile);
+        let mo: usize = outer.iter().map(|d| d.size).product();
+        let units = mo * tiles;
+        let one = |u: usize, parallel: bool| {
+            let (q, t) = (u / tiles, u % tiles);
+            let (in_off, out_off, _) = offsets(outer, q);
+            let j0 = t * tile;
+            let w = tile.min(inner.size - j0);
+            let base = in_off + j0 as isize * inner.input;
+            let leaves = self.n.div_ceil(COLUMN_LEAF);
+            // SAFETY: positions of this unit only.
+            let accs = unsafe { self.column_tree(base, inner.input, w, 0, leaves, parallel) };
+            let out = self.output.0.wrapping_offset(out_off + j0 as isize * inner.output);
+            for (j, a) in accs.into_iter().enumerate() {
+                // SAFETY: output j0 + j of this unit's row, written by this task only.
+                unsafe { out.wrapping_offset(j as isize * inner.output).write(self.r.finish(a, self.n)) };
+            }
+        };
+        if units >= 2 * threads() && units * tile.min(inner.size) * self.n >= crate::parallel::GRAIN {
+            crate::parallel::for_each_chunk(units, 1, |range| range.for_each(|u| one(u, false)));
+        } else {
+            (0..units).for_each(|u| one(u, true));
+        }
+    }
+
+    /// The accumulator row (`w` columns, input stride `sc`) of leaves `lo..hi`.
+    unsafe fn column_tree(&self, base: isize, sc: isize, w: usize, lo: usize, hi: usize, parallel: bool) -> Vec<R::Acc> {
+        if hi - lo == 1 {
+            // SAFETY: forwarded.
+            return unsafe { self.column_leaf(base, sc, w, lo) };
+        }
+        let mid = split(lo, hi);
+        let (mut a, b) = if parallel && (hi - lo) * COLUMN_LEAF * w >= PARALLEL_MIN {
+            // SAFETY: forwarded (both halves only read).
+            rayon::join(|| unsafe { self.column_tree(base, sc, w, lo, mid, true) }, || unsafe {
+                self.column_tree(base, sc, w, mid, hi, true)
+            })
+        } else {
+            // SAFETY: forwarded.
+            unsafe { (self.column_tree(base, sc, w, lo, mid, false), self.column_tree(base, sc, w, mid, hi, false)) }
+        };
+        for (x, y) in a.iter_mut().zip(b) {
+            *x = self.r.combine(*x, y);
+        }
+        a
+    }
+
+    /// Folds reduced positions (rows) `[leaf * COLUMN_LEAF, ..)` into a fresh row.
+    unsafe fn column_leaf(&self, base: isize, sc: isize, w: usize, leaf: usize) -> Vec<R::Acc> {
+        let mut accs = vec![self.r.identity(); w];
+        let hi = ((leaf + 1) * COLUMN_LEAF).min(self.n);
+        for p in leaf * COLUMN_LEAF..hi {
+            let (in_off, _, index) = offsets(&self.red, p);
+            let ptr = self.input.0.wrapping_offset(base + in_off);
+            if sc == 1 {
+                // SAFETY: `w` consecutive kept elements of reduced position `p`.
+                let xs = unsafe { std::slice::from_raw_parts(ptr.cast_const(), w) };
+                for (a, &x) in accs.iter_mut().zip(xs) {
+                    *a = self.r.fold(*a, x, index);
+                }
+            } else {
+                for (j, a) in accs.iter_mut().enumerate() {
+                    // SAFETY: kept element j (stride `sc`) of reduced position `p`.
+                    let x = unsafe { ptr.wrapping_offset(j as isize * sc).read() };
+                    *a = self.r.fold(*a, x, index);
+                }
+            }
+        }
+        accs
+    }
+}

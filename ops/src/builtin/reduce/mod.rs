@@ -1,0 +1,106 @@
+//! The built-in reductions: sum, prod, mean, amax, amin, all, any, logsumexp, var, std,
+//! argmax, argmin, and softmax / log_softmax (a log-sum-exp pass, then one map).
+//!
+//! Every reduction takes any strided view and runs on the core's one call path
+//! ([`tensor_core::call::reduce`]); the CPU kernels are [`tensor_kernels_cpu::reduce`]'s
+//! driver over the reducers in `reducers.rs`.
+
+mod compute;
+mod reducers;
+mod rows;
+mod softmax;
+mod specs;
+
+pub use softmax::{log_softmax, log_softmax_out, softmax, softmax_out};
+use specs::*;
+
+use crate::call::call_reduce;
+use tensor_core::call::ReduceDims;
+use tensor_core::{Result, Scalar, Tensor};
+
+macro_rules! dims_reduction {
+    ($($spec:ident, $name:ident, $out:ident, $what:literal, $example:literal;)*) => { $(
+        #[doc = concat!($what, " over `dims` (non-empty, distinct, each < ndim); `keepdim` keeps them as size 1.\n\n```\nuse tensor_ops::prelude::*;\nlet a = Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]).unwrap();\nlet r = tensor_ops::", stringify!($name), "(&a, &[1], false).unwrap();\nassert_eq!(r.shape(), &[2]);\n", $example, "\n```")]
+        pub fn $name(a: &Tensor, dims: &[usize], keepdim: bool) -> Result<Tensor> {
+            call_reduce(&$spec, a, ReduceDims::Dims(dims), keepdim, &[], None).map(|t| t.expect("a new result"))
+        }
+        #[doc = concat!("[`", stringify!($name), "`] into `out` (exactly the result's shape; the result is cast into `out`'s dtype where `can_cast` allows).")]
+        pub fn $out(a: &Tensor, dims: &[usize], keepdim: bool, out: &Tensor) -> Result<()> {
+            call_reduce(&$spec, a, ReduceDims::Dims(dims), keepdim, &[], Some(out)).map(|_| ())
+        }
+    )* };
+}
+
+dims_reduction! {
+    SUM, sum, sum_out, "Σ x (bool/integers → i64, wrapping; f32 blocked and pairwise)",
+        "assert_eq!(r.to_vec::<f32>().unwrap(), vec![6.0, 15.0]);";
+    PROD, prod, prod_out, "Π x (bool/integers → i64, wrapping)",
+        "assert_eq!(r.to_vec::<f32>().unwrap(), vec![6.0, 120.0]);";
+    MEAN, mean, mean_out, "The mean (bool/integers → f32; NaN over an empty extent)",
+        "assert_eq!(r.to_vec::<f32>().unwrap(), vec![2.0, 5.0]);";
+    AMAX, amax, amax_out, "The greatest element (NaN propagates; an empty extent is an error)",
+        "assert_eq!(r.to_vec::<f32>().unwrap(), vec![3.0, 6.0]);";
+    AMIN, amin, amin_out, "The least element (NaN propagates; an empty extent is an error)",
+        "assert_eq!(r.to_vec::<f32>().unwrap(), vec![1.0, 4.0]);";
+    ALL, all, all_out, "True where every element is non-zero (NaN counts as non-zero) → Bool",
+        "assert_eq!(r.to_vec::<bool>().unwrap(), vec![true, true]);";
+    ANY, any, any_out, "True where some element is non-zero → Bool",
+        "assert_eq!(r.to_vec::<bool>().unwrap(), vec![true, true]);";
+    LOGSUMEXP, logsumexp, logsumexp_out, "ln Σ e^x, max-rescaled in one pass (bool/integers → f32; −∞ over an empty extent)",
+        "assert!((r.to_vec::<f32>().unwrap()[0] - 3.4076).abs() < 1e-3);";
+}
+
+macro_rules! all_reduction {
+    ($($spec:ident, $name:ident, $what:literal;)*) => { $(
+        #[doc = concat!($what, " of every element → a 0-dim tensor (a 0-dim input is its one element).\n\n```\nuse tensor_ops::prelude::*;\nlet a = Tensor::from_vec(vec![1.0f32, 2.0, 3.0], &[3]).unwrap();\nassert_eq!(tensor_ops::", stringify!($name), "(&a).unwrap().shape(), &[] as &[usize]);\n```")]
+        pub fn $name(a: &Tensor) -> Result<Tensor> {
+            call_reduce(&$spec, a, ReduceDims::All, false, &[], None).map(|t| t.expect("a new result"))
+        }
+    )* };
+}
+
+all_reduction! {
+    SUM, sum_all, "Σ x";
+    PROD, prod_all, "Π x";
+    MEAN, mean_all, "The mean";
+    AMAX, amax_all, "The greatest element";
+    AMIN, amin_all, "The least element";
+    LOGSUMEXP, logsumexp_all, "ln Σ e^x";
+}
+
+macro_rules! moment_reduction {
+    ($($spec:ident, $name:ident, $out:ident, $what:literal;)*) => { $(
+        #[doc = concat!($what, " over `dims`, dividing by `n - correction` (1: the sample statistic, 0: the population one; NaN or ∞ when that is ≤ 0, as PyTorch). Welford, one pass. Bool/integers → f32.\n\n```\nuse tensor_ops::prelude::*;\nlet a = Tensor::from_vec(vec![1.0f64, 2.0, 3.0, 4.0], &[2, 2]).unwrap();\nlet r = tensor_ops::", stringify!($name), "(&a, &[0], 0, false).unwrap();\nassert_eq!(r.shape(), &[2]);\n```")]
+        pub fn $name(a: &Tensor, dims: &[usize], correction: i64, keepdim: bool) -> Result<Tensor> {
+            call_reduce(&$spec, a, ReduceDims::Dims(dims), keepdim, &[Scalar::Int(correction)], None)
+                .map(|t| t.expect("a new result"))
+        }
+        #[doc = concat!("[`", stringify!($name), "`] into `out` (exactly the result's shape, a dtype the result can be cast to).")]
+        pub fn $out(a: &Tensor, dims: &[usize], correction: i64, keepdim: bool, out: &Tensor) -> Result<()> {
+            call_reduce(&$spec, a, ReduceDims::Dims(dims), keepdim, &[Scalar::Int(correction)], Some(out)).map(|_| ())
+        }
+    )* };
+}
+
+moment_reduction! {
+    VAR, var, var_out, "The variance";
+    STD, std, std_out, "The standard deviation";
+}
+
+macro_rules! index_reduction {
+    ($($spec:ident, $name:ident, $out:ident, $what:literal, $expect:literal;)*) => { $(
+        #[doc = concat!("The index along `dim` (< ndim) of the ", $what, " element → I64: ties go to the first index, a NaN wins (the first NaN); an empty extent is an error.\n\n```\nuse tensor_ops::prelude::*;\nlet a = Tensor::from_vec(vec![1i32, 7, 7, 0], &[2, 2]).unwrap();\nassert_eq!(tensor_ops::", stringify!($name), "(&a, 1, false).unwrap().to_vec::<i64>().unwrap(), ", $expect, ");\n```")]
+        pub fn $name(a: &Tensor, dim: usize, keepdim: bool) -> Result<Tensor> {
+            call_reduce(&$spec, a, ReduceDims::Dims(&[dim]), keepdim, &[], None).map(|t| t.expect("a new result"))
+        }
+        #[doc = concat!("[`", stringify!($name), "`] into `out` (exactly the result's shape; an integer or float dtype).")]
+        pub fn $out(a: &Tensor, dim: usize, keepdim: bool, out: &Tensor) -> Result<()> {
+            call_reduce(&$spec, a, ReduceDims::Dims(&[dim]), keepdim, &[], Some(out)).map(|_| ())
+        }
+    )* };
+}
+
+index_reduction! {
+    ARGMAX, argmax, argmax_out, "first greatest", "vec![1, 0]";
+    ARGMIN, argmin, argmin_out, "first least", "vec![0, 1]";
+}

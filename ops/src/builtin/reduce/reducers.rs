@@ -1,0 +1,387 @@
+//! The built-in reducers, generic over the stored input `I`, the accumulator type `C` and
+//! the stored output `O` (the rows in `rows.rs` pick them per dtype).
+
+use super::compute::{Compute, FloatCompute};
+use std::marker::PhantomData;
+use tensor_core::{Element, Scalar};
+use tensor_kernels_cpu::reduce::Reducer;
+
+/// Declares a reducer struct generic over its types (and zero-sized when it takes no param).
+macro_rules! reducer_struct {
+    ($($(#[$m:meta])* $name:ident<$($t:ident),*>;)*) => { $(
+        $(#[$m])*
+        pub struct $name<$($t),*>(PhantomData<fn() -> ($($t,)*)>);
+    )* };
+}
+
+reducer_struct! {
+    /// Σ x (integers wrap in i64; f16/bf16 accumulate in f32).
+    Sum<I, C, O>;
+    /// Π x.
+    Prod<I, C, O>;
+    /// Σ x / n (NaN for n = 0).
+    Mean<I, C, O>;
+    /// The greatest element; NaN propagates.
+    AMax<I, C, O>;
+    /// The least element; NaN propagates.
+    AMin<I, C, O>;
+    /// True when every element is non-zero (NaN is non-zero).
+    All<I>;
+    /// True when some element is non-zero.
+    Any<I>;
+    /// ln Σ e^x, online: a running maximum and a sum rescaled to it.
+    LogSumExp<I, C, O>;
+    /// The index of the first greatest element (a NaN counts as greatest: the first NaN).
+    ArgMax<I, C>;
+    /// The index of the first least element (the first NaN if any).
+    ArgMin<I, C>;
+}
+
+macro_rules! no_params {
+    () => {
+        fn new(_: &[Scalar]) -> Self {
+            Self(PhantomData)
+        }
+    };
+}
+
+impl<I: Element, C: Compute, O: Element> Reducer for Sum<I, C, O> {
+    type In = I;
+    type Acc = C;
+    type Out = O;
+    no_params!();
+    #[inline(always)]
+    fn identity(&self) -> C {
+        C::ZERO
+    }
+    #[inline(always)]
+    fn fold(&self, acc: C, x: I, _: i64) -> C {
+        acc.add(x.cast())
+    }
+    #[inline(always)]
+    fn combine(&self, a: C, b: C) -> C {
+        a.add(b)
+    }
+    #[inline(always)]
+    fn finish(&self, acc: C, _: usize) -> O {
+        acc.cast()
+    }
+}
+
+impl<I: Element, C: Compute, O: Element> Reducer for Prod<I, C, O> {
+    type In = I;
+    type Acc = C;
+    type Out = O;
+    no_params!();
+    #[inline(always)]
+    fn identity(&self) -> C {
+        C::ONE
+    }
+    #[inline(always)]
+    fn fold(&self, acc: C, x: I, _: i64) -> C {
+        acc.mul(x.cast())
+    }
+    #[inline(always)]
+    fn combine(&self, a: C, b: C) -> C {
+        a.mul(b)
+    }
+    #[inline(always)]
+    fn finish(&self, acc: C, _: usize) -> O {
+        acc.cast()
+    }
+}
+
+impl<I: Element, C: FloatCompute, O: Element> Reducer for Mean<I, C, O> {
+    type In = I;
+    type Acc = C;
+    type Out = O;
+    no_params!();
+    #[inline(always)]
+    fn identity(&self) -> C {
+        C::ZERO
+    }
+    #[inline(always)]
+    fn fold(&self, acc: C, x: I, _: i64) -> C {
+        acc.add(x.cast())
+    }
+    #[inline(always)]
+    fn combine(&self, a: C, b: C) -> C {
+        a.add(b)
+    }
+    #[inline(always)]
+    fn finish(&self, acc: C, n: usize) -> O {
+        acc.div(C::from_count(n as f64)).cast()
+    }
+}
+
+/// NaN-propagating maximum (a NaN accumulator stays).
+#[inline(always)]
+fn max_nan<C: Compute>(a: C, b: C) -> C {
+    if a.is_nan() || !(b > a || b.is_nan()) {
+        a
+    } else {
+        b
+    }
+}
+
+/// NaN-propagating minimum.
+#[inline(always)]
+fn min_nan<C: Compute>(a: C, b: C) -> C {
+    if a.is_nan() || !(b < a || b.is_nan()) {
+        a
+    } else {
+        b
+    }
+}
+
+impl<I: Element, C: Compute, O: Element> Reducer for AMax<I, C, O> {
+    type In = I;
+    type Acc = C;
+    type Out = O;
+    no_params!();
+    #[inline(always)]
+    fn identity(&self) -> C {
+        C::LOWEST
+    }
+    #[inline(always)]
+    fn fold(&self, acc: C, x: I, _: i64) -> C {
+        max_nan(acc, x.cast())
+    }
+    #[inline(always)]
+    fn combine(&self, a: C, b: C) -> C {
+        max_nan(a, b)
+    }
+    #[inline(always)]
+    fn finish(&self, acc: C, _: usize) -> O {
+        acc.cast()
+    }
+}
+
+impl<I: Element, C: Compute, O: Element> Reducer for AMin<I, C, O> {
+    type In = I;
+    type Acc = C;
+    type Out = O;
+    no_params!();
+    #[inline(always)]
+    fn identity(&self) -> C {
+        C::HIGHEST
+    }
+    #[inline(always)]
+    fn fold(&self, acc: C, x: I, _: i64) -> C {
+        min_nan(acc, x.cast())
+    }
+    #[inline(always)]
+    fn combine(&self, a: C, b: C) -> C {
+        min_nan(a, b)
+    }
+    #[inline(always)]
+    fn finish(&self, acc: C, _: usize) -> O {
+        acc.cast()
+    }
+}
+
+impl<I: Element> Reducer for All<I> {
+    type In = I;
+    type Acc = bool;
+    type Out = bool;
+    no_params!();
+    #[inline(always)]
+    fn identity(&self) -> bool {
+        true
+    }
+    #[inline(always)]
+    fn fold(&self, acc: bool, x: I, _: i64) -> bool {
+        acc & x.cast::<bool>()
+    }
+    #[inline(always)]
+    fn combine(&self, a: bool, b: bool) -> bool {
+        a & b
+    }
+    #[inline(always)]
+    fn finish(&self, acc: bool, _: usize) -> bool {
+        acc
+    }
+}
+
+impl<I: Element> Reducer for Any<I> {
+    type In = I;
+    type Acc = bool;
+    type Out = bool;
+    no_params!();
+    #[inline(always)]
+    fn identity(&self) -> bool {
+        false
+    }
+    #[inline(always)]
+    fn fold(&self, acc: bool, x: I, _: i64) -> bool {
+        acc | x.cast::<bool>()
+    }
+    #[inline(always)]
+    fn combine(&self, a: bool, b: bool) -> bool {
+        a | b
+    }
+    #[inline(always)]
+    fn finish(&self, acc: bool, _: usize) -> bool {
+        acc
+    }
+}
+
+/// Merges two (max, Σ e^(x − max)) pairs.
+#[inline(always)]
+fn lse_merge<C: FloatCompute>((m1, s1): (C, C), (m2, s2): (C, C)) -> (C, C) {
+    if m1 == m2 {
+        // Equal maxima (±∞ included): the sums add, no rescale (∞ − ∞ would be NaN).
+        (m1, s1.add(s2))
+    } else if m2 > m1 {
+        (m2, s2.add(s1.mul(m1.sub(m2).exp())))
+    } else if m1 > m2 {
+        (m1, s1.add(s2.mul(m2.sub(m1).exp())))
+    } else {
+        // A NaN maximum (only reached through a NaN sum elsewhere): NaN.
+        (m1, C::NAN)
+    }
+}
+
+impl<I: Element, C: FloatCompute, O: Element> Reducer for LogSumExp<I, C, O> {
+    type In = I;
+    type Acc = (C, C);
+    type Out = O;
+    no_params!();
+    #[inline(always)]
+    fn identity(&self) -> (C, C) {
+        (C::LOWEST, C::ZERO)
+    }
+    #[inline(always)]
+    fn fold(&self, acc: (C, C), x: I, _: i64) -> (C, C) {
+        let x: C = x.cast();
+        if x.is_nan() {
+            return (acc.0, C::NAN);
+        }
+        lse_merge(acc, (x, C::ONE))
+    }
+    #[inline(always)]
+    fn combine(&self, a: (C, C), b: (C, C)) -> (C, C) {
+        if a.1.is_nan() || b.1.is_nan() {
+            return (a.0, C::NAN);
+        }
+        lse_merge(a, b)
+    }
+    #[inline(always)]
+    fn finish(&self, (m, s): (C, C), _: usize) -> O {
+        if s == C::ZERO {
+            // Nothing folded: ln 0 = −∞.
+            return C::LOWEST.cast();
+        }
+        m.add(s.ln()).cast()
+    }
+}
+
+/// Welford's running (count, mean, Σ(x − mean)²), merged by Chan's formula; `var` or, with
+/// `SQRT`, `std`, dividing by `n − correction` (NaN or ∞ when that is ≤ 0, as PyTorch).
+pub struct Var<I, C, O, const SQRT: bool> {
+    correction: f64,
+    _types: PhantomData<fn() -> (I, C, O)>,
+}
+
+impl<I: Element, C: FloatCompute, O: Element, const SQRT: bool> Reducer for Var<I, C, O, SQRT> {
+    type In = I;
+    type Acc = (f64, C, C);
+    type Out = O;
+    fn new(params: &[Scalar]) -> Self {
+        Var { correction: params.first().map_or(1.0, |p| p.to_f64()), _types: PhantomData }
+    }
+    #[inline(always)]
+    fn identity(&self) -> (f64, C, C) {
+        (0.0, C::ZERO, C::ZERO)
+    }
+    #[inline(always)]
+    fn fold(&self, (n, mean, m2): (f64, C, C), x: I, _: i64) -> (f64, C, C) {
+        let x: C = x.cast();
+        let n = n + 1.0;
+        let d = x.sub(mean);
+        let mean = mean.add(d.div(C::from_count(n)));
+        (n, mean, m2.add(d.mul(x.sub(mean))))
+    }
+    #[inline(always)]
+    fn combine(&self, a: (f64, C, C), b: (f64, C, C)) -> (f64, C, C) {
+        if a.0 == 0.0 {
+            return b;
+        }
+        if b.0 == 0.0 {
+            return a;
+        }
+        let n = a.0 + b.0;
+        let d = b.1.sub(a.1);
+        let mean = a.1.add(d.mul(C::from_count(b.0 / n)));
+        let m2 = a.2.add(b.2).add(d.mul(d).mul(C::from_count(a.0 * b.0 / n)));
+        (n, mean, m2)
+    }
+    #[inline(always)]
+    fn finish(&self, (n, _, m2): (f64, C, C), _: usize) -> O {
+        let var = m2.div(C::from_count((n - self.correction).max(0.0)));
+        if SQRT { var.sqrt().cast() } else { var.cast() }
+    }
+}
+
+/// The NONE index of an argmax/argmin accumulator that has seen nothing.
+const NONE: i64 = i64::MAX;
+
+/// Picks the winner of two (value, index) candidates: a NaN beats a number, `better` decides
+/// between numbers, ties (and two NaNs) go to the smaller index.
+#[inline(always)]
+fn pick<C: Compute>(a: (C, i64), b: (C, i64), better: impl Fn(C, C) -> bool) -> (C, i64) {
+    if a.1 == NONE {
+        return b;
+    }
+    if b.1 == NONE {
+        return a;
+    }
+    let (an, bn) = (a.0.is_nan(), b.0.is_nan());
+    let b_wins = if an || bn {
+        if an && bn {
+            b.1 < a.1
+        } else {
+            bn
+        }
+    } else if better(b.0, a.0) {
+        true
+    } else if better(a.0, b.0) {
+        false
+    } else {
+        b.1 < a.1
+    };
+    if b_wins {
+        b
+    } else {
+        a
+    }
+}
+
+macro_rules! arg_reducer {
+    ($name:ident, $better:expr) => {
+        impl<I: Element, C: Compute> Reducer for $name<I, C> {
+            type In = I;
+            type Acc = (C, i64);
+            type Out = i64;
+            no_params!();
+            #[inline(always)]
+            fn identity(&self) -> (C, i64) {
+                (C::ZERO, NONE)
+            }
+            #[inline(always)]
+            fn fold(&self, acc: (C, i64), x: I, index: i64) -> (C, i64) {
+                pick(acc, (x.cast(), index), $better)
+            }
+            #[inline(always)]
+            fn combine(&self, a: (C, i64), b: (C, i64)) -> (C, i64) {
+                pick(a, b, $better)
+            }
+            #[inline(always)]
+            fn finish(&self, acc: (C, i64), _: usize) -> i64 {
+                acc.1
+            }
+        }
+    };
+}
+arg_reducer!(ArgMax, |x: C, y: C| x > y);
+arg_reducer!(ArgMin, |x: C, y: C| x < y);

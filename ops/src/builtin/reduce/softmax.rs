@@ -1,0 +1,77 @@
+//! softmax / log_softmax along a dim: a log-sum-exp pass in the accumulator's precision,
+//! then one elementwise map `e^(x − lse)` (or `x − lse`) with the result rounded once.
+
+use super::specs::SOFTMAX_LSE;
+use crate::call::{call_map_out, call_reduce};
+use tensor_core::call::ReduceDims;
+use tensor_core::registry::ReduceOutput;
+use tensor_core::{Error, Result, Tensor};
+use tensor_macros::tensor_op;
+
+/// `e^(x − lse)`: softmax from a row's log-sum-exp.
+#[tensor_op(name = "softmax_from_lse", dtypes = [float])]
+pub(crate) fn softmax_from_lse<T: Float>(x: T, lse: T) -> T {
+    (x - lse).exp()
+}
+
+/// `x − lse`: log_softmax from a row's log-sum-exp.
+#[tensor_op(name = "log_softmax_from_lse", dtypes = [float])]
+pub(crate) fn log_softmax_from_lse<T: Float>(x: T, lse: T) -> T {
+    x - lse
+}
+
+fn run(name: &'static str, a: &Tensor, dim: usize, out: &Tensor, log: bool) -> Result<()> {
+    if out.shape() != a.shape() {
+        return Err(Error::invalid_output(
+            name,
+            format!("the out tensor has shape {:?} but {name} of shape {:?} has that shape", out.shape(), a.shape()),
+        ));
+    }
+    let lse = call_reduce(&SOFTMAX_LSE, a, ReduceDims::Dims(&[dim]), true, &[], None)
+        .map_err(|e| e.renamed(name))?
+        .expect("a new result");
+    let spec = if log { &__tensor_op_log_softmax_from_lse::SPEC } else { &__tensor_op_softmax_from_lse::SPEC };
+    call_map_out(spec, &[a, &lse], &[], out).map_err(|e| e.renamed(name))
+}
+
+fn new_result(a: &Tensor) -> Result<Tensor> {
+    Tensor::empty(a.shape(), ReduceOutput::Float.result(a.dtype()), a.device())
+}
+
+/// `e^x / Σ e^x` along `dim` (< ndim), max-subtracted (a row of all −∞ gives NaN).
+/// Bool/integers → f32; floats keep their dtype (f16/bf16 computed in f32, rounded once).
+///
+/// ```
+/// use tensor_ops::prelude::*;
+/// let a = Tensor::from_vec(vec![0.0f32, 0.0, 1000.0, 1000.0], &[2, 2]).unwrap();
+/// assert_eq!(tensor_ops::softmax(&a, 1).unwrap().to_vec::<f32>().unwrap(), vec![0.5; 4]);
+/// ```
+pub fn softmax(a: &Tensor, dim: usize) -> Result<Tensor> {
+    let out = new_result(a)?;
+    run("softmax", a, dim, &out, false)?;
+    Ok(out)
+}
+
+/// [`softmax`] into `out` (the input's shape; a float dtype).
+pub fn softmax_out(a: &Tensor, dim: usize, out: &Tensor) -> Result<()> {
+    run("softmax", a, dim, out, false)
+}
+
+/// `x − ln Σ e^x` along `dim` (< ndim). Dtypes as [`softmax`].
+///
+/// ```
+/// use tensor_ops::prelude::*;
+/// let a = Tensor::from_vec(vec![1.0f64, 1.0], &[2]).unwrap();
+/// let r = tensor_ops::log_softmax(&a, 0).unwrap().to_vec::<f64>().unwrap();
+/// assert!((r[0] + std::f64::consts::LN_2).abs() < 1e-12);
+/// ```
+pub fn log_softmax(a: &Tensor, dim: usize) -> Result<Tensor> {
+    let out = new_result(a)?;
+    run("log_softmax", a, dim, &out, true)?;
+    Ok(out)
+}
+
+/// [`log_softmax`] into `out` (the input's shape; a float dtype).
+pub fn log_softmax_out(a: &Tensor, dim: usize, out: &Tensor) -> Result<()> {
+    run("log_softmax", a, dim, out, true)
+}
