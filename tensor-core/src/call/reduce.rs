@@ -125,7 +125,9 @@ fn reduced_mask(name: &'static str, shape: &[usize], dims: ReduceDims<'_>) -> Re
             if list.is_empty() {
                 return Err(Error::invalid(
                     name,
-                    format!("{name} needs at least one dim to reduce (shape {shape:?}); use {name}_all to reduce every dim"),
+                    format!(
+                        "{name} needs at least one dim to reduce (shape {shape:?}); use {name}_all to reduce every dim"
+                    ),
                 ));
             }
             for &d in list {

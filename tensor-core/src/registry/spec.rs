@@ -88,9 +88,6 @@ pub enum ReduceOutput {
     Float,
     /// Always this dtype (argmax → `I64`, all/any → `Bool`, count_nonzero → `I64`).
     Fixed(crate::DType),
-    /// The float a reduction accumulates in: `F64` for `F64`, else `F32` (an intermediate
-    /// kept unrounded, such as softmax's log-sum-exp).
-    Accumulator,
 }
 
 impl ReduceOutput {
@@ -111,8 +108,6 @@ impl ReduceOutput {
             ReduceOutput::Float if input.is_float() => input,
             ReduceOutput::Float => crate::DType::F32,
             ReduceOutput::Fixed(d) => d,
-            ReduceOutput::Accumulator if input == crate::DType::F64 => input,
-            ReduceOutput::Accumulator => crate::DType::F32,
         }
     }
 }

@@ -151,9 +151,10 @@ impl<R: Reducer> Walk<'_, R> {
         let mid = split(lo, hi);
         let (a, b) = if parallel && (hi - lo) * ROW_LEAF >= PARALLEL_MIN {
             // SAFETY: forwarded (both halves only read).
-            rayon::join(|| unsafe { self.row_tree(base, lo, mid, true) }, || unsafe {
-                self.row_tree(base, mid, hi, true)
-            })
+            rayon::join(
+                || unsafe { self.row_tree(base, lo, mid, true) },
+                || unsafe { self.row_tree(base, mid, hi, true) },
+            )
         } else {
             // SAFETY: forwarded.
             unsafe { (self.row_tree(base, lo, mid, false), self.row_tree(base, mid, hi, false)) }
@@ -229,7 +230,15 @@ impl<R: Reducer> Walk<'_, R> {
     }
 
     /// The accumulator row (`w` columns, input stride `sc`) of leaves `lo..hi`.
-    unsafe fn column_tree(&self, base: isize, sc: isize, w: usize, lo: usize, hi: usize, parallel: bool) -> Vec<R::Acc> {
+    unsafe fn column_tree(
+        &self,
+        base: isize,
+        sc: isize,
+        w: usize,
+        lo: usize,
+        hi: usize,
+        parallel: bool,
+    ) -> Vec<R::Acc> {
         if hi - lo == 1 {
             // SAFETY: forwarded.
             return unsafe { self.column_leaf(base, sc, w, lo) };
@@ -237,9 +246,10 @@ impl<R: Reducer> Walk<'_, R> {
         let mid = split(lo, hi);
         let (mut a, b) = if parallel && (hi - lo) * COLUMN_LEAF * w >= PARALLEL_MIN {
             // SAFETY: forwarded (both halves only read).
-            rayon::join(|| unsafe { self.column_tree(base, sc, w, lo, mid, true) }, || unsafe {
-                self.column_tree(base, sc, w, mid, hi, true)
-            })
+            rayon::join(
+                || unsafe { self.column_tree(base, sc, w, lo, mid, true) },
+                || unsafe { self.column_tree(base, sc, w, mid, hi, true) },
+            )
         } else {
             // SAFETY: forwarded.
             unsafe { (self.column_tree(base, sc, w, lo, mid, false), self.column_tree(base, sc, w, mid, hi, false)) }

@@ -319,7 +319,11 @@ impl<I: Element, C: FloatCompute, O: Element, const SQRT: bool> Reducer for Var<
     #[inline(always)]
     fn finish(&self, (n, _, m2): (f64, C, C), _: usize) -> O {
         let var = m2.div(C::from_count((n - self.correction).max(0.0)));
-        if SQRT { var.sqrt().cast() } else { var.cast() }
+        if SQRT {
+            var.sqrt().cast()
+        } else {
+            var.cast()
+        }
     }
 }
 
