@@ -2,6 +2,7 @@
 //! kept), fixed leaves combined in a fixed binary tree, threads over outputs or subtrees.
 
 use super::Reducer;
+use crate::map::{simd_level, SimdLevel};
 use smallvec::SmallVec;
 use tensor_core::registry::RawTensor;
 
@@ -162,8 +163,39 @@ impl<R: Reducer> Walk<'_, R> {
         self.r.combine(a, b)
     }
 
-    /// Folds reduced positions `[leaf * ROW_LEAF, ..)`, run by run.
+    /// [`Self::row_leaf_body`] at this CPU's SIMD level.
     unsafe fn row_leaf(&self, base: isize, leaf: usize) -> R::Acc {
+        match simd_level() {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: `simd_level` never exceeds the CPU's detected level; forwarded.
+            SimdLevel::Avx512 => unsafe { self.row_leaf_avx512(base, leaf) },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: as above (AVX2 and FMA present).
+            SimdLevel::Avx2 => unsafe { self.row_leaf_avx2(base, leaf) },
+            // SAFETY: forwarded.
+            _ => unsafe { self.row_leaf_body(base, leaf) },
+        }
+    }
+
+    /// [`Self::row_leaf_body`] compiled with AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn row_leaf_avx2(&self, base: isize, leaf: usize) -> R::Acc {
+        // SAFETY: forwarded.
+        unsafe { self.row_leaf_body(base, leaf) }
+    }
+
+    /// [`Self::row_leaf_body`] compiled with AVX-512.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")]
+    unsafe fn row_leaf_avx512(&self, base: isize, leaf: usize) -> R::Acc {
+        // SAFETY: forwarded.
+        unsafe { self.row_leaf_body(base, leaf) }
+    }
+
+    /// Folds reduced positions `[leaf * ROW_LEAF, ..)`, run by run.
+    #[inline(always)]
+    unsafe fn row_leaf_body(&self, base: isize, leaf: usize) -> R::Acc {
         let Some((inner, outer)) = self.red.split_last() else {
             // No reduced dim (a 0-dim or all-size-1 reduction): the one element.
             // SAFETY: the input's first element of this output.
@@ -260,8 +292,39 @@ impl<R: Reducer> Walk<'_, R> {
         a
     }
 
-    /// Folds reduced positions (rows) `[leaf * COLUMN_LEAF, ..)` into a fresh row.
+    /// [`Self::column_leaf_body`] at this CPU's SIMD level.
     unsafe fn column_leaf(&self, base: isize, sc: isize, w: usize, leaf: usize) -> Vec<R::Acc> {
+        match simd_level() {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: `simd_level` never exceeds the CPU's detected level; forwarded.
+            SimdLevel::Avx512 => unsafe { self.column_leaf_avx512(base, sc, w, leaf) },
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: as above (AVX2 and FMA present).
+            SimdLevel::Avx2 => unsafe { self.column_leaf_avx2(base, sc, w, leaf) },
+            // SAFETY: forwarded.
+            _ => unsafe { self.column_leaf_body(base, sc, w, leaf) },
+        }
+    }
+
+    /// [`Self::column_leaf_body`] compiled with AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn column_leaf_avx2(&self, base: isize, sc: isize, w: usize, leaf: usize) -> Vec<R::Acc> {
+        // SAFETY: forwarded.
+        unsafe { self.column_leaf_body(base, sc, w, leaf) }
+    }
+
+    /// [`Self::column_leaf_body`] compiled with AVX-512.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")]
+    unsafe fn column_leaf_avx512(&self, base: isize, sc: isize, w: usize, leaf: usize) -> Vec<R::Acc> {
+        // SAFETY: forwarded.
+        unsafe { self.column_leaf_body(base, sc, w, leaf) }
+    }
+
+    /// Folds reduced positions (rows) `[leaf * COLUMN_LEAF, ..)` into a fresh row.
+    #[inline(always)]
+    unsafe fn column_leaf_body(&self, base: isize, sc: isize, w: usize, leaf: usize) -> Vec<R::Acc> {
         let mut accs = vec![self.r.identity(); w];
         let hi = ((leaf + 1) * COLUMN_LEAF).min(self.n);
         for p in leaf * COLUMN_LEAF..hi {

@@ -27,8 +27,6 @@ pub trait FloatCompute: Compute {
     fn div(self, o: Self) -> Self;
     /// e^x.
     fn exp(self) -> Self;
-    /// ln x.
-    fn ln(self) -> Self;
     /// √x.
     fn sqrt(self) -> Self;
     /// `n` as this type.
@@ -49,7 +47,6 @@ macro_rules! float_compute {
             #[inline(always)] fn sub(self, o: Self) -> Self { self - o }
             #[inline(always)] fn div(self, o: Self) -> Self { self / o }
             #[inline(always)] fn exp(self) -> Self { <$t>::exp(self) }
-            #[inline(always)] fn ln(self) -> Self { <$t>::ln(self) }
             #[inline(always)] fn sqrt(self) -> Self { <$t>::sqrt(self) }
             #[inline(always)] fn from_count(n: f64) -> Self { n as $t }
         }
@@ -86,3 +83,93 @@ impl Compute for bool {
         false
     }
 }
+
+/// Σ e^(x − m) over a slice, 16 (f32) or 4 (f64) lanes at a time with the lane algebra's
+/// vector `exp`.
+pub trait SumExp: FloatCompute {
+    /// Σ e^(x − m).
+    fn sum_exp(xs: &[Self], m: Self) -> Self;
+}
+
+macro_rules! sum_exp {
+    ($t:ty, $v:ty, $lanes:literal) => {
+        impl SumExp for $t {
+            #[inline(always)]
+            fn sum_exp(xs: &[$t], m: $t) -> $t {
+                use tensor_kernels_cpu::value::Value;
+                let mv = <$v>::splat(m);
+                let mut acc = <$v>::zero();
+                let mut chunks = xs.chunks_exact($lanes);
+                for c in &mut chunks {
+                    acc = acc + (<$v>::load(c) - mv).exp();
+                }
+                let mut lanes = [0 as $t; $lanes];
+                acc.store(&mut lanes);
+                let tail: $t = chunks.remainder().iter().map(|&x| (x - m).exp()).sum();
+                lanes.iter().sum::<$t>() + tail
+            }
+        }
+    };
+}
+sum_exp!(f32, tensor_kernels_cpu::value::F32x16, 16);
+sum_exp!(f64, tensor_kernels_cpu::value::F64x4, 4);
+
+/// The greatest element of a slice by `>` (16 independent lanes) and whether any is NaN.
+#[inline(always)]
+pub fn max_and_nan<C: Compute>(xs: &[C]) -> (C, bool) {
+    let mut m = [C::LOWEST; 16];
+    let mut nan = [false; 16];
+    let mut chunks = xs.chunks_exact(16);
+    for c in &mut chunks {
+        for k in 0..16 {
+            m[k] = if c[k] > m[k] { c[k] } else { m[k] };
+            nan[k] |= c[k].is_nan();
+        }
+    }
+    let mut best = C::LOWEST;
+    let mut any_nan = false;
+    for &x in chunks.remainder().iter().chain(m.iter()) {
+        best = if x > best { x } else { best };
+        any_nan |= x.is_nan();
+    }
+    (best, any_nan | nan.iter().any(|&b| b))
+}
+
+/// The least element of a slice by `<` and whether any is NaN.
+#[inline(always)]
+pub fn min_and_nan<C: Compute>(xs: &[C]) -> (C, bool) {
+    let mut m = [C::HIGHEST; 16];
+    let mut nan = [false; 16];
+    let mut chunks = xs.chunks_exact(16);
+    for c in &mut chunks {
+        for k in 0..16 {
+            m[k] = if c[k] < m[k] { c[k] } else { m[k] };
+            nan[k] |= c[k].is_nan();
+        }
+    }
+    let mut best = C::HIGHEST;
+    let mut any_nan = false;
+    for &x in chunks.remainder().iter().chain(m.iter()) {
+        best = if x < best { x } else { best };
+        any_nan |= x.is_nan();
+    }
+    (best, any_nan | nan.iter().any(|&b| b))
+}
+
+/// Up to [`BLOCK`] elements of `xs` as `C`: `xs` itself when `I` is `C`, else converted
+/// into `buf`.
+#[inline(always)]
+pub fn convert_block<'b, I: Element, C: Element>(xs: &'b [I], buf: &'b mut [C; BLOCK]) -> &'b [C] {
+    let n = xs.len().min(BLOCK);
+    if std::any::TypeId::of::<I>() == std::any::TypeId::of::<C>() {
+        // SAFETY: `I` and `C` are the same type, so the slice is reinterpreted as itself.
+        return unsafe { std::slice::from_raw_parts(xs.as_ptr().cast::<C>(), n) };
+    }
+    for (b, &x) in buf.iter_mut().zip(&xs[..n]) {
+        *b = x.cast();
+    }
+    &buf[..n]
+}
+
+/// Elements a block fast path converts and folds at a time (a row leaf's size).
+pub const BLOCK: usize = tensor_kernels_cpu::reduce::ROW_LEAF;

@@ -1,10 +1,13 @@
 //! The built-in reducers, generic over the stored input `I`, the accumulator type `C` and
 //! the stored output `O` (the rows in `rows.rs` pick them per dtype).
 
-use super::compute::{Compute, FloatCompute};
+use super::compute::{convert_block, max_and_nan, min_and_nan, Compute, FloatCompute, SumExp, BLOCK};
 use std::marker::PhantomData;
 use tensor_core::{Element, Scalar};
 use tensor_kernels_cpu::reduce::Reducer;
+
+/// The zero-sized marker of a reducer's types.
+type Types<I, C, O> = PhantomData<fn() -> (I, C, O)>;
 
 /// Declares a reducer struct generic over its types (and zero-sized when it takes no param).
 macro_rules! reducer_struct {
@@ -117,21 +120,41 @@ impl<I: Element, C: FloatCompute, O: Element> Reducer for Mean<I, C, O> {
 /// NaN-propagating maximum (a NaN accumulator stays).
 #[inline(always)]
 fn max_nan<C: Compute>(a: C, b: C) -> C {
-    if a.is_nan() || !(b > a || b.is_nan()) {
-        a
-    } else {
+    // A NaN `a` stays: `b > NaN` is false.
+    if b > a || b.is_nan() {
         b
+    } else {
+        a
     }
 }
 
 /// NaN-propagating minimum.
 #[inline(always)]
 fn min_nan<C: Compute>(a: C, b: C) -> C {
-    if a.is_nan() || !(b < a || b.is_nan()) {
-        a
-    } else {
+    if b < a || b.is_nan() {
         b
+    } else {
+        a
     }
+}
+
+/// The fast path of amax/amin over a contiguous run: blocks converted to `C`, the extreme
+/// by 16 independent lanes, NaN detected on the side.
+macro_rules! extreme_run {
+    ($scan:ident, $merge:ident) => {
+        #[inline(always)]
+        fn fold_run(&self, xs: &[I], _: i64, _: i64) -> C {
+            let mut buf = [C::ZERO; BLOCK];
+            let mut acc = self.identity();
+            for chunk in xs.chunks(BLOCK) {
+                let b = convert_block(chunk, &mut buf);
+                let (m, nan) = $scan(b);
+                let m = if nan { b.iter().copied().find(|x| x.is_nan()).unwrap_or(m) } else { m };
+                acc = $merge(acc, m);
+            }
+            acc
+        }
+    };
 }
 
 impl<I: Element, C: Compute, O: Element> Reducer for AMax<I, C, O> {
@@ -147,6 +170,7 @@ impl<I: Element, C: Compute, O: Element> Reducer for AMax<I, C, O> {
     fn fold(&self, acc: C, x: I, _: i64) -> C {
         max_nan(acc, x.cast())
     }
+    extreme_run!(max_and_nan, max_nan);
     #[inline(always)]
     fn combine(&self, a: C, b: C) -> C {
         max_nan(a, b)
@@ -170,6 +194,7 @@ impl<I: Element, C: Compute, O: Element> Reducer for AMin<I, C, O> {
     fn fold(&self, acc: C, x: I, _: i64) -> C {
         min_nan(acc, x.cast())
     }
+    extreme_run!(min_and_nan, min_nan);
     #[inline(always)]
     fn combine(&self, a: C, b: C) -> C {
         min_nan(a, b)
@@ -242,7 +267,7 @@ fn lse_merge<C: FloatCompute>((m1, s1): (C, C), (m2, s2): (C, C)) -> (C, C) {
     }
 }
 
-impl<I: Element, C: FloatCompute, O: Element> Reducer for LogSumExp<I, C, O> {
+impl<I: Element, C: SumExp, O: Element> Reducer for LogSumExp<I, C, O> {
     type In = I;
     type Acc = (C, C);
     type Out = O;
@@ -266,13 +291,36 @@ impl<I: Element, C: FloatCompute, O: Element> Reducer for LogSumExp<I, C, O> {
         }
         lse_merge(a, b)
     }
+    /// Per block: the maximum (16 lanes), then Σ e^(x − max) with the vector `exp`; one
+    /// pass over memory (the block is re-read from L1).
+    #[inline(always)]
+    fn fold_run(&self, xs: &[I], _: i64, _: i64) -> (C, C) {
+        let mut buf = [C::ZERO; BLOCK];
+        let mut acc = self.identity();
+        for chunk in xs.chunks(BLOCK) {
+            let b = convert_block(chunk, &mut buf);
+            let (m, nan) = max_and_nan(b);
+            let block = if nan {
+                (m, C::NAN)
+            } else if m == C::LOWEST || m == C::HIGHEST {
+                // All −∞ (each adds 1 at an equal maximum), or +∞ present (only the +∞ count).
+                (m, C::from_count(b.iter().filter(|&&x| x == m).count() as f64))
+            } else {
+                (m, C::sum_exp(b, m))
+            };
+            acc = self.combine(acc, block);
+        }
+        acc
+    }
     #[inline(always)]
     fn finish(&self, (m, s): (C, C), _: usize) -> O {
         if s == C::ZERO {
             // Nothing folded: ln 0 = −∞.
             return C::LOWEST.cast();
         }
-        m.add(s.ln()).cast()
+        // In f64: an f64 output (softmax's pass) keeps m + ln s unrounded even at |m| ≫ 1.
+        let (m, s): (f64, f64) = (m.cast(), s.cast());
+        (m + s.ln()).cast()
     }
 }
 
@@ -280,7 +328,7 @@ impl<I: Element, C: FloatCompute, O: Element> Reducer for LogSumExp<I, C, O> {
 /// `SQRT`, `std`, dividing by `n − correction` (NaN or ∞ when that is ≤ 0, as PyTorch).
 pub struct Var<I, C, O, const SQRT: bool> {
     correction: f64,
-    _types: PhantomData<fn() -> (I, C, O)>,
+    _types: Types<I, C, O>,
 }
 
 impl<I: Element, C: FloatCompute, O: Element, const SQRT: bool> Reducer for Var<I, C, O, SQRT> {
@@ -316,6 +364,24 @@ impl<I: Element, C: FloatCompute, O: Element, const SQRT: bool> Reducer for Var<
         let m2 = a.2.add(b.2).add(d.mul(d).mul(C::from_count(a.0 * b.0 / n)));
         (n, mean, m2)
     }
+    /// Per block: the block's mean and Σ(x − mean)² (16 lanes each, the block re-read from
+    /// L1), merged by Chan's formula: one pass over memory, no division per element.
+    #[inline(always)]
+    fn fold_run(&self, xs: &[I], _: i64, _: i64) -> (f64, C, C) {
+        let mut buf = [C::ZERO; BLOCK];
+        let mut acc = self.identity();
+        for chunk in xs.chunks(BLOCK) {
+            let b = convert_block(chunk, &mut buf);
+            let n = b.len() as f64;
+            let mean = lane_sum(b, |x| x).div(C::from_count(n));
+            let m2 = lane_sum(b, |x| {
+                let d = x.sub(mean);
+                d.mul(d)
+            });
+            acc = self.combine(acc, (n, mean, m2));
+        }
+        acc
+    }
     #[inline(always)]
     fn finish(&self, (n, _, m2): (f64, C, C), _: usize) -> O {
         let var = m2.div(C::from_count((n - self.correction).max(0.0)));
@@ -325,6 +391,29 @@ impl<I: Element, C: FloatCompute, O: Element, const SQRT: bool> Reducer for Var<
             var.cast()
         }
     }
+}
+
+/// Σ f(x) over a slice with 16 independent accumulators, combined pairwise.
+#[inline(always)]
+fn lane_sum<C: FloatCompute>(xs: &[C], f: impl Fn(C) -> C) -> C {
+    let mut acc = [C::ZERO; 16];
+    let mut chunks = xs.chunks_exact(16);
+    for c in &mut chunks {
+        for k in 0..16 {
+            acc[k] = acc[k].add(f(c[k]));
+        }
+    }
+    for (k, &x) in chunks.remainder().iter().enumerate() {
+        acc[k] = acc[k].add(f(x));
+    }
+    let mut half = 8;
+    while half > 0 {
+        for k in 0..half {
+            acc[k] = acc[k].add(acc[k + half]);
+        }
+        half /= 2;
+    }
+    acc[0]
 }
 
 /// The NONE index of an argmax/argmin accumulator that has seen nothing.
@@ -362,7 +451,7 @@ fn pick<C: Compute>(a: (C, i64), b: (C, i64), better: impl Fn(C, C) -> bool) -> 
 }
 
 macro_rules! arg_reducer {
-    ($name:ident, $better:expr) => {
+    ($name:ident, $scan:ident, $better:expr) => {
         impl<I: Element, C: Compute> Reducer for $name<I, C> {
             type In = I;
             type Acc = (C, i64);
@@ -384,8 +473,30 @@ macro_rules! arg_reducer {
             fn finish(&self, acc: (C, i64), _: usize) -> i64 {
                 acc.1
             }
+            /// Per block: the extreme by 16 lanes, then the first position holding it (or
+            /// the first NaN) — two vector scans of an L1-resident block, no per-element
+            /// branch on the index.
+            #[inline(always)]
+            fn fold_run(&self, xs: &[I], index: i64, step: i64) -> (C, i64) {
+                let mut buf = [C::ZERO; BLOCK];
+                let mut acc = self.identity();
+                let mut base = index;
+                for chunk in xs.chunks(BLOCK) {
+                    let b = convert_block(chunk, &mut buf);
+                    let (m, nan) = $scan(b);
+                    let hit = |x: &C| if nan { x.is_nan() } else { *x == m };
+                    // The smallest logical index: the first hit, or the last when the run
+                    // walks indices backwards (a flipped dim).
+                    let pos = if step >= 0 { b.iter().position(hit) } else { b.iter().rposition(hit) };
+                    if let Some(pos) = pos {
+                        acc = pick(acc, (b[pos], base.wrapping_add((pos as i64).wrapping_mul(step))), $better);
+                    }
+                    base = base.wrapping_add((b.len() as i64).wrapping_mul(step));
+                }
+                acc
+            }
         }
     };
 }
-arg_reducer!(ArgMax, |x: C, y: C| x > y);
-arg_reducer!(ArgMin, |x: C, y: C| x < y);
+arg_reducer!(ArgMax, max_and_nan, |x: C, y: C| x > y);
+arg_reducer!(ArgMin, min_and_nan, |x: C, y: C| x < y);

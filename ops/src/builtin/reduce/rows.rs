@@ -115,14 +115,15 @@ float_rows!(STD, Var, true);
 arg_rows!(ARGMAX, ArgMax);
 arg_rows!(ARGMIN, ArgMin);
 
-// The log-sum-exp pass of softmax/log_softmax, in f64 (see SOFTMAX_LSE).
-row!(SOFTMAX_LSE, Bool, LogSumExp<bool, f64, f64>);
-row!(SOFTMAX_LSE, U8, LogSumExp<u8, f64, f64>);
-row!(SOFTMAX_LSE, I8, LogSumExp<i8, f64, f64>);
-row!(SOFTMAX_LSE, I16, LogSumExp<i16, f64, f64>);
-row!(SOFTMAX_LSE, I32, LogSumExp<i32, f64, f64>);
-row!(SOFTMAX_LSE, I64, LogSumExp<i64, f64, f64>);
-row!(SOFTMAX_LSE, F16, LogSumExp<f16, f64, f64>);
-row!(SOFTMAX_LSE, BF16, LogSumExp<bf16, f64, f64>);
-row!(SOFTMAX_LSE, F32, LogSumExp<f32, f64, f64>);
+// The log-sum-exp pass of softmax/log_softmax: folded in f32 (f64 for f64), finished and
+// stored in f64 (see SOFTMAX_LSE).
+row!(SOFTMAX_LSE, Bool, LogSumExp<bool, f32, f64>);
+row!(SOFTMAX_LSE, U8, LogSumExp<u8, f32, f64>);
+row!(SOFTMAX_LSE, I8, LogSumExp<i8, f32, f64>);
+row!(SOFTMAX_LSE, I16, LogSumExp<i16, f32, f64>);
+row!(SOFTMAX_LSE, I32, LogSumExp<i32, f32, f64>);
+row!(SOFTMAX_LSE, I64, LogSumExp<i64, f32, f64>);
+row!(SOFTMAX_LSE, F16, LogSumExp<f16, f32, f64>);
+row!(SOFTMAX_LSE, BF16, LogSumExp<bf16, f32, f64>);
+row!(SOFTMAX_LSE, F32, LogSumExp<f32, f32, f64>);
 row!(SOFTMAX_LSE, F64, LogSumExp<f64, f64, f64>);

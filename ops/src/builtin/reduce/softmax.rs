@@ -1,23 +1,25 @@
-//! softmax / log_softmax along a dim: a log-sum-exp pass in the accumulator's precision,
-//! then one elementwise map `e^(x − lse)` (or `x − lse`) with the result rounded once.
+//! softmax / log_softmax along a dim: a log-sum-exp pass (stored in f64), then one
+//! elementwise map `e^((x − hi) − lo)` (or `(x − hi) − lo`) in the input's compute dtype,
+//! where `hi + lo` is the f64 log-sum-exp split into two f32s: the map runs at f32 speed
+//! and loses nothing at large |x| (softmax of [1000, 1000] is exactly [0.5, 0.5]).
 
 use super::specs::SOFTMAX_LSE;
 use crate::call::{call_map_out, call_reduce};
 use tensor_core::call::ReduceDims;
 use tensor_core::registry::ReduceOutput;
-use tensor_core::{Error, Result, Tensor};
+use tensor_core::{DType, Error, Result, Tensor};
 use tensor_macros::tensor_op;
 
-/// `e^(x − lse)`: softmax from a row's log-sum-exp.
+/// `e^((x − hi) − lo)`: softmax from a row's log-sum-exp `hi + lo`.
 #[tensor_op(name = "softmax_from_lse", dtypes = [float])]
-pub(crate) fn softmax_from_lse<T: Float>(x: T, lse: T) -> T {
-    (x - lse).exp()
+pub(crate) fn softmax_from_lse<T: Float>(x: T, hi: T, lo: T) -> T {
+    ((x - hi) - lo).exp()
 }
 
-/// `x − lse`: log_softmax from a row's log-sum-exp.
+/// `(x − hi) − lo`: log_softmax from a row's log-sum-exp `hi + lo`.
 #[tensor_op(name = "log_softmax_from_lse", dtypes = [float])]
-pub(crate) fn log_softmax_from_lse<T: Float>(x: T, lse: T) -> T {
-    x - lse
+pub(crate) fn log_softmax_from_lse<T: Float>(x: T, hi: T, lo: T) -> T {
+    (x - hi) - lo
 }
 
 fn run(name: &'static str, a: &Tensor, dim: usize, out: &Tensor, log: bool) -> Result<()> {
@@ -30,8 +32,16 @@ fn run(name: &'static str, a: &Tensor, dim: usize, out: &Tensor, log: bool) -> R
     let lse = call_reduce(&SOFTMAX_LSE, a, ReduceDims::Dims(&[dim]), true, &[], None)
         .map_err(|e| e.renamed(name))?
         .expect("a new result");
+    // The f64 log-sum-exp as hi + lo in the map's dtype (f32 for everything but f64).
+    let (hi, lo) = if a.dtype() == DType::F64 {
+        (lse.clone(), Tensor::zeros(&[], DType::F64, a.device())?)
+    } else {
+        let hi = lse.to_dtype(DType::F32)?;
+        let lo = crate::sub(&lse, &hi)?.to_dtype(DType::F32)?;
+        (hi, lo)
+    };
     let spec = if log { &__tensor_op_log_softmax_from_lse::SPEC } else { &__tensor_op_softmax_from_lse::SPEC };
-    call_map_out(spec, &[a, &lse], &[], out).map_err(|e| e.renamed(name))
+    call_map_out(spec, &[a, &hi, &lo], &[], out).map_err(|e| e.renamed(name))
 }
 
 fn new_result(a: &Tensor) -> Result<Tensor> {

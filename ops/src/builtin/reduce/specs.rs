@@ -47,6 +47,6 @@ spec!(/// `argmax`.
     ARGMAX, "argmax", [], ReduceOutput::Fixed(DType::I64), false, "index of the first greatest element along a dim");
 spec!(/// `argmin`.
     ARGMIN, "argmin", [], ReduceOutput::Fixed(DType::I64), false, "index of the first least element along a dim");
-spec!(/// The logsumexp pass of softmax/log_softmax, kept in f64 so that `x − lse` loses
+spec!(/// The logsumexp pass of softmax/log_softmax, stored in f64 so that `x − lse` loses
     /// nothing at large |x| (softmax of [1000, 1000] is exactly [0.5, 0.5]).
     SOFTMAX_LSE, "softmax", [], ReduceOutput::Fixed(DType::F64), true, "ln Σ e^x along a dim, in f64");

@@ -1,0 +1,71 @@
+//! A quick probe of the reductions on a [8192, 8192] f32 (256 MiB) tensor against a
+//! read-only reference loop and a copy, all on every worker thread, in one run:
+//! `cargo run --release -p tensor-benches --example reduce_probe [rows] [cols]`.
+
+use rayon::prelude::*;
+use std::time::Instant;
+use tensor_ops::prelude::*;
+
+/// A named measured call.
+type Case<'a> = (&'static str, Box<dyn Fn() + 'a>);
+
+fn best(mut f: impl FnMut()) -> f64 {
+    f();
+    (0..5)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed().as_secs_f64()
+        })
+        .fold(f64::INFINITY, f64::min)
+}
+
+fn main() -> tensor_ops::Result<()> {
+    let args: Vec<usize> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
+    let (r, c) = (args.first().copied().unwrap_or(8192), args.get(1).copied().unwrap_or(8192));
+    let n = r * c;
+    let data: Vec<f32> = (0..n).map(|i| ((i * 7919) % 1000) as f32 * 1e-3 - 0.5).collect();
+    let bytes = (n * 4) as f64;
+    // The read reference: a whole-array sum with 16 accumulators per thread.
+    let read = best(|| {
+        let s: f32 = data
+            .par_chunks(1 << 16)
+            .map(|ch| {
+                let mut acc = [0f32; 16];
+                for v in ch.chunks_exact(16) {
+                    for k in 0..16 {
+                        acc[k] += v[k];
+                    }
+                }
+                acc.iter().sum::<f32>()
+            })
+            .sum();
+        std::hint::black_box(s);
+    });
+    let a = Tensor::from_vec(data.clone(), &[r, c])?;
+    let dst = Tensor::empty(&[r, c], DType::F32, Device::Cpu)?;
+    let copy = best(|| dst.copy_(&a).unwrap());
+    println!("read reference {:.2} GB/s; copy {:.2} GB/s (read+write)", bytes / read / 1e9, 2.0 * bytes / copy / 1e9);
+    let cases: Vec<Case<'_>> = vec![
+        ("sum dim 1", Box::new(|| drop(a.sum(&[1], false).unwrap()))),
+        ("sum dim 0", Box::new(|| drop(a.sum(&[0], false).unwrap()))),
+        ("sum_all", Box::new(|| drop(a.sum_all().unwrap()))),
+        ("amax dim 1", Box::new(|| drop(a.amax(&[1], false).unwrap()))),
+        ("amax dim 0", Box::new(|| drop(a.amax(&[0], false).unwrap()))),
+        ("argmax dim 1", Box::new(|| drop(a.argmax(1, false).unwrap()))),
+        ("argmax dim 0", Box::new(|| drop(a.argmax(0, false).unwrap()))),
+        ("var dim 1", Box::new(|| drop(a.var(&[1], 1, false).unwrap()))),
+        ("var dim 0", Box::new(|| drop(a.var(&[0], 1, false).unwrap()))),
+        ("logsumexp dim 1", Box::new(|| drop(a.logsumexp(&[1], false).unwrap()))),
+        ("mean dim 1", Box::new(|| drop(a.mean(&[1], false).unwrap()))),
+    ];
+    for (name, f) in &cases {
+        let t = best(f);
+        println!("{name:>16}: {:6.2} GB/s = {:.2} of read", bytes / t / 1e9, read / t);
+    }
+    let t = best(|| drop(a.exp().unwrap()));
+    println!("{:>16}: {:.2} x the time of a copy", "exp (map)", t / copy);
+    let t = best(|| drop(a.softmax(1).unwrap()));
+    println!("{:>16}: {:.2} x the time of a copy", "softmax dim 1", t / copy);
+    Ok(())
+}
