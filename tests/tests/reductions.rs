@@ -7,18 +7,7 @@ mod reference;
 
 use tensor_ops::prelude::*;
 
-const DTYPES: [DType; 10] = [
-    DType::Bool,
-    DType::U8,
-    DType::I8,
-    DType::I16,
-    DType::I32,
-    DType::I64,
-    DType::F16,
-    DType::BF16,
-    DType::F32,
-    DType::F64,
-];
+const DTYPES: [DType; 10] = DType::ALL;
 
 /// Deterministic small values, exact in every dtype (quarters for floats).
 fn values(n: usize, dtype: DType) -> Vec<f64> {

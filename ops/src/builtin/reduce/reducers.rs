@@ -48,74 +48,40 @@ macro_rules! no_params {
     };
 }
 
-impl<I: Element, C: Compute, O: Element> Reducer for Sum<I, C, O> {
-    type In = I;
-    type Acc = C;
-    type Out = O;
-    no_params!();
-    #[inline(always)]
-    fn identity(&self) -> C {
-        C::ZERO
-    }
-    #[inline(always)]
-    fn fold(&self, acc: C, x: I, _: i64) -> C {
-        acc.add(x.cast())
-    }
-    #[inline(always)]
-    fn combine(&self, a: C, b: C) -> C {
-        a.add(b)
-    }
-    #[inline(always)]
-    fn finish(&self, acc: C, _: usize) -> O {
-        acc.cast()
-    }
+/// A reducer whose accumulator is one value of `C`: identity, fold (`acc`, `x` as `C`),
+/// combine (same as fold) and finish (`acc`, the count `n`), plus extra items.
+macro_rules! one_value_reducer {
+    ($name:ident: $bound:ident, identity = $id:expr, merge = $merge:expr, finish = $finish:expr $(, $extra:item)*) => {
+        impl<I: Element, C: $bound, O: Element> Reducer for $name<I, C, O> {
+            type In = I;
+            type Acc = C;
+            type Out = O;
+            no_params!();
+            #[inline(always)]
+            fn identity(&self) -> C {
+                $id
+            }
+            #[inline(always)]
+            fn fold(&self, acc: C, x: I, _: i64) -> C {
+                $merge(acc, x.cast())
+            }
+            #[inline(always)]
+            fn combine(&self, a: C, b: C) -> C {
+                $merge(a, b)
+            }
+            #[inline(always)]
+            fn finish(&self, acc: C, n: usize) -> O {
+                $finish(acc, n)
+            }
+            $($extra)*
+        }
+    };
 }
 
-impl<I: Element, C: Compute, O: Element> Reducer for Prod<I, C, O> {
-    type In = I;
-    type Acc = C;
-    type Out = O;
-    no_params!();
-    #[inline(always)]
-    fn identity(&self) -> C {
-        C::ONE
-    }
-    #[inline(always)]
-    fn fold(&self, acc: C, x: I, _: i64) -> C {
-        acc.mul(x.cast())
-    }
-    #[inline(always)]
-    fn combine(&self, a: C, b: C) -> C {
-        a.mul(b)
-    }
-    #[inline(always)]
-    fn finish(&self, acc: C, _: usize) -> O {
-        acc.cast()
-    }
-}
-
-impl<I: Element, C: FloatCompute, O: Element> Reducer for Mean<I, C, O> {
-    type In = I;
-    type Acc = C;
-    type Out = O;
-    no_params!();
-    #[inline(always)]
-    fn identity(&self) -> C {
-        C::ZERO
-    }
-    #[inline(always)]
-    fn fold(&self, acc: C, x: I, _: i64) -> C {
-        acc.add(x.cast())
-    }
-    #[inline(always)]
-    fn combine(&self, a: C, b: C) -> C {
-        a.add(b)
-    }
-    #[inline(always)]
-    fn finish(&self, acc: C, n: usize) -> O {
-        acc.div(C::from_count(n as f64)).cast()
-    }
-}
+one_value_reducer!(Sum: Compute, identity = C::ZERO, merge = C::add, finish = |a: C, _| a.cast());
+one_value_reducer!(Prod: Compute, identity = C::ONE, merge = C::mul, finish = |a: C, _| a.cast());
+one_value_reducer!(Mean: FloatCompute, identity = C::ZERO, merge = C::add,
+    finish = |a: C, n: usize| a.div(C::from_count(n as f64)).cast());
 
 /// NaN-propagating maximum (a NaN accumulator stays).
 #[inline(always)]
@@ -157,53 +123,10 @@ macro_rules! extreme_run {
     };
 }
 
-impl<I: Element, C: Compute, O: Element> Reducer for AMax<I, C, O> {
-    type In = I;
-    type Acc = C;
-    type Out = O;
-    no_params!();
-    #[inline(always)]
-    fn identity(&self) -> C {
-        C::LOWEST
-    }
-    #[inline(always)]
-    fn fold(&self, acc: C, x: I, _: i64) -> C {
-        max_nan(acc, x.cast())
-    }
-    extreme_run!(max_and_nan, max_nan);
-    #[inline(always)]
-    fn combine(&self, a: C, b: C) -> C {
-        max_nan(a, b)
-    }
-    #[inline(always)]
-    fn finish(&self, acc: C, _: usize) -> O {
-        acc.cast()
-    }
-}
-
-impl<I: Element, C: Compute, O: Element> Reducer for AMin<I, C, O> {
-    type In = I;
-    type Acc = C;
-    type Out = O;
-    no_params!();
-    #[inline(always)]
-    fn identity(&self) -> C {
-        C::HIGHEST
-    }
-    #[inline(always)]
-    fn fold(&self, acc: C, x: I, _: i64) -> C {
-        min_nan(acc, x.cast())
-    }
-    extreme_run!(min_and_nan, min_nan);
-    #[inline(always)]
-    fn combine(&self, a: C, b: C) -> C {
-        min_nan(a, b)
-    }
-    #[inline(always)]
-    fn finish(&self, acc: C, _: usize) -> O {
-        acc.cast()
-    }
-}
+one_value_reducer!(AMax: Compute, identity = C::LOWEST, merge = max_nan, finish = |a: C, _| a.cast(),
+    extreme_run!(max_and_nan, max_nan););
+one_value_reducer!(AMin: Compute, identity = C::HIGHEST, merge = min_nan, finish = |a: C, _| a.cast(),
+    extreme_run!(min_and_nan, min_nan););
 
 impl<I: Element> Reducer for All<I> {
     type In = I;
