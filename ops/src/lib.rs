@@ -35,6 +35,31 @@
 //! Op names are global across crates: defining a second op named like an existing one makes
 //! calls of either an [`Error::DuplicateOp`] naming both definitions.
 //!
+//! ## Reductions
+//!
+//! Built in: `sum`, `prod`, `mean`, `amax`, `amin`, `all`, `any`, `logsumexp` (`&dims,
+//! keepdim`), `var`/`std` (`&dims, correction, keepdim`), `argmax`/`argmin` (`dim,
+//! keepdim`), `softmax`/`log_softmax` (`dim`), the `_all` forms and every `_out` form, on
+//! every dtype and any view ([`TensorReductions`]). Your own, from a module of four
+//! functions:
+//!
+//! ```
+//! use tensor_ops::prelude::*;
+//!
+//! /// How many elements are non-zero.
+//! #[tensor_op(reduce, dtypes = [all])]
+//! pub mod count_nonzero {
+//!     fn identity<T: Num>() -> i64 { 0 }
+//!     fn fold<T: Num>(acc: i64, x: T) -> i64 { acc + (x != T::zero()) as i64 }
+//!     fn combine<T: Num>(a: i64, b: i64) -> i64 { a + b }
+//!     fn finish<T: Num>(acc: i64) -> i64 { acc }
+//! }
+//!
+//! let a = Tensor::from_vec(vec![0i8, 3, 0, 1, 2, 0], &[2, 3]).unwrap();
+//! assert_eq!(count_nonzero(&a, &[1], false).unwrap().to_vec::<i64>().unwrap(), vec![1, 2]);
+//! assert_eq!(a.t().unwrap().sum(&[0], false).unwrap().to_vec::<i64>().unwrap(), vec![3, 3]);
+//! ```
+//!
 //! ## Dtypes and promotion
 //! Ten dtypes ([`DType`]): bool, u8, i8, i16, i32, i64, f16, bf16, f32, f64. Binary ops
 //! promote as PyTorch does ([`tensor_core::result_type`], [`call_types`]); a 0-dim operand
@@ -124,14 +149,19 @@ pub mod prelude {
 pub mod __private {
     //! Paths used by code that `#[tensor_op]` generates. Not a stable API.
     pub use crate::call::{call_map_inplace, call_map_new, call_map_out, call_reduce};
+    pub use half;
     pub use inventory;
     pub use tensor_core;
+    pub use tensor_core::call::ReduceDims;
     pub use tensor_core::registry::{KernelRow, OpSpec, RowCache};
+    pub use tensor_core::registry::{ReduceOutput, ReduceSpec};
+    pub use tensor_core::Element;
     pub use tensor_core::{DType, DeviceKind, Layout, Result, Scalar, Tensor};
     pub use tensor_kernels_cpu;
     pub use tensor_kernels_cpu::kernel::MapKernel;
     pub use tensor_kernels_cpu::map::{map_block, pred_block, MapBody, PredBody};
-    pub use tensor_kernels_cpu::value::{Mask, SimdElement, Value};
+    pub use tensor_kernels_cpu::reduce::{drive as drive_reduce, ReduceKernel, ReduceValue, Reducer};
+    pub use tensor_kernels_cpu::value::{Lane, Mask, SimdElement, Value};
     #[cfg(feature = "cuda")]
     pub use tensor_kernels_cuda;
     #[cfg(feature = "cuda")]

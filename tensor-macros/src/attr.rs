@@ -25,6 +25,11 @@ pub struct OpAttr {
     pub debug: bool,
     /// `name = "..."`: the registered op name, when it differs from the fn name.
     pub name: Option<LitStr>,
+    /// `reduce`: the item is a reduction (`mod op { fn identity .. fold .. combine .. finish }`).
+    pub reduce: Option<Ident>,
+    /// `widen` (reductions): bool and integer inputs accumulate in `i64`, and a `-> T`
+    /// result is `I64` for them (as `sum`).
+    pub widen: Option<Ident>,
 }
 
 impl Parse for OpAttr {
@@ -32,11 +37,15 @@ impl Parse for OpAttr {
         let mut dtypes: Option<Vec<ListedDtype>> = None;
         let mut debug = false;
         let mut name = None;
+        let mut reduce = None;
+        let mut widen = None;
         let mut errors = Errors::default();
         while !input.is_empty() {
             let key: Ident = input.parse()?;
             match key.to_string().as_str() {
                 "debug" => debug = true,
+                "reduce" => reduce = Some(key.clone()),
+                "widen" => widen = Some(key.clone()),
                 "name" => {
                     input.parse::<Token![=]>()?;
                     let lit: LitStr = input.parse()?;
@@ -75,7 +84,9 @@ impl Parse for OpAttr {
                 other => {
                     errors.push(error(
                         &key,
-                        format!("unknown argument `{other}`: expected `dtypes = [...]`, `name = \"...\"` or `debug`"),
+                        format!(
+                            "unknown argument `{other}`: expected `dtypes = [...]`, `name = \"...\"`, `debug`, `reduce` or `widen`"
+                        ),
                     ));
                     // Skip the rest of this argument.
                     while !input.is_empty() && !input.peek(Token![,]) {
@@ -92,7 +103,7 @@ impl Parse for OpAttr {
         let dtypes = dtypes.ok_or_else(|| {
             syn::Error::new(Span::call_site(), "missing `dtypes = [...]`, e.g. #[tensor_op(dtypes = [float])]")
         })?;
-        Ok(OpAttr { dtypes, debug, name })
+        Ok(OpAttr { dtypes, debug, name, reduce, widen })
     }
 }
 

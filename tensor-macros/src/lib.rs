@@ -53,6 +53,35 @@
 //! error. A float literal given to `T::from_f32` must fit f32 (`1e40` is an error pointing
 //! at `T::from_f64`).
 
+//!
+//! # Reductions
+//!
+//! `#[tensor_op(reduce, dtypes = [..])]` on an inline module defining four functions:
+//!
+//! ```text
+//! /// √Σx².
+//! #[tensor_op(reduce, dtypes = [float])]
+//! pub mod l2_norm {
+//!     fn identity<T: Float>() -> T { T::zero() }
+//!     fn fold<T: Float>(acc: T, x: T) -> T { acc + x * x }
+//!     fn combine<T: Float>(a: T, b: T) -> T { a + b }
+//!     fn finish<T: Float>(acc: T) -> T { acc.sqrt() }
+//! }
+//! ```
+//!
+//! generates `l2_norm(&a, &dims, keepdim)`, `l2_norm_out(.., &out)`, `l2_norm_all(&a)`, a
+//! `ReduceSpec` and a CPU row per listed dtype, run by the CPU reduction driver along any
+//! axis of any strided view. The accumulator is `T`, `i64`, `bool` or a tuple of one to
+//! three of them, the same in all four functions; `fold` may take the element's logical
+//! index along the reduced dims as `index: i64`; `finish` may take the count `n: i64`; any
+//! function may take `#[param]`s (they become trailing arguments of the public fns).
+//! `finish` returns `T` (the result dtype: the input's, f32 for bool/integer inputs under
+//! `T: Float`, i64 for them with `widen`), `i64` or `bool`. The bodies are Rust, compiled
+//! with `T` = the one-lane value of the accumulate-in element (`Lane<f32>` for f16 rows):
+//! integer arithmetic on `T` wraps, `i64` slots are plain Rust `i64`. `combine` must be
+//! associative (the driver combines in a fixed pairwise tree). There are no CUDA
+//! reduction kernels yet: the rows are CPU rows.
+
 mod attr;
 mod cuda;
 mod dtype;
@@ -61,6 +90,8 @@ mod errors;
 mod ir;
 mod lower;
 mod op;
+mod reduce_def;
+mod reduce_emit;
 mod rust_body;
 mod signature;
 
@@ -82,8 +113,21 @@ pub fn tensor_op(attr: proc_macro::TokenStream, item: proc_macro::TokenStream) -
 
 /// The whole expansion, over `proc_macro2` types (testable outside a macro).
 fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
-    let f: syn::ItemFn = syn::parse2(item)?;
     let attr: attr::OpAttr = syn::parse2(attr)?;
+    if attr.reduce.is_some() {
+        let m: syn::ItemMod = syn::parse2(item).map_err(|e| {
+            syn::Error::new(
+                e.span(),
+                "#[tensor_op(reduce)] goes on a module: `mod op { fn identity .. fold .. combine .. finish }`",
+            )
+        })?;
+        let def = reduce_def::parse_reduce(&attr, &m)?;
+        return Ok(reduce_emit::expand(&def));
+    }
+    if let Some(w) = &attr.widen {
+        return Err(syn::Error::new(w.span(), "`widen` is for reductions: #[tensor_op(reduce, widen, ...)]"));
+    }
+    let f: syn::ItemFn = syn::parse2(item)?;
     let op = op::parse_op(attr, &f)?;
     if op.debug || std::env::var("TENSOR_OPS_DEBUG").is_ok_and(|v| v == "1") {
         for f in emit::cuda_fns(&op) {

@@ -31,6 +31,9 @@ pub enum ScalarTy {
 }
 
 impl ScalarTy {
+    /// Every scalar type.
+    pub const ALL: [ScalarTy; 4] = [ScalarTy::F32, ScalarTy::F64, ScalarTy::I64, ScalarTy::Bool];
+
     /// The Rust name.
     pub fn name(self) -> &'static str {
         match self {
@@ -52,7 +55,7 @@ impl ScalarTy {
     }
 
     fn from_name(s: &str) -> Option<ScalarTy> {
-        [ScalarTy::F32, ScalarTy::F64, ScalarTy::I64, ScalarTy::Bool].into_iter().find(|t| t.name() == s)
+        ScalarTy::ALL.into_iter().find(|t| t.name() == s)
     }
 }
 
@@ -153,7 +156,7 @@ pub fn parse_signature(f: &ItemFn) -> syn::Result<Signature> {
 }
 
 /// The single type parameter and its bound.
-fn type_param(sig: &syn::Signature) -> syn::Result<(Ident, Bound)> {
+pub(crate) fn type_param(sig: &syn::Signature) -> syn::Result<(Ident, Bound)> {
     let g = &sig.generics;
     if let Some(w) = &g.where_clause {
         return Err(error(w, "a #[tensor_op] takes no `where` clause; write the bound as `<T: Float>`"));

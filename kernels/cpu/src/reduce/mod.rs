@@ -1,5 +1,5 @@
 //! The CPU backend's reduction kernel kind: a [`Reducer`] (identity, fold, combine, finish)
-//! per op and dtype, run by one strided driver ([`walk`]) along any axis.
+//! per op and dtype, run by one strided driver (`walk`) along any axis.
 //!
 //! The driver reads the [`PreparedCall`] plan (dims ordered by the input's memory order, a
 //! reduced dim being one where the output has stride 0) and picks:
@@ -82,6 +82,23 @@ pub trait Reducer: Sync + Sized {
         }
         combine_lanes(self, accs)
     }
+}
+
+/// The value type a `#[tensor_op(reduce)]` definition's `T` becomes on the CPU: the
+/// one-lane value [`crate::value::Lane`] of the accumulate-in element (total integer
+/// arithmetic, the lane algebra's methods, `==`/`<` comparisons giving `bool`).
+///
+/// ```
+/// use tensor_kernels_cpu::{reduce::ReduceValue, value::{Lane, Value}};
+/// fn sum_sq<T: ReduceValue>(acc: T, x: T) -> T { acc + x * x }
+/// assert_eq!(sum_sq(Lane(1.0f32), Lane(3.0)).0, 10.0);
+/// assert!(Lane(i8::MAX) + Lane(1) < Lane(0));
+/// ```
+pub trait ReduceValue: crate::value::Value<Mask = bool> + PartialOrd + Send + Sync {}
+
+impl<E: tensor_core::Element> ReduceValue for crate::value::Lane<E> where
+    crate::value::Lane<E>: crate::value::Value<Mask = bool>
+{
 }
 
 /// The independent accumulators of [`Reducer::fold_run`]'s default.

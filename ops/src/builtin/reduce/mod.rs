@@ -24,7 +24,7 @@ macro_rules! dims_reduction {
         pub fn $name(a: &Tensor, dims: &[usize], keepdim: bool) -> Result<Tensor> {
             call_reduce(&$spec, a, ReduceDims::Dims(dims), keepdim, &[], None).map(|t| t.expect("a new result"))
         }
-        #[doc = concat!("[`", stringify!($name), "`] into `out` (exactly the result's shape; the result is cast into `out`'s dtype where `can_cast` allows).")]
+        #[doc = concat!("[`", stringify!($name), "`](fn@", stringify!($name), ") into `out` (exactly the result's shape; the result is cast into `out`'s dtype where `can_cast` allows).")]
         pub fn $out(a: &Tensor, dims: &[usize], keepdim: bool, out: &Tensor) -> Result<()> {
             call_reduce(&$spec, a, ReduceDims::Dims(dims), keepdim, &[], Some(out)).map(|_| ())
         }
@@ -75,7 +75,7 @@ macro_rules! moment_reduction {
             call_reduce(&$spec, a, ReduceDims::Dims(dims), keepdim, &[Scalar::Int(correction)], None)
                 .map(|t| t.expect("a new result"))
         }
-        #[doc = concat!("[`", stringify!($name), "`] into `out` (exactly the result's shape, a dtype the result can be cast to).")]
+        #[doc = concat!("[`", stringify!($name), "`](fn@", stringify!($name), ") into `out` (exactly the result's shape, a dtype the result can be cast to).")]
         pub fn $out(a: &Tensor, dims: &[usize], correction: i64, keepdim: bool, out: &Tensor) -> Result<()> {
             call_reduce(&$spec, a, ReduceDims::Dims(dims), keepdim, &[Scalar::Int(correction)], Some(out)).map(|_| ())
         }
@@ -93,7 +93,7 @@ macro_rules! index_reduction {
         pub fn $name(a: &Tensor, dim: usize, keepdim: bool) -> Result<Tensor> {
             call_reduce(&$spec, a, ReduceDims::Dims(&[dim]), keepdim, &[], None).map(|t| t.expect("a new result"))
         }
-        #[doc = concat!("[`", stringify!($name), "`] into `out` (exactly the result's shape; an integer or float dtype).")]
+        #[doc = concat!("[`", stringify!($name), "`](fn@", stringify!($name), ") into `out` (exactly the result's shape; an integer or float dtype).")]
         pub fn $out(a: &Tensor, dim: usize, keepdim: bool, out: &Tensor) -> Result<()> {
             call_reduce(&$spec, a, ReduceDims::Dims(&[dim]), keepdim, &[], Some(out)).map(|_| ())
         }
