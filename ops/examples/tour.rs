@@ -64,6 +64,38 @@ fn main() -> Result<()> {
         Ok(t) => println!("CUDA tensor: {t}"),
     }
 
+    println!("\n== reductions, on any axis of any view");
+    let m = Tensor::arange(0, 12, 1, DType::F32, Device::Cpu)?.view(&[3, 4])?;
+    println!("m = {m}");
+    println!("m.sum(&[0], false) = {}", m.sum(&[0], false)?);
+    println!("m.t().amax(&[1], true) = {}", m.t()?.amax(&[1], true)?);
+    println!("m.argmax(1, false) = {}", m.argmax(1, false)?);
+    println!("m.var(&[1], 1, false) = {}", m.var(&[1], 1, false)?);
+    println!("m.softmax(1) = {}", m.softmax(1)?);
+
+    println!("\n== zero-copy exchange: ndarray, safetensors, DLPack");
+    let arr = tensor_ops::tensor_core::ndarray::Array::from_shape_vec((2, 3), vec![1.0f32, 2., 3., 4., 5., 6.])
+        .unwrap()
+        .into_dyn();
+    let arr_ptr = arr.as_ptr();
+    let from_nd = Tensor::from_ndarray(arr)?; // adopts the array's buffer
+    let doubled = from_nd.mul(&Tensor::scalar(2.0, DType::F32)?)?;
+    let back = doubled.t()?.to_ndarray::<f32>()?;
+    println!(
+        "ndarray → tensor (same buffer: {}) → ×2, transposed → ndarray:\n{back}",
+        from_nd.to_dlpack()?.first_element() == arr_ptr.cast()
+    );
+    let path = std::env::temp_dir().join(format!("tensor-ops-tour-{}.safetensors", std::process::id()));
+    tensor_ops::safetensors_io::save(&path, &[("doubled", &doubled), ("m", &m.t()?)])?;
+    for (name, t) in tensor_ops::safetensors_io::load(&path)? {
+        // Views of the memory-mapped file: read-only, so writes are errors.
+        println!("loaded {name}: {t} (read-only: {}, fill_ → {:?})", t.storage().is_read_only(), t.fill_(0.0).is_err());
+    }
+    let _ = std::fs::remove_file(&path);
+    let exported = m.flip(1)?.to_dlpack()?;
+    println!("DLPack export of m.flip(1): shape {:?}, strides {:?}", exported.shape(), exported.strides());
+    println!("imported back: {}", Tensor::from_dlpack(exported)?);
+
     println!("\n== the dispatch registry (op × device × layout → dtypes)");
     for (op, device, layout, dtypes) in tensor_ops::registry().entries() {
         let names: Vec<&str> = dtypes.iter().map(|d| d.name()).collect();

@@ -99,11 +99,17 @@
 //! drops the CUDA backend (and cudarc) entirely.
 //!
 //! ## Interop
+//! All three features are on by default (`default-features = false` drops them).
 //! - feature `ndarray`: `Tensor::from_ndarray` adopts an `ArrayD` without copying,
 //!   `with_ndarray_view[_mut]` lends a tensor as an ndarray view under its lock,
 //!   `to_ndarray` copies;
 //! - feature `safetensors`: `safetensors_io::load` maps a file into read-only tensors
 //!   without copying, `safetensors_io::save` writes tensors;
+//! - feature `dlpack`: `Tensor::to_dlpack` exports any view (CPU or CUDA, any strides) as a
+//!   versioned DLPack managed tensor that keeps the storage alive until its deleter runs;
+//!   `Tensor::from_dlpack` imports one as a view of the producer's memory, calling the
+//!   producer's deleter once when the last view drops; the read-only flag maps to read-only
+//!   storage both ways ([`DlpackTensor`]);
 //! - [`Tensor::from_vec`] adopts a `Vec`, `tensor_core::Storage::from_external` adopts
 //!   foreign memory with a deleter.
 
@@ -123,6 +129,8 @@ pub use builtin::*;
 pub use methods::TensorOps;
 pub use reduce_methods::TensorReductions;
 pub use tensor_core::call::{call_types, can_cast, CallTypes, Output};
+#[cfg(feature = "dlpack")]
+pub use tensor_core::DlpackTensor;
 pub use tensor_core::{self, DType, Device, Error, Layout, Registry, Result, Scalar, Tensor};
 
 /// The dispatch registry with every kernel linked into this program: each op × device ×

@@ -35,8 +35,12 @@ mod storage;
 mod tensor;
 
 pub use device::{Device, DeviceKind, Layout};
+#[cfg(feature = "dlpack")]
+pub use dlpark;
 pub use dtype::{CastFrom, DType, Element};
 pub use error::{Error, Result};
+#[cfg(feature = "dlpack")]
+pub use interop::DlpackTensor;
 pub use limits::{MAX_INPUTS, MAX_PARAMS};
 #[cfg(feature = "ndarray")]
 pub use ndarray;

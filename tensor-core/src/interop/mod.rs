@@ -2,3 +2,8 @@
 
 #[cfg(feature = "ndarray")]
 mod ndarray;
+
+#[cfg(feature = "dlpack")]
+mod dlpack;
+#[cfg(feature = "dlpack")]
+pub use dlpack::DlpackTensor;
