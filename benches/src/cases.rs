@@ -32,6 +32,22 @@ pub enum Op {
     ReluNew,
     /// `relu_out(&a, &out)`.
     ReluOut,
+    /// `a.sum(&[1], false)` of a `[r, c]` tensor (along the contiguous dim).
+    SumLast,
+    /// `a.sum(&[0], false)` (along the first, strided dim).
+    SumFirst,
+    /// `a.amax(&[1], false)`.
+    AmaxLast,
+    /// `a.amax(&[0], false)`.
+    AmaxFirst,
+    /// `a.argmax(1, false)`.
+    ArgmaxLast,
+    /// `a.var(&[1], 1, false)`.
+    VarLast,
+    /// `a.logsumexp(&[1], false)`.
+    LogsumexpLast,
+    /// `a.softmax(1)`, new output (held to the copy pattern: read once, write once).
+    SoftmaxLast,
 }
 
 impl Op {
@@ -50,21 +66,36 @@ impl Op {
             Op::ExpOut => "exp_out",
             Op::ReluNew => "relu",
             Op::ReluOut => "relu_out",
+            Op::SumLast => "sum_last",
+            Op::SumFirst => "sum_first",
+            Op::AmaxLast => "amax_last",
+            Op::AmaxFirst => "amax_first",
+            Op::ArgmaxLast => "argmax_last",
+            Op::VarLast => "var_last",
+            Op::LogsumexpLast => "logsumexp_last",
+            Op::SoftmaxLast => "softmax_last",
         }
     }
 
     /// The STREAM pattern with the same reads and writes.
     pub fn pattern(self) -> Pattern {
         match self {
-            Op::Copy | Op::Transpose | Op::Permute | Op::SliceCols => Pattern::Copy,
+            Op::Copy | Op::Transpose | Op::Permute | Op::SliceCols | Op::SoftmaxLast => Pattern::Copy,
+            Op::SumLast | Op::AmaxLast | Op::ArgmaxLast | Op::VarLast | Op::LogsumexpLast => Pattern::Read,
+            Op::SumFirst | Op::AmaxFirst => Pattern::ReadRows,
             Op::Fill => Pattern::Fill,
             Op::AddNew | Op::AddOut | Op::AddTransposed => Pattern::Add,
             Op::ExpNew | Op::ExpOut | Op::ReluNew | Op::ReluOut => Pattern::Scale,
         }
     }
 
+    /// True for the reductions (their `array_bytes` is the input's size).
+    pub fn is_reduction(self) -> bool {
+        matches!(self.pattern(), Pattern::Read | Pattern::ReadRows)
+    }
+
     /// Every op.
-    pub const ALL: [Op; 12] = [
+    pub const ALL: [Op; 20] = [
         Op::Copy,
         Op::Transpose,
         Op::Permute,
@@ -77,6 +108,14 @@ impl Op {
         Op::ExpOut,
         Op::ReluNew,
         Op::ReluOut,
+        Op::SumLast,
+        Op::SumFirst,
+        Op::AmaxLast,
+        Op::AmaxFirst,
+        Op::ArgmaxLast,
+        Op::VarLast,
+        Op::LogsumexpLast,
+        Op::SoftmaxLast,
     ];
 }
 
@@ -87,7 +126,8 @@ pub struct Case {
     pub op: Op,
     /// Element type.
     pub dtype: DType,
-    /// Bytes of the output (and of each same-sized input), a power of two.
+    /// Bytes of the output (and of each same-sized input; of the input for reductions), a
+    /// power of two.
     pub array_bytes: u64,
 }
 
@@ -120,7 +160,7 @@ impl Case {
         Case { op, dtype, array_bytes }
     }
 
-    /// Elements in the output.
+    /// Elements in the output (in the input for reductions).
     pub fn elems(&self) -> usize {
         (self.array_bytes as usize / self.dtype.size()).max(1)
     }
@@ -131,6 +171,7 @@ impl Case {
         let n = self.elems();
         match self.op {
             Op::Transpose | Op::AddTransposed => dims2(n).to_vec(),
+            op if op.is_reduction() || op == Op::SoftmaxLast => dims2(n).to_vec(),
             Op::Permute => dims3(n).to_vec(),
             Op::SliceCols => {
                 let [r, c] = dims2(n);
@@ -147,6 +188,8 @@ impl Case {
             Op::Transpose => vec![s[1], s[0]],
             Op::Permute => vec![s[2], s[0], s[1]],
             Op::SliceCols => vec![s[0], s[1] / 2],
+            Op::SumFirst | Op::AmaxFirst => vec![s[1]],
+            op if op.is_reduction() => vec![s[0]],
             _ => s,
         }
     }
@@ -257,7 +300,10 @@ mod tests {
     #[test]
     fn set_covers_dtypes_and_sizes() {
         let set = cpu_set(&Sizes { cache: 1 << 20, dram: Some(16 << 20) });
-        assert_eq!(set.len(), 2 * (12 + 6));
+        assert_eq!(set.len(), 2 * (Op::ALL.len() + 6));
+        let sum0 = Case::new(Op::SumFirst, DType::F32, 256 << 20);
+        assert_eq!((sum0.input_shape(), sum0.output_shape(), sum0.bytes()), (vec![8192, 8192], vec![8192], 256 << 20));
+        assert_eq!(Case::new(Op::SoftmaxLast, DType::F32, 4 << 20).bytes(), 8 << 20);
         assert_eq!(prev_pow2(300 << 20), 256 << 20);
     }
 }

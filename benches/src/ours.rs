@@ -71,7 +71,20 @@ pub fn prepare_on(case: &Case, device: Device) -> BenchResult<Call> {
             let (a, o) = (mk(&shape)?, out()?);
             Box::new(move || Ok(tensor_ops::relu_out(&a, &o)?))
         }
+        Op::SumLast => reduction(mk(&shape)?, |a| a.sum(&[1], false)),
+        Op::SumFirst => reduction(mk(&shape)?, |a| a.sum(&[0], false)),
+        Op::AmaxLast => reduction(mk(&shape)?, |a| a.amax(&[1], false)),
+        Op::AmaxFirst => reduction(mk(&shape)?, |a| a.amax(&[0], false)),
+        Op::ArgmaxLast => reduction(mk(&shape)?, |a| a.argmax(1, false)),
+        Op::VarLast => reduction(mk(&shape)?, |a| a.var(&[1], 1, false)),
+        Op::LogsumexpLast => reduction(mk(&shape)?, |a| a.logsumexp(&[1], false)),
+        Op::SoftmaxLast => reduction(mk(&shape)?, |a| a.softmax(1)),
     })
+}
+
+/// A call of `f` on `a` whose result is kept observable and dropped.
+fn reduction(a: Tensor, f: impl Fn(&Tensor) -> tensor_ops::Result<Tensor> + 'static) -> Call {
+    Box::new(move || keep(f(&a)?))
 }
 
 /// Keeps a result observable (then drops it: freeing a new output is part of the call).

@@ -14,8 +14,14 @@ pub fn threads() -> usize {
 /// Calls `f(range, &mut dst[range])` on disjoint ranges covering `dst`, in parallel above
 /// the kernels' grain.
 pub fn split_mut(dst: &mut [f32], f: impl Fn(Range<usize>, &mut [f32]) + Sync) {
+    split_mut_grain(dst, GRAIN, f)
+}
+
+/// [`split_mut`] with chunks of about `grain` elements (the dim-0 read loop splits its
+/// columns into one block per thread).
+pub fn split_mut_grain(dst: &mut [f32], grain: usize, f: impl Fn(Range<usize>, &mut [f32]) + Sync) {
     let (ptr, len) = (SyncPtr(dst.as_mut_ptr()), dst.len());
-    for_each_chunk(len, GRAIN, |r| {
+    for_each_chunk(len, grain, |r| {
         // SAFETY: `for_each_chunk` hands out disjoint ranges within `0..len`, so each
         // sub-slice is in bounds and borrowed by one thread only, while `dst` stays
         // mutably borrowed by this call.

@@ -4,7 +4,7 @@
 //! Byte counts follow STREAM: bytes read + bytes written, each array element once.
 //! For an array of `B` bytes: copy and scale move `2B`, add moves `3B`, fill moves `B`.
 
-use crate::par::split_mut;
+use crate::par::{split_mut, split_mut_grain};
 use crate::timing::{measure_infallible, Sampling};
 use serde::{Deserialize, Serialize};
 
@@ -20,16 +20,23 @@ pub enum Pattern {
     Add,
     /// `b[i] = s * a[i]` — yardstick for unary ops.
     Scale,
+    /// `s += a[i]` with many accumulators, read only — yardstick for reductions along the
+    /// contiguous dim.
+    Read,
+    /// `acc[j] += a[r][j]` over the rows of a `[r, c]` array (vertical adds into a
+    /// cache-resident row), read only — yardstick for reductions along the first dim.
+    ReadRows,
 }
 
 impl Pattern {
     /// All patterns.
-    pub const ALL: [Pattern; 4] = [Pattern::Copy, Pattern::Fill, Pattern::Add, Pattern::Scale];
+    pub const ALL: [Pattern; 6] =
+        [Pattern::Copy, Pattern::Fill, Pattern::Add, Pattern::Scale, Pattern::Read, Pattern::ReadRows];
 
     /// Arrays touched per element (reads + writes).
     pub fn arrays(self) -> u64 {
         match self {
-            Pattern::Fill => 1,
+            Pattern::Fill | Pattern::Read | Pattern::ReadRows => 1,
             Pattern::Copy | Pattern::Scale => 2,
             Pattern::Add => 3,
         }
@@ -47,6 +54,8 @@ impl Pattern {
             Pattern::Fill => "fill",
             Pattern::Add => "add",
             Pattern::Scale => "scale",
+            Pattern::Read => "read",
+            Pattern::ReadRows => "read_rows",
         }
     }
 }
@@ -142,6 +151,18 @@ impl StreamTable {
     }
 }
 
+/// Σ of a slice with 16 independent accumulators (vector lanes).
+fn sum_lanes(xs: &[f32]) -> f32 {
+    let mut acc = [0f32; 16];
+    let mut chunks = xs.chunks_exact(16);
+    for c in &mut chunks {
+        for k in 0..16 {
+            acc[k] += c[k];
+        }
+    }
+    acc.iter().sum::<f32>() + chunks.remainder().iter().sum::<f32>()
+}
+
 /// Three pre-faulted `f32` arrays for the STREAM loops.
 pub struct StreamArrays {
     a: Vec<f32>,
@@ -200,6 +221,22 @@ impl StreamArrays {
                     }
                 }
             }),
+            // Each chunk's sum lands in its first output element (nothing else is written).
+            Pattern::Read => split_mut(&mut self.b[..n], |r, d| d[0] = sum_lanes(&a[r])),
+            Pattern::ReadRows => {
+                let cols = crate::cases::dims2(n)[1];
+                let rows = n / cols;
+                let grain = cols.div_ceil(crate::par::threads()).max(1);
+                split_mut_grain(&mut self.b[..cols], grain, |r, acc| {
+                    acc.fill(0.0);
+                    for row in 0..rows {
+                        let src = &a[row * cols + r.start..row * cols + r.end];
+                        for (d, x) in acc.iter_mut().zip(src) {
+                            *d += x;
+                        }
+                    }
+                })
+            }
         }
         std::hint::black_box(&mut self.b);
         std::hint::black_box(&mut self.c);
@@ -209,7 +246,8 @@ impl StreamArrays {
     pub fn measure(&mut self, pattern: Pattern, array_bytes: u64, cfg: &Sampling) -> StreamFigure {
         let moved = pattern.bytes_moved(array_bytes);
         let plain = measure_infallible(cfg, || self.run(pattern, Store::Plain, array_bytes)).gbps(moved);
-        let nt = crate::nt::AVAILABLE
+        let reads_only = matches!(pattern, Pattern::Read | Pattern::ReadRows);
+        let nt = (crate::nt::AVAILABLE && !reads_only)
             .then(|| measure_infallible(cfg, || self.run(pattern, Store::NonTemporal, array_bytes)).gbps(moved));
         StreamFigure { pattern, array_bytes, plain_gbps: plain, nt_gbps: nt }
     }
@@ -225,6 +263,8 @@ mod tests {
         assert_eq!(Pattern::Fill.bytes_moved(100), 100);
         assert_eq!(Pattern::Add.bytes_moved(100), 300);
         assert_eq!(Pattern::Scale.bytes_moved(100), 200);
+        assert_eq!(Pattern::Read.bytes_moved(100), 100);
+        assert_eq!(Pattern::ReadRows.bytes_moved(100), 100);
     }
 
     #[test]
@@ -239,6 +279,10 @@ mod tests {
             assert!(s.b.iter().zip(&s.a).all(|(b, a)| *b == 3.0 * a));
             s.run(Pattern::Fill, store, 4096);
             assert!(s.b.iter().all(|&b| b == 3.0));
+            s.run(Pattern::ReadRows, store, 4096);
+            // 1024 elements as [32, 32]: column j sums a[r * 32 + j] over 32 rows.
+            let want: Vec<f32> = (0..32).map(|j| (0..32).map(|r| s.a[r * 32 + j]).sum()).collect();
+            assert_eq!(&s.b[..32], &want[..]);
         }
     }
 

@@ -319,6 +319,15 @@ fn nan_rules() {
     assert!(t.amin(&[1], false).unwrap().to_vec::<f32>().unwrap()[0].is_nan());
     assert_eq!(t.argmax(1, false).unwrap().to_vec::<i64>().unwrap(), vec![1, 1]);
     assert_eq!(t.argmin(1, false).unwrap().to_vec::<i64>().unwrap(), vec![1, 3]);
+    // Down columns (the column engine): first NaN, first of ties.
+    assert_eq!(t.argmax(0, false).unwrap().to_vec::<i64>().unwrap(), vec![1, 0, 1, 0]);
+    assert_eq!(t.argmin(0, false).unwrap().to_vec::<i64>().unwrap(), vec![0, 0, 0, 0]);
+    let ties = Tensor::from_vec(vec![3.0f32, 3.0, 3.0, 1.0, 3.0, 9.0], &[3, 2]).unwrap();
+    assert_eq!(ties.argmax(0, false).unwrap().to_vec::<i64>().unwrap(), vec![0, 2]);
+    assert_eq!(ties.argmin(0, false).unwrap().to_vec::<i64>().unwrap(), vec![0, 1]);
+    assert_eq!(ties.flip(0).unwrap().argmax(0, false).unwrap().to_vec::<i64>().unwrap(), vec![0, 0]);
+    let mx0 = t.amax(&[0], false).unwrap().to_vec::<f32>().unwrap();
+    assert!(mx0[1].is_nan() && mx0[3].is_nan() && mx0[0] == 2.0 && mx0[2] == 7.0);
     // all/any: NaN is non-zero.
     let n = Tensor::from_vec(vec![f32::NAN, 1.0], &[2]).unwrap();
     assert_eq!(n.all(&[0], false).unwrap().to_vec::<bool>().unwrap(), vec![true]);

@@ -66,6 +66,27 @@ fn prepare_t<T: BenchElem + WithDType>(case: &Case) -> Option<PeerCall> {
             let a = mk::<T>(&shape)?;
             call(move || a.relu())
         }
+        // Reductions as candle's users write them.
+        Op::SumLast if <T as BenchElem>::DTYPE == DType::F32 => {
+            let a = mk::<T>(&shape)?;
+            call(move || a.sum_keepdim(1))
+        }
+        Op::SumFirst if <T as BenchElem>::DTYPE == DType::F32 => {
+            let a = mk::<T>(&shape)?;
+            call(move || a.sum_keepdim(0))
+        }
+        Op::AmaxLast if <T as BenchElem>::DTYPE == DType::F32 => {
+            let a = mk::<T>(&shape)?;
+            call(move || a.max_keepdim(1))
+        }
+        Op::AmaxFirst if <T as BenchElem>::DTYPE == DType::F32 => {
+            let a = mk::<T>(&shape)?;
+            call(move || a.max_keepdim(0))
+        }
+        Op::ArgmaxLast if <T as BenchElem>::DTYPE == DType::F32 => {
+            let a = mk::<T>(&shape)?;
+            call(move || a.argmax_keepdim(1))
+        }
         _ => None,
     }
 }

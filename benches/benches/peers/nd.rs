@@ -2,7 +2,7 @@
 //! (single-threaded: ndarray's arithmetic does not use threads).
 
 use half::f16;
-use ndarray::{s, ArrayD, IxDyn, Zip};
+use ndarray::{s, ArrayD, Axis, IxDyn, Zip};
 use std::hint::black_box;
 use std::ops::Add;
 use tensor_benches::cases::{Case, Op};
@@ -67,7 +67,7 @@ fn generic<T: BenchElem + Add<Output = T>>(case: &Case) -> Option<PeerCall> {
                 black_box(&a + &bs.t());
             })
         }
-        Op::ExpNew | Op::ExpOut | Op::ReluNew | Op::ReluOut => return None,
+        _ => return None,
     })
 }
 
@@ -84,6 +84,22 @@ fn unary_f32(case: &Case, v: Vec<f32>) -> Option<PeerCall> {
         }),
         Op::ExpOut => Box::new(move || Zip::from(&mut o).and(&a).for_each(|o, &x| *o = x.exp())),
         Op::ReluOut => Box::new(move || Zip::from(&mut o).and(&a).for_each(|o, &x| *o = x.max(0.0))),
+        // Reductions as ndarray's users write them: `sum_axis`, `fold_axis`, `var_axis`.
+        Op::SumLast => Box::new(move || {
+            black_box(a.sum_axis(Axis(1)));
+        }),
+        Op::SumFirst => Box::new(move || {
+            black_box(a.sum_axis(Axis(0)));
+        }),
+        Op::AmaxLast => Box::new(move || {
+            black_box(a.fold_axis(Axis(1), f32::NEG_INFINITY, |m, &x| m.max(x)));
+        }),
+        Op::AmaxFirst => Box::new(move || {
+            black_box(a.fold_axis(Axis(0), f32::NEG_INFINITY, |m, &x| m.max(x)));
+        }),
+        Op::VarLast => Box::new(move || {
+            black_box(a.var_axis(Axis(1), 1.0));
+        }),
         _ => return None,
     })
 }

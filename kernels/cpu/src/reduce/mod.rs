@@ -82,6 +82,19 @@ pub trait Reducer: Sync + Sized {
         }
         combine_lanes(self, accs)
     }
+    /// Folds whole rows of a column reduction: `accs[j]` takes `rows[r][j]` for every `r`
+    /// in order, the element of row `r` having index `indices[r]`. `accs` hold the identity
+    /// on entry (a fresh leaf). The default folds element by element (vectorised across `j`
+    /// for simple folds); built-ins override it where a two-pass or structure-of-arrays
+    /// form is faster.
+    #[inline(always)]
+    fn fold_rows(&self, accs: &mut [Self::Acc], rows: &[&[Self::In]], indices: &[i64]) {
+        for (row, &index) in rows.iter().zip(indices) {
+            for (a, &x) in accs.iter_mut().zip(row.iter()) {
+                *a = self.fold(*a, x, index);
+            }
+        }
+    }
 }
 
 /// The value type a `#[tensor_op(reduce)]` definition's `T` becomes on the CPU: the

@@ -327,21 +327,27 @@ impl<R: Reducer> Walk<'_, R> {
     unsafe fn column_leaf_body(&self, base: isize, sc: isize, w: usize, leaf: usize) -> Vec<R::Acc> {
         let mut accs = vec![self.r.identity(); w];
         let hi = ((leaf + 1) * COLUMN_LEAF).min(self.n);
+        if sc == 1 {
+            let mut rows: SmallVec<[&[R::In]; COLUMN_LEAF]> = SmallVec::new();
+            let mut indices: SmallVec<[i64; COLUMN_LEAF]> = SmallVec::new();
+            for p in leaf * COLUMN_LEAF..hi {
+                let (in_off, _, index) = offsets(&self.red, p);
+                let ptr = self.input.0.wrapping_offset(base + in_off);
+                // SAFETY: `w` consecutive kept elements of reduced position `p`, only read
+                // while the call's locks are held.
+                rows.push(unsafe { std::slice::from_raw_parts(ptr.cast_const(), w) });
+                indices.push(index);
+            }
+            self.r.fold_rows(&mut accs, &rows, &indices);
+            return accs;
+        }
         for p in leaf * COLUMN_LEAF..hi {
             let (in_off, _, index) = offsets(&self.red, p);
             let ptr = self.input.0.wrapping_offset(base + in_off);
-            if sc == 1 {
-                // SAFETY: `w` consecutive kept elements of reduced position `p`.
-                let xs = unsafe { std::slice::from_raw_parts(ptr.cast_const(), w) };
-                for (a, &x) in accs.iter_mut().zip(xs) {
-                    *a = self.r.fold(*a, x, index);
-                }
-            } else {
-                for (j, a) in accs.iter_mut().enumerate() {
-                    // SAFETY: kept element j (stride `sc`) of reduced position `p`.
-                    let x = unsafe { ptr.wrapping_offset(j as isize * sc).read() };
-                    *a = self.r.fold(*a, x, index);
-                }
+            for (j, a) in accs.iter_mut().enumerate() {
+                // SAFETY: kept element j (stride `sc`) of reduced position `p`.
+                let x = unsafe { ptr.wrapping_offset(j as isize * sc).read() };
+                *a = self.r.fold(*a, x, index);
             }
         }
         accs

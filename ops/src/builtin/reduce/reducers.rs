@@ -305,6 +305,34 @@ impl<I: Element, C: FloatCompute, O: Element, const SQRT: bool> Reducer for Var<
         }
         acc
     }
+    /// Columns: the rows' mean per column, then Σ(x − mean)² per column (two passes over
+    /// the leaf's rows, which are in cache), as plain arrays the compiler vectorises.
+    #[inline(always)]
+    fn fold_rows(&self, accs: &mut [(f64, C, C)], rows: &[&[I]], _: &[i64]) {
+        let w = accs.len();
+        let m = rows.len();
+        if m == 0 {
+            return;
+        }
+        let mut mean = vec![C::ZERO; w];
+        for row in rows {
+            for (s, &x) in mean.iter_mut().zip(row.iter()) {
+                *s = s.add(x.cast());
+            }
+        }
+        let inv = C::ONE.div(C::from_count(m as f64));
+        mean.iter_mut().for_each(|s| *s = s.mul(inv));
+        let mut m2 = vec![C::ZERO; w];
+        for row in rows {
+            for ((q, &mu), &x) in m2.iter_mut().zip(&mean).zip(row.iter()) {
+                let d = x.cast::<C>().sub(mu);
+                *q = q.add(d.mul(d));
+            }
+        }
+        for ((a, &mu), &q) in accs.iter_mut().zip(&mean).zip(&m2) {
+            *a = (m as f64, mu, q);
+        }
+    }
     #[inline(always)]
     fn finish(&self, (n, _, m2): (f64, C, C), _: usize) -> O {
         let var = m2.div(C::from_count((n - self.correction).max(0.0)));
@@ -314,6 +342,24 @@ impl<I: Element, C: FloatCompute, O: Element, const SQRT: bool> Reducer for Var<
             var.cast()
         }
     }
+}
+
+/// The position of the first (or, `reverse`, the last) element of `b` equal to `m` (or NaN
+/// when `nan`): 16-element chunks are tested with a branch-free compare first.
+#[inline(always)]
+fn first_hit<C: Compute>(b: &[C], m: C, nan: bool, reverse: bool) -> Option<usize> {
+    let hit = |x: C| if nan { x.is_nan() } else { x == m };
+    let chunk_hits = |c: &[C]| c.iter().fold(false, |acc, &x| acc | hit(x));
+    let n_chunks = b.len().div_ceil(16);
+    for i in 0..n_chunks {
+        let k = if reverse { n_chunks - 1 - i } else { i };
+        let c = &b[k * 16..((k + 1) * 16).min(b.len())];
+        if chunk_hits(c) {
+            let p = if reverse { c.iter().rposition(|&x| hit(x)) } else { c.iter().position(|&x| hit(x)) };
+            return p.map(|p| k * 16 + p);
+        }
+    }
+    None
 }
 
 /// Σ f(x) over a slice with 16 independent accumulators, combined pairwise.
@@ -396,6 +442,35 @@ macro_rules! arg_reducer {
             fn finish(&self, acc: (C, i64), _: usize) -> i64 {
                 acc.1
             }
+            /// Columns whose rows come in increasing index order (the common case): the
+            /// best value and index per column as two plain arrays, a row replacing them
+            /// where it is better (a NaN beats a number; ties keep the earlier row).
+            #[inline(always)]
+            fn fold_rows(&self, accs: &mut [(C, i64)], rows: &[&[I]], indices: &[i64]) {
+                let increasing = indices.windows(2).all(|p| p[0] < p[1]);
+                let (Some(first), true) = (rows.first(), increasing) else {
+                    for (row, &index) in rows.iter().zip(indices) {
+                        for (a, &x) in accs.iter_mut().zip(row.iter()) {
+                            *a = self.fold(*a, x, index);
+                        }
+                    }
+                    return;
+                };
+                let better = $better;
+                let mut best: Vec<C> = first.iter().map(|&x| x.cast()).collect();
+                let mut at = vec![indices[0]; accs.len()];
+                for (row, &index) in rows.iter().zip(indices).skip(1) {
+                    for ((b, i), &x) in best.iter_mut().zip(at.iter_mut()).zip(row.iter()) {
+                        let x: C = x.cast();
+                        let take = better(x, *b) | (x.is_nan() & !b.is_nan());
+                        *b = if take { x } else { *b };
+                        *i = if take { index } else { *i };
+                    }
+                }
+                for ((a, &b), &i) in accs.iter_mut().zip(&best).zip(&at) {
+                    *a = (b, i);
+                }
+            }
             /// Per block: the extreme by 16 lanes, then the first position holding it (or
             /// the first NaN) — two vector scans of an L1-resident block, no per-element
             /// branch on the index.
@@ -407,10 +482,9 @@ macro_rules! arg_reducer {
                 for chunk in xs.chunks(BLOCK) {
                     let b = convert_block(chunk, &mut buf);
                     let (m, nan) = $scan(b);
-                    let hit = |x: &C| if nan { x.is_nan() } else { *x == m };
                     // The smallest logical index: the first hit, or the last when the run
                     // walks indices backwards (a flipped dim).
-                    let pos = if step >= 0 { b.iter().position(hit) } else { b.iter().rposition(hit) };
+                    let pos = first_hit(b, m, nan, step < 0);
                     if let Some(pos) = pos {
                         acc = pick(acc, (b[pos], base.wrapping_add((pos as i64).wrapping_mul(step))), $better);
                     }
