@@ -67,5 +67,7 @@ fn main() -> tensor_ops::Result<()> {
     println!("{:>16}: {:.2} x the time of a copy", "exp (map)", t / copy);
     let t = best(|| drop(a.softmax(1).unwrap()));
     println!("{:>16}: {:.2} x the time of a copy", "softmax dim 1", t / copy);
+    let t = best(|| tensor_ops::softmax_out(&a, 1, &dst).unwrap());
+    println!("{:>16}: {:.2} x the time of a copy", "softmax_out", t / copy);
     Ok(())
 }

@@ -72,9 +72,9 @@ impl Options {
         Ok(o)
     }
 
-    /// Whether a case key passes `--filter`.
+    /// Whether a case key passes `--filter` (comma-separated substrings; any one matches).
     pub fn selects(&self, key: &str) -> bool {
-        self.filter.as_deref().is_none_or(|f| key.contains(f))
+        self.filter.as_deref().is_none_or(|f| f.split(',').any(|part| key.contains(part)))
     }
 }
 

@@ -402,3 +402,51 @@ fn results_do_not_depend_on_the_thread_count() {
         assert_eq!(pool.install(run), many, "{threads} threads");
     }
 }
+
+#[test]
+fn fused_softmax_rows_match_the_model_in_place_too() {
+    for (dtype, tol) in [(DType::F32, 2e-6), (DType::F64, 1e-13)] {
+        for len in [1usize, 15, 16, 17, 100, 1000] {
+            let xs = noise(3 * len, len as u64);
+            let t = Tensor::from_vec(xs.iter().map(|&x| x as f64 * 20.0).collect::<Vec<_>>(), &[3, len])
+                .unwrap()
+                .to_dtype(dtype)
+                .unwrap();
+            let vals = as_f64(&t);
+            let sm = as_f64(&t.softmax(1).unwrap());
+            let lsm = as_f64(&t.log_softmax(1).unwrap());
+            for r in 0..3 {
+                let row = &vals[r * len..(r + 1) * len];
+                let m = row.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+                let s: f64 = row.iter().map(|y| (y - m).exp()).sum();
+                for k in 0..len {
+                    let want = (row[k] - m).exp() / s;
+                    // e^(x − m) carries the rounding of x − m: relative error ~ |x − m| · eps.
+                    let rel = tol * (1.0 + (row[k] - m).abs());
+                    assert!(
+                        (sm[r * len + k] - want).abs() <= rel * want + 1e-37,
+                        "{dtype} len {len}: {} vs {want}",
+                        sm[r * len + k]
+                    );
+                    let want_log = row[k] - m - s.ln();
+                    assert!(
+                        (lsm[r * len + k] - want_log).abs() <= tol * want_log.abs().max(1.0) * 4.0,
+                        "{dtype} log len {len}"
+                    );
+                }
+            }
+            // In place (the output is the input).
+            let copy = t.contiguous().unwrap().to_dtype(dtype).unwrap();
+            let own = Tensor::empty(t.shape(), dtype, Device::Cpu).unwrap();
+            own.copy_(&copy).unwrap();
+            tensor_ops::softmax_out(&own, 1, &own).unwrap();
+            assert_eq!(as_f64(&own), sm, "{dtype} len {len} in place");
+        }
+    }
+    // A NaN poisons its row only.
+    let t =
+        Tensor::from_vec((0..40).map(|i| if i == 3 { f32::NAN } else { i as f32 * 0.1 }).collect::<Vec<_>>(), &[2, 20])
+            .unwrap();
+    let s = t.softmax(1).unwrap().to_vec::<f32>().unwrap();
+    assert!(s[..20].iter().all(|x| x.is_nan()) && s[20..].iter().all(|x| x.is_finite()));
+}

@@ -26,6 +26,7 @@ pub mod map;
 pub mod parallel;
 pub mod reduce;
 pub mod register;
+pub mod rows;
 pub mod value;
 
 pub use copy::fill;

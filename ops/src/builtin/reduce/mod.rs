@@ -9,6 +9,7 @@ mod compute;
 mod reducers;
 mod rows;
 mod softmax;
+mod softmax_rows;
 mod specs;
 
 pub use softmax::{log_softmax, log_softmax_out, softmax, softmax_out};

@@ -3,11 +3,12 @@
 //! where `hi + lo` is the f64 log-sum-exp split into two f32s: the map runs at f32 speed
 //! and loses nothing at large |x| (softmax of [1000, 1000] is exactly [0.5, 0.5]).
 
+use super::softmax_rows::{LOG_SOFTMAX_ROWS, SOFTMAX_ROWS};
 use super::specs::SOFTMAX_LSE;
 use crate::call::{call_map_out, call_reduce};
 use tensor_core::call::ReduceDims;
 use tensor_core::registry::ReduceOutput;
-use tensor_core::{DType, Error, Result, Tensor};
+use tensor_core::{DType, Error, Result, Scalar, Tensor};
 use tensor_macros::tensor_op;
 
 /// `e^((x − hi) − lo)`: softmax from a row's log-sum-exp `hi + lo`.
@@ -28,6 +29,19 @@ fn run(name: &'static str, a: &Tensor, dim: usize, out: &Tensor, log: bool) -> R
             name,
             format!("the out tensor has shape {:?} but {name} of shape {:?} has that shape", out.shape(), a.shape()),
         ));
+    }
+    // Dense rows along the last dim (the common case): one fused pass per row, in cache.
+    let fused = dim + 1 == a.ndim()
+        && a.device().is_cpu()
+        && matches!(a.dtype(), DType::F32 | DType::F64)
+        && out.dtype() == a.dtype()
+        && a.is_contiguous()
+        && out.is_contiguous()
+        && a.numel() > 0;
+    if fused {
+        let spec = if log { &LOG_SOFTMAX_ROWS } else { &SOFTMAX_ROWS };
+        let len = Scalar::Int(a.shape()[dim] as i64);
+        return call_map_out(spec, &[a], &[len], out).map_err(|e| e.renamed(name));
     }
     let lse = call_reduce(&SOFTMAX_LSE, a, ReduceDims::Dims(&[dim]), true, &[], None)
         .map_err(|e| e.renamed(name))?

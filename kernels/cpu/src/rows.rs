@@ -1,0 +1,94 @@
+//! The CPU backend's row kernel kind: a function over whole rows of a dense operand (the
+//! output has the input's shape), for ops that read a row more than once — softmax reads
+//! each row for its maximum, again for Σ e^(x − max) and writes it once, all while the row
+//! is in cache. The row length is the op's first param; the call path hands the kernel a
+//! dense plan (the caller routes other layouts elsewhere).
+
+use crate::parallel::{for_each_chunk, GRAIN};
+use tensor_core::registry::{KernelImpl, PreparedCall};
+use tensor_core::{DType, Error, Result};
+
+/// Computes one output row of `len` elements from one input row.
+///
+/// # Safety
+/// `input` is valid for `len` reads and `out` for `len` writes of the kernel's dtype, and
+/// the two rows do not overlap (the kernel copies a row first when the call is in place).
+pub type RowFn = unsafe fn(out: *mut u8, input: *const u8, len: usize);
+
+/// A row kernel for one dtype (input and output).
+///
+/// ```
+/// use tensor_kernels_cpu::rows::RowKernel;
+/// use tensor_core::{registry::KernelImpl, DType};
+/// unsafe fn copy_row(o: *mut u8, i: *const u8, n: usize) { unsafe { std::ptr::copy(i, o, n * 4) } }
+/// assert_eq!(RowKernel { dtype: DType::F32, func: copy_row }.kind(), "cpu-rows");
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct RowKernel {
+    /// The dtype of input and output.
+    pub dtype: DType,
+    /// The row function.
+    pub func: RowFn,
+}
+
+/// A raw address shared by the row tasks (each writes its own rows).
+#[derive(Clone, Copy)]
+struct Addr(usize);
+
+impl KernelImpl for RowKernel {
+    fn kind(&self) -> &'static str {
+        "cpu-rows"
+    }
+
+    unsafe fn run(&self, call: &PreparedCall<'_>) -> Result<()> {
+        let op = call.op.name;
+        let (Some(out), Some(input)) = (call.outputs.first(), call.inputs.first()) else {
+            return Err(Error::invalid(op, "a row kernel takes one input and one output"));
+        };
+        if out.dtype != self.dtype || input.dtype != self.dtype {
+            return Err(Error::invalid(
+                op,
+                format!("row kernel for {} given {} → {}", self.dtype, input.dtype, out.dtype),
+            ));
+        }
+        let dense = |shape: &[usize], strides: &[isize]| shape.len() <= 1 && strides.iter().all(|&s| s == 1);
+        if !dense(out.shape, out.strides) || !dense(input.shape, input.strides) {
+            return Err(Error::invalid(op, "a row kernel needs a dense input and output"));
+        }
+        let numel: usize = out.shape.iter().product();
+        let len = call.params.first().map_or(0, |p| p.to_f64() as usize);
+        if len == 0 || !numel.is_multiple_of(len) {
+            return Err(Error::invalid(op, format!("row length {len} does not divide {numel} elements")));
+        }
+        let size = self.dtype.size();
+        let (o, i) = (Addr(out.ptr as usize), Addr(input.ptr as usize));
+        let func = self.func;
+        let in_place = o.0 == i.0;
+        for_each_chunk(numel / len, (GRAIN / len).max(1), |rows| {
+            // In place: each row is first copied aside (u64 words: aligned for every dtype).
+            let mut scratch: Vec<u64> = if in_place { vec![0; (len * size).div_ceil(8)] } else { Vec::new() };
+            for r in rows {
+                let at = r * len * size;
+                let src = if in_place {
+                    // SAFETY: row `r` of the input (in bounds, locked by the caller) into
+                    // the scratch row of at least `len * size` bytes.
+                    unsafe {
+                        std::ptr::copy_nonoverlapping((i.0 + at) as *const u8, scratch.as_mut_ptr().cast(), len * size)
+                    };
+                    scratch.as_ptr().cast::<u8>()
+                } else {
+                    (i.0 + at) as *const u8
+                };
+                // SAFETY: row `r` of the dense output (`numel / len` rows of `len`), inside
+                // its storage, locked by the caller; the source row does not overlap it
+                // (the call path stages partial overlap, exact aliasing was copied above).
+                unsafe { func((o.0 + at) as *mut u8, src, len) };
+            }
+        });
+        Ok(())
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
