@@ -67,7 +67,7 @@ fn main() {
     );
     for case in cpu_set(&sizes) {
         let key = case.key();
-        if filter.as_deref().is_some_and(|f| !key.contains(f)) {
+        if filter.as_deref().is_some_and(|f| !f.split(',').any(|part| key.contains(part))) {
             continue;
         }
         let cfg = sampling(&case);
