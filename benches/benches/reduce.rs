@@ -8,20 +8,8 @@ use criterion::{criterion_group, criterion_main, Criterion};
 use tensor_benches::cases::Op;
 
 fn reduce(c: &mut Criterion) {
-    common::bench_ops(
-        c,
-        "reduce",
-        &[
-            Op::SumLast,
-            Op::SumFirst,
-            Op::AmaxLast,
-            Op::AmaxFirst,
-            Op::ArgmaxLast,
-            Op::VarLast,
-            Op::LogsumexpLast,
-            Op::SoftmaxLast,
-        ],
-    );
+    let ops: Vec<Op> = Op::ALL.into_iter().filter(|&op| op.is_reduction() || op == Op::SoftmaxLast).collect();
+    common::bench_ops(c, "reduce", &ops);
 }
 
 criterion_group!(benches, reduce);

@@ -18,7 +18,7 @@
 
 use crate::attr::OpAttr;
 use crate::errors::{error, Errors};
-use crate::signature::{type_param, Bound, ScalarTy};
+use crate::signature::{type_name as type_ident, type_param, Bound, ScalarTy};
 use quote::ToTokens;
 use syn::{FnArg, Ident, Item, ItemFn, ItemMod, Pat, ReturnType, Type};
 
@@ -79,16 +79,6 @@ pub struct ReduceDef {
 }
 
 const NAMES: [&str; 4] = ["identity", "fold", "combine", "finish"];
-
-/// The identifier of a one-segment path type.
-fn type_ident(ty: &Type) -> Option<String> {
-    match ty {
-        Type::Path(p) if p.qself.is_none() => p.path.get_ident().map(|i| i.to_string()),
-        Type::Paren(p) => type_ident(&p.elem),
-        Type::Group(g) => type_ident(&g.elem),
-        _ => None,
-    }
-}
 
 /// Checks an accumulator type: `T`, `i64`, `bool` or a tuple of 1–3 of them.
 fn check_acc(ty: &Type, tp: &Ident) -> syn::Result<()> {

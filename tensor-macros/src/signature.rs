@@ -232,7 +232,7 @@ fn parse_arg(input: &FnArg, tp: Option<&Ident>) -> syn::Result<Arg> {
 }
 
 /// The identifier of a one-segment path type (`T`, `f32`), if it is one.
-fn type_name(ty: &Type) -> Option<String> {
+pub(crate) fn type_name(ty: &Type) -> Option<String> {
     match ty {
         Type::Path(p) if p.qself.is_none() => p.path.get_ident().map(|i| i.to_string()),
         Type::Paren(p) => type_name(&p.elem),

@@ -254,8 +254,13 @@ unsafe fn run_block_avx512<E: SimdElement, const N: usize, K: BlockBody<E, N>>(
 /// vector code (per-lane loops over the lanes array): left to itself, the vectorizer may
 /// widen the block loop *across* vectors instead, which turns every lane array into
 /// gathers or 8×8 transposes (measured 2–5× slower than one vector per iteration).
+/// Public for other loops over lane vectors (reductions, row kernels).
+///
+/// ```
+/// tensor_kernels_cpu::map::no_loop_vectorize();
+/// ```
 #[inline(always)]
-fn no_loop_vectorize() {
+pub fn no_loop_vectorize() {
     #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
     // SAFETY: an empty instruction sequence: it reads and writes no memory, no register
     // and no flag (as its options state) and does not touch the stack.
@@ -268,11 +273,11 @@ fn no_loop_vectorize() {
 /// cache lines). The hardware prefetchers alone fall behind when a compute-bound body
 /// (exp) reads from DRAM: measured 256 MiB `exp_out` 80 ms → 46 ms, simple ops (add,
 /// relu) unchanged or slightly faster, cache-resident calls unchanged.
-const PREFETCH_BYTES: usize = 2048;
+pub const PREFETCH_BYTES: usize = 2048;
 
 /// Asks the CPU to bring the cache line at `p` into L1 (a hint: any address is allowed).
 #[inline(always)]
-pub(crate) fn prefetch<T>(p: *const T) {
+pub fn prefetch<T>(p: *const T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch never faults and changes no memory or register, whatever the
     // address (an invalid one is dropped); SSE is part of the x86-64 baseline.

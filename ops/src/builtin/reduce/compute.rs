@@ -101,6 +101,8 @@ macro_rules! sum_exp {
                 let mut acc = <$v>::zero();
                 let mut chunks = xs.chunks_exact($lanes);
                 for c in &mut chunks {
+                    // One vector per iteration: no widening across iterations (gathers).
+                    tensor_kernels_cpu::map::no_loop_vectorize();
                     acc = acc + (<$v>::load(c) - mv).exp();
                 }
                 let mut lanes = [0 as $t; $lanes];

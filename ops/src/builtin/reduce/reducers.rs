@@ -128,51 +128,36 @@ one_value_reducer!(AMax: Compute, identity = C::LOWEST, merge = max_nan, finish 
 one_value_reducer!(AMin: Compute, identity = C::HIGHEST, merge = min_nan, finish = |a: C, _| a.cast(),
     extreme_run!(min_and_nan, min_nan););
 
-impl<I: Element> Reducer for All<I> {
-    type In = I;
-    type Acc = bool;
-    type Out = bool;
-    no_params!();
-    #[inline(always)]
-    fn identity(&self) -> bool {
-        true
-    }
-    #[inline(always)]
-    fn fold(&self, acc: bool, x: I, _: i64) -> bool {
-        acc & x.cast::<bool>()
-    }
-    #[inline(always)]
-    fn combine(&self, a: bool, b: bool) -> bool {
-        a & b
-    }
-    #[inline(always)]
-    fn finish(&self, acc: bool, _: usize) -> bool {
-        acc
-    }
+/// all/any: a `bool` accumulator, `x != 0` folded with `&` (from `true`) or `|` (from
+/// `false`).
+macro_rules! predicate_reducer {
+    ($name:ident, $identity:expr, $op:tt) => {
+        impl<I: Element> Reducer for $name<I> {
+            type In = I;
+            type Acc = bool;
+            type Out = bool;
+            no_params!();
+            #[inline(always)]
+            fn identity(&self) -> bool {
+                $identity
+            }
+            #[inline(always)]
+            fn fold(&self, acc: bool, x: I, _: i64) -> bool {
+                acc $op x.cast::<bool>()
+            }
+            #[inline(always)]
+            fn combine(&self, a: bool, b: bool) -> bool {
+                a $op b
+            }
+            #[inline(always)]
+            fn finish(&self, acc: bool, _: usize) -> bool {
+                acc
+            }
+        }
+    };
 }
-
-impl<I: Element> Reducer for Any<I> {
-    type In = I;
-    type Acc = bool;
-    type Out = bool;
-    no_params!();
-    #[inline(always)]
-    fn identity(&self) -> bool {
-        false
-    }
-    #[inline(always)]
-    fn fold(&self, acc: bool, x: I, _: i64) -> bool {
-        acc | x.cast::<bool>()
-    }
-    #[inline(always)]
-    fn combine(&self, a: bool, b: bool) -> bool {
-        a | b
-    }
-    #[inline(always)]
-    fn finish(&self, acc: bool, _: usize) -> bool {
-        acc
-    }
-}
+predicate_reducer!(All, true, &);
+predicate_reducer!(Any, false, |);
 
 /// Merges two (max, Σ e^(x − max)) pairs.
 #[inline(always)]

@@ -5,7 +5,7 @@
 
 use tensor_core::registry::{KernelRow, OpSpec, RowCache};
 use tensor_core::{DType, DeviceKind, Layout};
-use tensor_kernels_cpu::map::{simd_level, SimdLevel};
+use tensor_kernels_cpu::map::{no_loop_vectorize, simd_level, SimdLevel};
 use tensor_kernels_cpu::rows::RowKernel;
 use tensor_kernels_cpu::value::{F32x16, F64x4, Lane, Value};
 
@@ -48,6 +48,7 @@ where
     let body = len - len % n;
     let mut vm = V::splat(x[0]);
     for c in x[..body].chunks_exact(n) {
+        no_loop_vectorize();
         vm = vm.max(V::load(c));
     }
     let mut lanes = [V::Elem::default(); 16];
@@ -59,6 +60,9 @@ where
     let mv = V::splat(m.0);
     let mut vs = V::zero();
     for (c, o) in x[..body].chunks_exact(n).zip(out[..body].chunks_exact_mut(n)) {
+        // Each iteration is already one vector: keep LLVM from widening across them
+        // (it would turn the lane arrays into gathers).
+        no_loop_vectorize();
         let e = (V::load(c) - mv).exp();
         if !log {
             e.store(o);
@@ -81,6 +85,7 @@ where
         let ln_s = s.ln();
         let ls = V::splat(ln_s.0);
         for (c, o) in x[..body].chunks_exact(n).zip(out[..body].chunks_exact_mut(n)) {
+            no_loop_vectorize();
             ((V::load(c) - mv) - ls).store(o);
         }
         for (&xk, o) in x[body..].iter().zip(&mut out[body..]) {
@@ -89,6 +94,7 @@ where
     } else {
         let inv = V::one() / V::splat(s.0);
         for o in out[..body].chunks_exact_mut(n) {
+            no_loop_vectorize();
             (V::load(o) * inv).store(o);
         }
         for o in &mut out[body..] {
