@@ -450,3 +450,48 @@ fn fused_softmax_rows_match_the_model_in_place_too() {
     let s = t.softmax(1).unwrap().to_vec::<f32>().unwrap();
     assert!(s[..20].iter().all(|x| x.is_nan()) && s[20..].iter().all(|x| x.is_finite()));
 }
+
+#[test]
+fn argmax_over_long_rows_across_blocks() {
+    let naive = |v: &[f32], max: bool| -> i64 {
+        let mut best = 0;
+        for (i, &x) in v.iter().enumerate() {
+            let b = v[best];
+            if b.is_nan() {
+                break;
+            }
+            if x.is_nan() || (max && x > b) || (!max && x < b) {
+                best = i;
+            }
+        }
+        best as i64
+    };
+    let base: Vec<f32> = noise(5000, 11);
+    let mut cases: Vec<Vec<f32>> = vec![base.clone()];
+    let mut ties = base.clone();
+    ties[100] = 5.0;
+    ties[3100] = 5.0; // the same maximum in a later block: the first wins
+    ties[200] = -5.0;
+    ties[4200] = -5.0;
+    cases.push(ties.clone());
+    let mut late_nan = ties.clone();
+    late_nan[4500] = f32::NAN;
+    cases.push(late_nan);
+    let mut two_nans = ties;
+    two_nans[1500] = f32::NAN;
+    two_nans[2500] = f32::NAN;
+    cases.push(two_nans);
+    for v in cases {
+        let t = Tensor::from_vec(v.clone(), &[1, 5000]).unwrap();
+        for max in [true, false] {
+            let got = if max { t.argmax(1, false) } else { t.argmin(1, false) }.unwrap().to_vec::<i64>().unwrap()[0];
+            assert_eq!(got, naive(&v, max), "max {max}");
+            // Flipped: logical index order reversed.
+            let f = t.flip(1).unwrap();
+            let mut rv = v.clone();
+            rv.reverse();
+            let got = if max { f.argmax(1, false) } else { f.argmin(1, false) }.unwrap().to_vec::<i64>().unwrap()[0];
+            assert_eq!(got, naive(&rv, max), "flipped, max {max}");
+        }
+    }
+}

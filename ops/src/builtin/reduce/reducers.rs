@@ -467,6 +467,18 @@ macro_rules! arg_reducer {
                 for chunk in xs.chunks(BLOCK) {
                     let b = convert_block(chunk, &mut buf);
                     let (m, nan) = $scan(b);
+                    // Walking forwards, every index here exceeds the accumulator's, so the
+                    // block can only win with a NaN (when none is held yet) or a strictly
+                    // better value: otherwise skip the position scan (most blocks of a long
+                    // run). Backwards (a flipped dim), ties may win: always scan.
+                    let better = $better;
+                    let held = acc.1 != NONE;
+                    let may_win =
+                        step < 0 || !held || if nan { !acc.0.is_nan() } else { !acc.0.is_nan() && better(m, acc.0) };
+                    if !may_win {
+                        base = base.wrapping_add((b.len() as i64).wrapping_mul(step));
+                        continue;
+                    }
                     // The smallest logical index: the first hit, or the last when the run
                     // walks indices backwards (a flipped dim).
                     let pos = first_hit(b, m, nan, step < 0);
