@@ -48,3 +48,15 @@ pub fn call_reduce(
     link_backends();
     reduce(spec, input, dims, keepdim, params, out)
 }
+
+/// [`call_reduce`] into a new tensor (the core returns it for `out: None`).
+pub fn call_reduce_new(
+    spec: &'static ReduceSpec,
+    input: &Tensor,
+    dims: ReduceDims<'_>,
+    keepdim: bool,
+    params: &[Scalar],
+) -> Result<Tensor> {
+    call_reduce(spec, input, dims, keepdim, params, None)?
+        .ok_or_else(|| tensor_core::Error::invalid(spec.op.name, "no result tensor for a reduction without `out`"))
+}

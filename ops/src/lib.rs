@@ -156,7 +156,7 @@ pub mod prelude {
 #[doc(hidden)]
 pub mod __private {
     //! Paths used by code that `#[tensor_op]` generates. Not a stable API.
-    pub use crate::call::{call_map_inplace, call_map_new, call_map_out, call_reduce};
+    pub use crate::call::{call_map_inplace, call_map_new, call_map_out, call_reduce, call_reduce_new};
     pub use half;
     pub use inventory;
     pub use tensor_core;

@@ -141,8 +141,7 @@ pub fn expand(def: &ReduceDef) -> TokenStream {
         #[doc = ""]
         #[doc = #doc_example]
         #vis fn #ident(a: &#p::Tensor, dims: &[usize], keepdim: bool #(, #pnames: #ptys)*) -> #p::Result<#p::Tensor> {
-            #p::call_reduce(&#module::SPEC, a, #p::ReduceDims::Dims(dims), keepdim, &[#(#p::Scalar::from(#pnames)),*], None)
-                .map(|t| t.expect("a new result"))
+            #p::call_reduce_new(&#module::SPEC, a, #p::ReduceDims::Dims(dims), keepdim, &[#(#p::Scalar::from(#pnames)),*])
         }
         #[doc = concat!("[`", stringify!(#ident), "`](fn@", stringify!(#ident), ") into `out` (exactly the result's shape, a dtype the result can be cast to).")]
         #vis fn #out_fn(a: &#p::Tensor, dims: &[usize], keepdim: bool #(, #pnames: #ptys)*, out: &#p::Tensor) -> #p::Result<()> {
@@ -151,8 +150,7 @@ pub fn expand(def: &ReduceDef) -> TokenStream {
         }
         #[doc = concat!("[`", stringify!(#ident), "`](fn@", stringify!(#ident), ") of every element → a 0-dim tensor.")]
         #vis fn #all_fn(a: &#p::Tensor #(, #pnames: #ptys)*) -> #p::Result<#p::Tensor> {
-            #p::call_reduce(&#module::SPEC, a, #p::ReduceDims::All, false, &[#(#p::Scalar::from(#pnames)),*], None)
-                .map(|t| t.expect("a new result"))
+            #p::call_reduce_new(&#module::SPEC, a, #p::ReduceDims::All, false, &[#(#p::Scalar::from(#pnames)),*])
         }
         #[doc(hidden)]
         #[allow(non_snake_case, unused_parens, unused_variables, dead_code, clippy::all)]

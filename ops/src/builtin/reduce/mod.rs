@@ -16,6 +16,7 @@ pub use softmax::{log_softmax, log_softmax_out, softmax, softmax_out};
 use specs::*;
 
 use crate::call::call_reduce;
+use crate::call::call_reduce_new;
 use tensor_core::call::ReduceDims;
 use tensor_core::{Result, Scalar, Tensor};
 
@@ -23,7 +24,7 @@ macro_rules! dims_reduction {
     ($($spec:ident, $name:ident, $out:ident, $what:literal, $example:literal;)*) => { $(
         #[doc = concat!($what, " over `dims` (non-empty, distinct, each < ndim); `keepdim` keeps them as size 1.\n\n```\nuse tensor_ops::prelude::*;\nlet a = Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]).unwrap();\nlet r = tensor_ops::", stringify!($name), "(&a, &[1], false).unwrap();\nassert_eq!(r.shape(), &[2]);\n", $example, "\n```")]
         pub fn $name(a: &Tensor, dims: &[usize], keepdim: bool) -> Result<Tensor> {
-            call_reduce(&$spec, a, ReduceDims::Dims(dims), keepdim, &[], None).map(|t| t.expect("a new result"))
+            call_reduce_new(&$spec, a, ReduceDims::Dims(dims), keepdim, &[])
         }
         #[doc = concat!("[`", stringify!($name), "`](fn@", stringify!($name), ") into `out` (exactly the result's shape; the result is cast into `out`'s dtype where `can_cast` allows).")]
         pub fn $out(a: &Tensor, dims: &[usize], keepdim: bool, out: &Tensor) -> Result<()> {
@@ -55,7 +56,7 @@ macro_rules! all_reduction {
     ($($spec:ident, $name:ident, $what:literal;)*) => { $(
         #[doc = concat!($what, " of every element → a 0-dim tensor (a 0-dim input is its one element).\n\n```\nuse tensor_ops::prelude::*;\nlet a = Tensor::from_vec(vec![1.0f32, 2.0, 3.0], &[3]).unwrap();\nassert_eq!(tensor_ops::", stringify!($name), "(&a).unwrap().shape(), &[] as &[usize]);\n```")]
         pub fn $name(a: &Tensor) -> Result<Tensor> {
-            call_reduce(&$spec, a, ReduceDims::All, false, &[], None).map(|t| t.expect("a new result"))
+            call_reduce_new(&$spec, a, ReduceDims::All, false, &[])
         }
     )* };
 }
@@ -73,8 +74,7 @@ macro_rules! moment_reduction {
     ($($spec:ident, $name:ident, $out:ident, $what:literal;)*) => { $(
         #[doc = concat!($what, " over `dims`, dividing by `n - correction` (1: the sample statistic, 0: the population one; NaN or ∞ when that is ≤ 0, as PyTorch). Welford, one pass. Bool/integers → f32.\n\n```\nuse tensor_ops::prelude::*;\nlet a = Tensor::from_vec(vec![1.0f64, 2.0, 3.0, 4.0], &[2, 2]).unwrap();\nlet r = tensor_ops::", stringify!($name), "(&a, &[0], 0, false).unwrap();\nassert_eq!(r.shape(), &[2]);\n```")]
         pub fn $name(a: &Tensor, dims: &[usize], correction: i64, keepdim: bool) -> Result<Tensor> {
-            call_reduce(&$spec, a, ReduceDims::Dims(dims), keepdim, &[Scalar::Int(correction)], None)
-                .map(|t| t.expect("a new result"))
+            call_reduce_new(&$spec, a, ReduceDims::Dims(dims), keepdim, &[Scalar::Int(correction)])
         }
         #[doc = concat!("[`", stringify!($name), "`](fn@", stringify!($name), ") into `out` (exactly the result's shape, a dtype the result can be cast to).")]
         pub fn $out(a: &Tensor, dims: &[usize], correction: i64, keepdim: bool, out: &Tensor) -> Result<()> {
@@ -92,7 +92,7 @@ macro_rules! index_reduction {
     ($($spec:ident, $name:ident, $out:ident, $what:literal, $expect:literal;)*) => { $(
         #[doc = concat!("The index along `dim` (< ndim) of the ", $what, " element → I64: ties go to the first index, a NaN wins (the first NaN); an empty extent is an error.\n\n```\nuse tensor_ops::prelude::*;\nlet a = Tensor::from_vec(vec![1i32, 7, 7, 0], &[2, 2]).unwrap();\nassert_eq!(tensor_ops::", stringify!($name), "(&a, 1, false).unwrap().to_vec::<i64>().unwrap(), ", $expect, ");\n```")]
         pub fn $name(a: &Tensor, dim: usize, keepdim: bool) -> Result<Tensor> {
-            call_reduce(&$spec, a, ReduceDims::Dims(&[dim]), keepdim, &[], None).map(|t| t.expect("a new result"))
+            call_reduce_new(&$spec, a, ReduceDims::Dims(&[dim]), keepdim, &[])
         }
         #[doc = concat!("[`", stringify!($name), "`](fn@", stringify!($name), ") into `out` (exactly the result's shape; an integer or float dtype).")]
         pub fn $out(a: &Tensor, dim: usize, keepdim: bool, out: &Tensor) -> Result<()> {

@@ -5,7 +5,7 @@
 
 use super::softmax_rows::{LOG_SOFTMAX_ROWS, SOFTMAX_ROWS};
 use super::specs::SOFTMAX_LSE;
-use crate::call::{call_map_out, call_reduce};
+use crate::call::{call_map_out, call_reduce_new};
 use tensor_core::call::ReduceDims;
 use tensor_core::registry::ReduceOutput;
 use tensor_core::{DType, Error, Result, Scalar, Tensor};
@@ -43,9 +43,7 @@ fn run(name: &'static str, a: &Tensor, dim: usize, out: &Tensor, log: bool) -> R
         let len = Scalar::Int(a.shape()[dim] as i64);
         return call_map_out(spec, &[a], &[len], out).map_err(|e| e.renamed(name));
     }
-    let lse = call_reduce(&SOFTMAX_LSE, a, ReduceDims::Dims(&[dim]), true, &[], None)
-        .map_err(|e| e.renamed(name))?
-        .expect("a new result");
+    let lse = call_reduce_new(&SOFTMAX_LSE, a, ReduceDims::Dims(&[dim]), true, &[]).map_err(|e| e.renamed(name))?;
     // The f64 log-sum-exp as hi + lo in the map's dtype (f32 for everything but f64).
     let (hi, lo) = if a.dtype() == DType::F64 {
         (lse.clone(), Tensor::zeros(&[], DType::F64, a.device())?)
