@@ -83,3 +83,17 @@ struct tops_transpose_args {
     long long dst_bs, dst_rs, dst_cs;
     long long src_bs, src_rs, src_cs;
 };
+
+/// A reduction: `n_out` outputs (kept dims, innermost first) each folding `n_red` elements
+/// (reduced dims, innermost first), the extent cut into `split` slices of `chunk` elements;
+/// with split > 1 each (output, slice) partial goes to `work[o * split + s]`.
+struct tops_reduce_args {
+    void* out;
+    const void* in;
+    void* work;
+    long long n_out, n_red, split, chunk;
+    int kdim, rdim;
+    long long ksize[TOPS_MAX_DIMS], kin[TOPS_MAX_DIMS], kout[TOPS_MAX_DIMS];
+    long long rsize[TOPS_MAX_DIMS], rin[TOPS_MAX_DIMS], ridx[TOPS_MAX_DIMS];
+    tops_param params[TOPS_MAX_PARAMS];
+};

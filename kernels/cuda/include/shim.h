@@ -5,19 +5,30 @@
 //   (one block runs at a time, under a global lock);
 // - threadIdx/blockIdx/blockDim/gridDim are thread-local;
 // - tops_shim_launch runs the grid: sequentially (block by block, thread by thread) for
-//   kernels without __syncthreads, or with one std::thread per CUDA thread of a block and a
-//   std::barrier as __syncthreads for kernels that use shared memory.
+//   kernels without __syncthreads, or, for kernels that use shared memory, with each CUDA
+//   thread of a block as a fiber (ucontext, its own stack) on the launching thread:
+//   __syncthreads switches to the next fiber, and a round that has run every live fiber up to
+//   its next __syncthreads (or its end) is one barrier phase. No OS thread per CUDA thread, so
+//   a 256-thread block with dozens of barriers costs microseconds, not context switches.
+// - __shfl_down_sync (fiber launches only) is an exchange through the block's barrier: each
+//   thread publishes its value in a per-block slot, waits, reads its partner's, waits again.
+//   So every thread of the block must call it together (the kernels keep such calls in
+//   uniform control flow, which is also what the warp-synchronous mask 0xffffffff asks).
 // It cannot show data races, misaligned accesses or performance: those need a real GPU.
 #pragma once
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
 
-#include <barrier>
+#include <ucontext.h>
+
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <functional>
+#include <memory>
 #include <mutex>
-#include <thread>
 #include <vector>
 
 #ifdef __CUDA_ARCH__
@@ -39,50 +50,117 @@ inline thread_local uint3 threadIdx;
 inline thread_local uint3 blockIdx;
 inline thread_local dim3 blockDim;
 inline thread_local dim3 gridDim;
-inline thread_local std::barrier<>* tops_shim_barrier = nullptr;
+
+/// One block's CUDA threads as fibers.
+struct tops_shim_block {
+    ucontext_t scheduler;
+    std::vector<ucontext_t> fibers;
+    std::vector<uint3> index;
+    std::vector<char> done;
+    std::vector<unsigned long long> exchange; // __shfl_down_sync slots, one per thread
+    std::unique_ptr<char[]> stacks;
+    const std::function<void()>* kernel = nullptr;
+    unsigned current = 0;
+};
+inline thread_local tops_shim_block* tops_shim_current = nullptr;
+
+/// Stack bytes of each fiber (kernels keep a few hundred bytes of locals).
+constexpr size_t TOPS_SHIM_STACK = 64 * 1024;
 
 template <class T> inline T __ldg(const T* p) { return *p; }
+
+/// Ends the calling fiber's barrier phase: back to the scheduler, which resumes it in the
+/// next round, after every other live fiber of the block has reached its barrier too.
 inline void __syncthreads() {
-    if (tops_shim_barrier) tops_shim_barrier->arrive_and_wait();
+    tops_shim_block* b = tops_shim_current;
+    if (!b) return; // a sequential launch has no other thread to wait for
+    swapcontext(&b->fibers[b->current], &b->scheduler);
 }
 
-/// Runs `kernel` over the grid. `threaded`: one std::thread per CUDA thread of each block
-/// (needed when the kernel calls __syncthreads); otherwise a plain loop.
+/// The value of lane (own lane + delta) of the caller's warp of 32, or the caller's own value
+/// when that lane is past the warp (or the block) — as the hardware's shuffle.
+template <class T> inline T __shfl_down_sync(unsigned /*mask*/, T v, unsigned delta) {
+    static_assert(sizeof(T) <= sizeof(unsigned long long), "a shuffle moves at most 8 bytes");
+    tops_shim_block* b = tops_shim_current;
+    if (!b) {
+        std::fprintf(stderr, "shim: __shfl_down_sync in a kernel launched without fibers\n");
+        std::abort();
+    }
+    const unsigned n = blockDim.x * blockDim.y * blockDim.z;
+    const unsigned me = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    unsigned long long bits = 0;
+    std::memcpy(&bits, &v, sizeof v);
+    b->exchange[me] = bits;
+    __syncthreads();
+    T r = v;
+    if (me % 32 + delta < 32 && me + delta < n) std::memcpy(&r, &b->exchange[me + delta], sizeof r);
+    __syncthreads();
+    return r;
+}
+
+/// A fiber's body: the kernel, then marked done (uc_link returns to the scheduler).
+inline void tops_shim_fiber_main() {
+    tops_shim_block* b = tops_shim_current;
+    (*b->kernel)();
+    b->done[b->current] = 1;
+}
+
+/// Runs one block of `n` threads as fibers, round after round until every one has ended.
+inline void tops_shim_run_block(tops_shim_block& b, dim3 block) {
+    const unsigned n = block.x * block.y * block.z;
+    b.fibers.assign(n, ucontext_t{});
+    b.done.assign(n, 0);
+    b.exchange.assign(n, 0);
+    b.index.clear();
+    for (unsigned tz = 0; tz < block.z; ++tz)
+        for (unsigned ty = 0; ty < block.y; ++ty)
+            for (unsigned tx = 0; tx < block.x; ++tx) b.index.push_back(uint3{tx, ty, tz});
+    for (unsigned i = 0; i < n; ++i) {
+        getcontext(&b.fibers[i]);
+        b.fibers[i].uc_stack.ss_sp = b.stacks.get() + (size_t)i * TOPS_SHIM_STACK;
+        b.fibers[i].uc_stack.ss_size = TOPS_SHIM_STACK;
+        b.fibers[i].uc_link = &b.scheduler;
+        makecontext(&b.fibers[i], tops_shim_fiber_main, 0);
+    }
+    tops_shim_current = &b;
+    for (unsigned live = n; live > 0;) {
+        live = 0;
+        for (unsigned i = 0; i < n; ++i) {
+            if (b.done[i]) continue;
+            b.current = i;
+            threadIdx = b.index[i];
+            swapcontext(&b.scheduler, &b.fibers[i]);
+            live += !b.done[i];
+        }
+    }
+    tops_shim_current = nullptr;
+}
+
+/// Runs `kernel` over the grid. `threaded`: the kernel uses __syncthreads (or shuffles), so
+/// each block's threads run as fibers; otherwise a plain loop.
 inline void tops_shim_launch(dim3 grid, dim3 block, bool threaded, const std::function<void()>& kernel) {
     static std::mutex lock;
     std::lock_guard<std::mutex> guard(lock);
+    blockDim = block;
+    gridDim = grid;
+    tops_shim_block fibers;
+    if (threaded) {
+        fibers.kernel = &kernel;
+        fibers.stacks.reset(new char[(size_t)block.x * block.y * block.z * TOPS_SHIM_STACK]);
+    }
     for (unsigned bz = 0; bz < grid.z; ++bz)
         for (unsigned by = 0; by < grid.y; ++by)
             for (unsigned bx = 0; bx < grid.x; ++bx) {
-                uint3 b = {bx, by, bz};
-                if (!threaded) {
-                    for (unsigned tz = 0; tz < block.z; ++tz)
-                        for (unsigned ty = 0; ty < block.y; ++ty)
-                            for (unsigned tx = 0; tx < block.x; ++tx) {
-                                blockIdx = b;
-                                threadIdx = {tx, ty, tz};
-                                blockDim = block;
-                                gridDim = grid;
-                                kernel();
-                            }
+                blockIdx = uint3{bx, by, bz};
+                if (threaded) {
+                    tops_shim_run_block(fibers, block);
                     continue;
                 }
-                std::barrier<> bar((std::ptrdiff_t)(block.x * block.y * block.z));
-                std::vector<std::thread> threads;
                 for (unsigned tz = 0; tz < block.z; ++tz)
                     for (unsigned ty = 0; ty < block.y; ++ty)
-                        for (unsigned tx = 0; tx < block.x; ++tx)
-                            threads.emplace_back([&, tx, ty, tz] {
-                                blockIdx = b;
-                                threadIdx = {tx, ty, tz};
-                                blockDim = block;
-                                gridDim = grid;
-                                tops_shim_barrier = &bar;
-                                kernel();
-                                tops_shim_barrier = nullptr;
-                                bar.arrive_and_drop(); // an exited thread leaves the barrier
-
-                            });
-                for (auto& t : threads) t.join();
+                        for (unsigned tx = 0; tx < block.x; ++tx) {
+                            threadIdx = uint3{tx, ty, tz};
+                            kernel();
+                        }
             }
 }

@@ -233,3 +233,42 @@ impl StridedArgs64 {
         Ok(a)
     }
 }
+
+/// `tops_reduce_args`: a reduction of `n_out` outputs over `n_red` elements each, cut into
+/// `split` slices of `chunk` (partials in `work` when `split > 1`). Dims innermost first.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ReduceArgs {
+    /// Output device address.
+    pub out: u64,
+    /// Input device address.
+    pub input: u64,
+    /// Workspace device address (`n_out * split` accumulator slots), 0 when unsplit.
+    pub work: u64,
+    /// Outputs (product of the kept sizes).
+    pub n_out: i64,
+    /// Reduced extent (product of the reduced sizes).
+    pub n_red: i64,
+    /// Slices of the reduced extent.
+    pub split: i64,
+    /// Elements per slice.
+    pub chunk: i64,
+    /// Kept dims used.
+    pub kdim: i32,
+    /// Reduced dims used.
+    pub rdim: i32,
+    /// Kept sizes.
+    pub ksize: [i64; MAX_DIMS],
+    /// Kept input strides.
+    pub kin: [i64; MAX_DIMS],
+    /// Kept output strides.
+    pub kout: [i64; MAX_DIMS],
+    /// Reduced sizes.
+    pub rsize: [i64; MAX_DIMS],
+    /// Reduced input strides.
+    pub rin: [i64; MAX_DIMS],
+    /// Logical-index steps of the reduced dims.
+    pub ridx: [i64; MAX_DIMS],
+    /// Op parameters.
+    pub params: [KernelParam; MAX_PARAMS],
+}

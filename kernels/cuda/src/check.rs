@@ -1,12 +1,13 @@
 //! Compiles every generated kernel with NVRTC (no GPU needed) and reports each kernel's
 //! registers: the CI check that generated CUDA C stays valid, warning-free and spill-free.
 
-use crate::kernel::CudaMapKernel;
+use crate::kernel::{CudaMapKernel, CudaReduceKernel};
 use tensor_core::registry::KernelRow;
 use tensor_core::{Error, Result};
 
 use super::codegen::{self, DeviceFn, Generated, KernelSpec};
 use super::nvrtc;
+use super::reduce_codegen::{reduce_kernels_for, ReduceFn};
 
 /// The targets every kernel is checked for: PTX for Ampere, a cubin for Hopper.
 pub const CHECK_ARCHS: [&str; 2] = ["compute_80", "sm_90"];
@@ -28,8 +29,9 @@ pub struct KernelReport {
     pub spill_loads: u32,
 }
 
-/// Every kernel spec for the CUDA rows among `rows` (each layout class, with inputs and
-/// output stored as the row's dtype), plus every copy, cast, fill and transpose kernel.
+/// Every kernel spec for the CUDA rows among `rows` (maps: each layout class, with inputs
+/// and output stored as the row's dtype; reductions: their row, column and finishing
+/// kernels), plus every copy, cast, fill and transpose kernel, each once.
 pub fn specs_for<'a>(rows: impl Iterator<Item = &'a KernelRow>) -> Vec<KernelSpec<'static>> {
     let mut specs = Vec::new();
     for row in rows {
@@ -37,8 +39,14 @@ pub fn specs_for<'a>(rows: impl Iterator<Item = &'a KernelRow>) -> Vec<KernelSpe
             let func = DeviceFn::from_kernel(k, row.op.params.len());
             specs.extend(codegen::map_kernels_for(func, row.dtype, row.op.arity));
         }
+        if let Some(k) = row.kernel.as_any().downcast_ref::<CudaReduceKernel>() {
+            specs.extend(reduce_kernels_for(ReduceFn::from_kernel(k), row.dtype));
+        }
     }
     specs.extend(codegen::data_movement_kernels());
+    // A finishing pass serves every input dtype of its reducer: keep one of each kernel.
+    let mut seen = std::collections::HashSet::new();
+    specs.retain(|s| seen.insert(s.clone()));
     specs
 }
 

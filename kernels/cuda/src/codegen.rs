@@ -16,6 +16,7 @@ use crate::kernel::CudaMapKernel;
 use tensor_core::{DType, Error, Result};
 
 use super::ctype::CType;
+pub use super::reduce_codegen::{ReduceFn, ReducePass};
 
 /// Threads per block of every elementwise kernel.
 pub const BLOCK: u32 = 256;
@@ -93,6 +94,8 @@ pub enum ArgsKind {
     Strided64,
     /// [`super::args::TransposeArgs`].
     Transpose,
+    /// [`super::args::ReduceArgs`].
+    Reduce,
 }
 
 impl ArgsKind {
@@ -103,6 +106,7 @@ impl ArgsKind {
             ArgsKind::Strided32 => "tops_strided_args32",
             ArgsKind::Strided64 => "tops_strided_args64",
             ArgsKind::Transpose => "tops_transpose_args",
+            ArgsKind::Reduce => "tops_reduce_args",
         }
     }
 }
@@ -172,6 +176,20 @@ pub enum KernelSpec<'a> {
     Transpose {
         /// Element size: 1, 2, 4 or 8.
         bytes: usize,
+    },
+    /// A reduction pass over inputs stored as `input` ([`super::reduce_codegen`]).
+    Reduce {
+        /// The reducer.
+        reducer: ReduceFn<'a>,
+        /// Storage dtype of the input.
+        input: DType,
+        /// Which pass.
+        pass: ReducePass,
+    },
+    /// The second pass of a split reduction: partials combined and finished.
+    ReduceFinish {
+        /// The reducer.
+        reducer: ReduceFn<'a>,
     },
 }
 
@@ -277,6 +295,8 @@ pub fn generate(spec: &KernelSpec<'_>) -> Result<Generated> {
             Ok(elementwise(&name, &body, *layout))
         }
         KernelSpec::Transpose { bytes } => transpose(bits(*bytes)?),
+        KernelSpec::Reduce { reducer, input, pass } => super::reduce_codegen::generate(reducer, Some(*input), *pass),
+        KernelSpec::ReduceFinish { reducer } => super::reduce_codegen::generate(reducer, None, ReducePass::Rows),
     }
 }
 
@@ -284,7 +304,7 @@ fn bits(bytes: usize) -> Result<CType> {
     CType::bits(bytes).ok_or_else(|| Error::Cuda(format!("no raw element type of {bytes} bytes (1, 2, 4 or 8)")))
 }
 
-fn is_ident(s: &str) -> bool {
+pub(crate) fn is_ident(s: &str) -> bool {
     let mut c = s.chars();
     matches!(c.next(), Some(ch) if ch == '_' || ch.is_ascii_alphabetic())
         && c.all(|ch| ch == '_' || ch.is_ascii_alphanumeric())

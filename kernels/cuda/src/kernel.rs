@@ -23,3 +23,26 @@ pub struct CudaMapKernel {
     /// CUDA C source of the function: `OUT f(IN a, IN b, PARAM p0, ...)`.
     pub source: &'static str,
 }
+
+/// A reduction on CUDA (what the built-in reductions register): a reducer struct template
+/// of the CUDA C reduction header (`kernels/cuda/include/reduce.cuh`: `identity`, `fold`,
+/// `combine`, `finish`, a warp exchange), instantiated for the row's compute dtype and wrapped
+/// by the launcher into row / column / second-pass kernels (`reduce_plan.rs`).
+///
+/// ```
+/// use tensor_kernels_cuda::kernel::CudaReduceKernel;
+/// use tensor_core::{registry::KernelImpl, DType};
+/// let k = CudaReduceKernel { reducer: "tops_red_sum", source: "", compute: DType::F32, output: DType::F32 };
+/// assert_eq!(k.kind(), "cuda-reduce");
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct CudaReduceKernel {
+    /// Name of the reducer struct template (`template <class C> struct NAME`).
+    pub reducer: &'static str,
+    /// CUDA C defining it, when it is not one of the header's built-ins ("" for those).
+    pub source: &'static str,
+    /// Dtype it accumulates in (its template argument `C`).
+    pub compute: DType,
+    /// Dtype of the result.
+    pub output: DType,
+}

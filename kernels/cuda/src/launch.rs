@@ -6,11 +6,13 @@
 //! Everything is queued on the device's stream and returns without waiting; host reads
 //! (`to_vec`) wait for the stream.
 
-use crate::kernel::CudaMapKernel;
+use crate::kernel::{CudaMapKernel, CudaReduceKernel};
 use tensor_core::registry::{KernelImpl, PreparedCall, RawTensor};
 use tensor_core::{Error, Result, Scalar};
 
+use super::alloc::CudaAllocator;
 use super::plan::{self, Step};
+use super::reduce_plan;
 use super::runtime::{self, CudaDevice};
 
 fn same_device(what: &str, out: &RawTensor<'_>, others: &[RawTensor<'_>]) -> Result<()> {
@@ -93,6 +95,49 @@ impl KernelImpl for CudaMapKernel {
         };
         // SAFETY: the PreparedCall contract is launch_map's (one CUDA device, checked there).
         unsafe { launch_map(self, out, call.inputs, call.params) }
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+/// Runs the reduction of `input` into `out` on their CUDA device: plans row / column
+/// kernels (and a second pass with a stream-ordered workspace for split extents) and queues
+/// them on the device's stream.
+///
+/// # Safety
+/// `out` and `input` are views of locked storages on one CUDA device laid out on the core's
+/// canonical reduction plan (shared shape, `out` stride 0 along reduced dims and without
+/// overlap along kept dims, not overlapping `input`); `index_strides` pairs with the plan.
+pub unsafe fn launch_reduce(
+    kernel: &CudaReduceKernel,
+    out: &RawTensor<'_>,
+    input: &RawTensor<'_>,
+    index_strides: &[isize],
+    params: &[Scalar],
+) -> Result<()> {
+    same_device(kernel.reducer, out, std::slice::from_ref(input))?;
+    let dev = runtime::device_of(out.device)?;
+    let mut plan = reduce_plan::plan_reduce(kernel, out, input, index_strides, params, dev.max_blocks())?;
+    // Freed back to the stream-ordered cache when this returns: only later work on the
+    // same stream reuses it, after these launches.
+    let workspace = CudaAllocator::allocate_on(dev.ordinal, plan.workspace_bytes)?;
+    plan.bind_workspace(workspace.as_ptr() as usize as u64);
+    // SAFETY: the caller's contract covers the operands; the workspace is a live device
+    // block of the size the plan asked for.
+    unsafe { run(&dev, &plan.steps) }
+}
+
+impl KernelImpl for CudaReduceKernel {
+    fn kind(&self) -> &'static str {
+        "cuda-reduce"
+    }
+    unsafe fn run(&self, call: &PreparedCall<'_>) -> Result<()> {
+        let ([out], [input]) = (call.outputs, call.inputs) else {
+            return Err(Error::invalid(call.op.name, "a CUDA reduction kernel takes one output and one input"));
+        };
+        // SAFETY: the PreparedCall contract of a reduction is launch_reduce's.
+        unsafe { launch_reduce(self, out, input, call.index_strides, call.params) }
     }
     fn as_any(&self) -> &dyn std::any::Any {
         self

@@ -11,6 +11,8 @@
 //! - [`nvrtc`]: find/load NVRTC, compile to cubin or PTX, cached ([`cache`]);
 //! - [`codegen`]: kernel templates around `#[tensor_op]` device functions, casts, copies,
 //!   fills and tiled transposes, with their argument blocks in [`args`];
+//! - [`reduce_plan`] / [`reduce_codegen`]: reductions (row, column and second-pass kernels
+//!   over the reducers of `kernels/cuda/include/reduce.cuh`), launched by [`launch`];
 //! - [`check`]: compile every generated kernel and report registers/spills (CI, no GPU).
 //!
 //! CUDA C headers: `kernels/cuda/include/prelude.cuh` (helpers of generated code), `args.cuh`
@@ -33,6 +35,8 @@ pub mod kernel;
 pub mod launch;
 pub mod nvrtc;
 pub mod plan;
+pub mod reduce_codegen;
+pub mod reduce_plan;
 pub mod register;
 pub mod runtime;
 pub mod samples;

@@ -22,7 +22,9 @@ use tensor_core::registry::RawTensor;
 use tensor_core::shape::{Dims, Strides};
 use tensor_core::{with_dtype, DType, Element, Error, Result, Scalar};
 
-use super::args::{fits_i32, ContigArgs, KernelParam, StridedArgs32, StridedArgs64, TransposeArgs, MAX_DIMS};
+use super::args::{
+    fits_i32, ContigArgs, KernelParam, ReduceArgs, StridedArgs32, StridedArgs64, TransposeArgs, MAX_DIMS,
+};
 use super::codegen::{ArgsKind, DeviceFn, Index, KernelSpec, MapLayout, BLOCK, TILE, TILE_ROWS};
 
 /// Elements each thread of a contiguous launch should handle before the grid is capped.
@@ -41,6 +43,8 @@ pub enum Args {
     Strided64(StridedArgs64),
     /// [`TransposeArgs`].
     Transpose(TransposeArgs),
+    /// [`ReduceArgs`].
+    Reduce(ReduceArgs),
 }
 
 impl Args {
@@ -51,6 +55,7 @@ impl Args {
             Args::Strided32(a) => a as *const StridedArgs32 as *const c_void,
             Args::Strided64(a) => a as *const StridedArgs64 as *const c_void,
             Args::Transpose(a) => a as *const TransposeArgs as *const c_void,
+            Args::Reduce(a) => a as *const ReduceArgs as *const c_void,
         }
     }
     /// Which struct it is.
@@ -60,6 +65,7 @@ impl Args {
             Args::Strided32(_) => ArgsKind::Strided32,
             Args::Strided64(_) => ArgsKind::Strided64,
             Args::Transpose(_) => ArgsKind::Transpose,
+            Args::Reduce(_) => ArgsKind::Reduce,
         }
     }
 }

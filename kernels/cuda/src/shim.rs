@@ -57,7 +57,8 @@ pub fn launcher(g: &Generated) -> String {
 
 const SIZEOF: &str = "extern \"C\" unsigned long long tops_sizeof(int k) {\n\
     switch (k) { case 0: return sizeof(tops_contig_args); case 1: return sizeof(tops_strided_args32);\n\
-    case 2: return sizeof(tops_strided_args64); default: return sizeof(tops_transpose_args); }\n}\n";
+    case 2: return sizeof(tops_strided_args64); case 3: return sizeof(tops_transpose_args);\n\
+    default: return sizeof(tops_reduce_args); }\n}\n";
 
 const FLAGS: [&str; 7] = ["-std=c++20", "-pthread", "-O1", "-fPIC", "-fno-strict-aliasing", "-ffp-contract=off", "-w"];
 
@@ -221,6 +222,7 @@ impl ShimLib {
             ArgsKind::Strided32 => 1,
             ArgsKind::Strided64 => 2,
             ArgsKind::Transpose => 3,
+            ArgsKind::Reduce => 4,
         };
         // SAFETY: a pure function.
         Ok(unsafe { f(k) } as usize)

@@ -16,7 +16,7 @@ mod output;
 mod reduce;
 mod types;
 
-pub use reduce::{reduce, ReduceDims};
+pub use reduce::{reduce, reduction_plan, ReduceDims, ReductionPlan};
 pub use types::{call_types, can_cast, CallTypes};
 
 use crate::registry::{registry, KernelRow, OpSpec, COPY_SPEC, FILL_SPEC};

@@ -154,6 +154,49 @@ fn reduced_list(mask: &[bool]) -> Vec<usize> {
     (0..mask.len()).filter(|&d| mask[d]).collect()
 }
 
+/// The canonical layout of one reduction, as the core hands it to a backend in a
+/// [`PreparedCall`]: both operands walk `shape` (size-1 dims dropped, dims by decreasing
+/// input |stride|, coalesced where input, output and logical index all allow); the output's
+/// stride is 0 along reduced dims; `index` gives each reduced dim's logical-index step (0 on
+/// kept dims).
+///
+/// ```
+/// use tensor_core::call::{reduction_plan, ReduceDims};
+/// use tensor_core::{DType, Device, Tensor};
+/// let a = Tensor::zeros(&[4, 6], DType::F32, Device::Cpu).unwrap();
+/// let out = Tensor::zeros(&[4], DType::F32, Device::Cpu).unwrap();
+/// let p = reduction_plan(&a, &out, ReduceDims::Dims(&[1]), false).unwrap();
+/// assert_eq!((p.shape.as_slice(), p.output.as_slice(), p.index.as_slice()), (&[4, 6][..], &[1, 0][..], &[0, 1][..]));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReductionPlan {
+    /// Sizes of the plan dims, outermost first.
+    pub shape: Dims,
+    /// The input's strides along them.
+    pub input: Strides,
+    /// The output's strides (0 along reduced dims).
+    pub output: Strides,
+    /// Logical-index steps (0 along kept dims).
+    pub index: Strides,
+}
+
+/// The [`ReductionPlan`] of reducing `input` over `dims` into `target` (a tensor of the
+/// result's shape, for its strides); for backends' tests and tools that plan launches
+/// outside a call.
+pub fn reduction_plan(input: &Tensor, target: &Tensor, dims: ReduceDims<'_>, keepdim: bool) -> Result<ReductionPlan> {
+    let reduced = reduced_mask("reduction_plan", input.shape(), dims)?;
+    let shape = input.shape();
+    let kept = (0..shape.len()).filter(|&d| !reduced[d] || keepdim).count();
+    if target.ndim() != kept {
+        return Err(Error::invalid(
+            "reduction_plan",
+            format!("the target has {} dims but the result of reducing {shape:?} has {kept}", target.ndim()),
+        ));
+    }
+    let extent: usize = (0..shape.len()).filter(|&d| reduced[d]).map(|d| shape[d]).product();
+    Ok(plan(input, target, &reduced, keepdim, extent))
+}
+
 /// One dim of the reduction plan: size, input stride, output stride (0 when reduced),
 /// logical-index step (0 when kept).
 #[derive(Debug, Clone, Copy)]
@@ -181,11 +224,8 @@ fn run(
     if overlap.is_overlapping() {
         return Err(Error::invalid_output(name, overlap.describe("the output", target.shape(), target.strides())));
     }
-    let dims = plan(input, target, reduced, keepdim, extent);
-    let shape: Dims = dims.iter().map(|d| d.size).collect();
-    let in_strides: Strides = dims.iter().map(|d| d.input).collect();
-    let out_strides: Strides = dims.iter().map(|d| d.output).collect();
-    let index_strides: Strides = dims.iter().map(|d| d.index).collect();
+    let ReductionPlan { shape, input: in_strides, output: out_strides, index: index_strides } =
+        plan(input, target, reduced, keepdim, extent);
     let wants = [(input.storage(), Access::Read), (target.storage(), Access::Write)];
     let locks = lock_many_for(name, &wants)?;
     let base = |t: &Tensor| locks.base(t.storage()).wrapping_add(t.storage_offset() * t.elem_size());
@@ -216,7 +256,7 @@ fn run(
 /// by the input's |stride| (outermost first, so the last dim is the innermost walk), and
 /// adjacent dims of one kind coalesced where the input, the target and the logical index
 /// are all contiguous across them.
-fn plan(input: &Tensor, target: &Tensor, reduced: &[bool], keepdim: bool, extent: usize) -> SmallVec<[PlanDim; 8]> {
+fn plan(input: &Tensor, target: &Tensor, reduced: &[bool], keepdim: bool, extent: usize) -> ReductionPlan {
     let shape = input.shape();
     let mut dims: SmallVec<[PlanDim; 8]> = SmallVec::new();
     let mut out_dim = 0;
@@ -259,5 +299,10 @@ fn plan(input: &Tensor, target: &Tensor, reduced: &[bool], keepdim: bool, extent
         }
         merged.push(d);
     }
-    merged
+    ReductionPlan {
+        shape: merged.iter().map(|d| d.size).collect(),
+        input: merged.iter().map(|d| d.input).collect(),
+        output: merged.iter().map(|d| d.output).collect(),
+        index: merged.iter().map(|d| d.index).collect(),
+    }
 }

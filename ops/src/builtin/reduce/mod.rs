@@ -3,9 +3,12 @@
 //!
 //! Every reduction takes any strided view and runs on the core's one call path
 //! ([`tensor_core::call::reduce`]); the CPU kernels are [`tensor_kernels_cpu::reduce`]'s
-//! driver over the reducers in `reducers.rs`.
+//! driver over the reducers in `reducers.rs`; the CUDA kernels (`cuda_rows.rs`) instantiate the
+//! same reducers written in CUDA C (`kernels/cuda/include/reduce.cuh`).
 
 mod compute;
+#[cfg(feature = "cuda")]
+mod cuda_rows;
 mod reducers;
 mod rows;
 mod softmax;

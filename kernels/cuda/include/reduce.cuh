@@ -1,0 +1,453 @@
+// tensor-ops CUDA reductions: the built-in reducers and the three kernel templates every
+// reduction launch instantiates (kernels/cuda/src/reduce_codegen.rs wraps them into
+// `extern "C"` kernels). Semantics are those of the CPU reducers
+// (ops/src/builtin/reduce/reducers.rs): the same accumulators, NaN rules and finishes.
+//
+// A reducer R (one struct template over its accumulate type C) has
+//   typedef ... acc_t;                          the accumulator (at most TOPS_REDUCE_ACC_BYTES)
+//   R(const tops_param* params);                built from the op's params
+//   acc_t identity() const;                     what an empty extent folds to
+//   template <class I> acc_t fold(acc_t, I x, long long index) const;
+//                                               `index`: the element's logical index along the
+//                                               reduced dims (row-major in the input's order)
+//   acc_t combine(acc_t a, acc_t b) const;      a covers elements before or beside b's
+//   template <class O> O finish(acc_t, long long n) const;   n = the reduced extent
+// and tops_shfl_down(acc_t, int) exchanges an accumulator within a warp.
+//
+// Kernels (blockDim.x a multiple of 32 for the row kernel; the column kernel's is 32 x by):
+//   rows:    a block per (output, slice of the reduced extent); threads stride the slice (16-byte
+//            vector loads along a dense run), then warp shuffles + one shared-memory step;
+//   columns: a thread per output (adjacent threads, adjacent outputs: coalesced) and threadIdx.y
+//            splitting the slice, combined through shared memory in y order;
+//   finish:  a thread per output combining its slices' partials in slice order (the second
+//            pass of a split reduction). Every order is fixed by the launch plan: results do
+//            not depend on timing.
+// Compiled by NVRTC, and by the host C++ compiler under kernels/cuda/include/shim.h in tests.
+#pragma once
+
+#define TOPS_REDUCE_ACC_BYTES 32
+#define TOPS_REDUCE_MAX_Y 8
+
+// ---------------------------------------------------------------- warp exchange
+TOPS_D int tops_shfl_down(int v, int d) { return __shfl_down_sync(0xffffffffu, v, d); }
+TOPS_D long long tops_shfl_down(long long v, int d) { return __shfl_down_sync(0xffffffffu, v, d); }
+TOPS_D float tops_shfl_down(float v, int d) { return __shfl_down_sync(0xffffffffu, v, d); }
+TOPS_D double tops_shfl_down(double v, int d) { return __shfl_down_sync(0xffffffffu, v, d); }
+TOPS_D bool tops_shfl_down(bool v, int d) { return tops_shfl_down((int)v, d) != 0; }
+TOPS_D signed char tops_shfl_down(signed char v, int d) { return (signed char)tops_shfl_down((int)v, d); }
+TOPS_D unsigned char tops_shfl_down(unsigned char v, int d) { return (unsigned char)tops_shfl_down((int)v, d); }
+TOPS_D short tops_shfl_down(short v, int d) { return (short)tops_shfl_down((int)v, d); }
+
+// ---------------------------------------------------------------- accumulate-type helpers
+template <class C> struct tops_bound {
+    static TOPS_D C lowest() { return tops_lim<C>::lo(); }
+    static TOPS_D C highest() { return tops_lim<C>::hi(); }
+};
+template <> struct tops_bound<bool> {
+    static TOPS_D bool lowest() { return false; }
+    static TOPS_D bool highest() { return true; }
+};
+template <> struct tops_bound<float> {
+    static TOPS_D float lowest() { return -(float)tops_f64_of_bits(0x7ff0000000000000ull); }
+    static TOPS_D float highest() { return (float)tops_f64_of_bits(0x7ff0000000000000ull); }
+};
+template <> struct tops_bound<double> {
+    static TOPS_D double lowest() { return -tops_f64_of_bits(0x7ff0000000000000ull); }
+    static TOPS_D double highest() { return tops_f64_of_bits(0x7ff0000000000000ull); }
+};
+
+template <class C> TOPS_D bool tops_isnan(C x) { return x != x; }
+TOPS_D float tops_red_exp(float x) { return expf(x); }
+TOPS_D double tops_red_exp(double x) { return exp(x); }
+TOPS_D float tops_red_sqrt(float x) { return sqrtf(x); }
+TOPS_D double tops_red_sqrt(double x) { return sqrt(x); }
+TOPS_D double tops_red_nan() { return tops_f64_of_bits(0x7ff8000000000000ull); }
+
+// ---------------------------------------------------------------- one-value reducers
+/// Σ x (wrapping for integers; or for bool).
+template <class C> struct tops_red_sum {
+    typedef C acc_t;
+    TOPS_D explicit tops_red_sum(const tops_param*) {}
+    TOPS_D acc_t identity() const { return tops_cast<C>(0); }
+    template <class I> TOPS_D acc_t fold(acc_t a, I x, long long) const { return tops_add(a, tops_cast<C>(x)); }
+    TOPS_D acc_t combine(acc_t a, acc_t b) const { return tops_add(a, b); }
+    template <class O> TOPS_D O finish(acc_t a, long long) const { return tops_cast<O>(a); }
+};
+
+/// Π x (wrapping for integers).
+template <class C> struct tops_red_prod {
+    typedef C acc_t;
+    TOPS_D explicit tops_red_prod(const tops_param*) {}
+    TOPS_D acc_t identity() const { return tops_cast<C>(1); }
+    template <class I> TOPS_D acc_t fold(acc_t a, I x, long long) const { return tops_mul(a, tops_cast<C>(x)); }
+    TOPS_D acc_t combine(acc_t a, acc_t b) const { return tops_mul(a, b); }
+    template <class O> TOPS_D O finish(acc_t a, long long) const { return tops_cast<O>(a); }
+};
+
+/// Σ x / n (NaN for n = 0).
+template <class C> struct tops_red_mean : tops_red_sum<C> {
+    TOPS_D explicit tops_red_mean(const tops_param* p) : tops_red_sum<C>(p) {}
+    template <class O> TOPS_D O finish(C a, long long n) const { return tops_cast<O>(a / (C)(double)n); }
+};
+
+/// NaN-propagating maximum: a NaN accumulator stays.
+template <class C> TOPS_D C tops_max_nan(C a, C b) { return (b > a || tops_isnan(b)) ? b : a; }
+/// NaN-propagating minimum.
+template <class C> TOPS_D C tops_min_nan(C a, C b) { return (b < a || tops_isnan(b)) ? b : a; }
+
+/// The greatest element; NaN propagates.
+template <class C> struct tops_red_amax {
+    typedef C acc_t;
+    TOPS_D explicit tops_red_amax(const tops_param*) {}
+    TOPS_D acc_t identity() const { return tops_bound<C>::lowest(); }
+    template <class I> TOPS_D acc_t fold(acc_t a, I x, long long) const { return tops_max_nan(a, tops_cast<C>(x)); }
+    TOPS_D acc_t combine(acc_t a, acc_t b) const { return tops_max_nan(a, b); }
+    template <class O> TOPS_D O finish(acc_t a, long long) const { return tops_cast<O>(a); }
+};
+
+/// The least element; NaN propagates.
+template <class C> struct tops_red_amin {
+    typedef C acc_t;
+    TOPS_D explicit tops_red_amin(const tops_param*) {}
+    TOPS_D acc_t identity() const { return tops_bound<C>::highest(); }
+    template <class I> TOPS_D acc_t fold(acc_t a, I x, long long) const { return tops_min_nan(a, tops_cast<C>(x)); }
+    TOPS_D acc_t combine(acc_t a, acc_t b) const { return tops_min_nan(a, b); }
+    template <class O> TOPS_D O finish(acc_t a, long long) const { return tops_cast<O>(a); }
+};
+
+/// True when every element is non-zero (NaN is non-zero). C is bool.
+template <class C> struct tops_red_all {
+    typedef bool acc_t;
+    TOPS_D explicit tops_red_all(const tops_param*) {}
+    TOPS_D acc_t identity() const { return true; }
+    template <class I> TOPS_D acc_t fold(acc_t a, I x, long long) const { return a && tops_cast<bool>(x); }
+    TOPS_D acc_t combine(acc_t a, acc_t b) const { return a && b; }
+    template <class O> TOPS_D O finish(acc_t a, long long) const { return tops_cast<O>(a); }
+};
+
+/// True when some element is non-zero. C is bool.
+template <class C> struct tops_red_any {
+    typedef bool acc_t;
+    TOPS_D explicit tops_red_any(const tops_param*) {}
+    TOPS_D acc_t identity() const { return false; }
+    template <class I> TOPS_D acc_t fold(acc_t a, I x, long long) const { return a || tops_cast<bool>(x); }
+    TOPS_D acc_t combine(acc_t a, acc_t b) const { return a || b; }
+    template <class O> TOPS_D O finish(acc_t a, long long) const { return tops_cast<O>(a); }
+};
+
+// ---------------------------------------------------------------- log-sum-exp
+/// A running maximum and Σ e^(x − max).
+template <class C> struct tops_lse_acc {
+    C m, s;
+};
+template <class C> TOPS_D tops_lse_acc<C> tops_shfl_down(tops_lse_acc<C> a, int d) {
+    tops_lse_acc<C> r;
+    r.m = tops_shfl_down(a.m, d);
+    r.s = tops_shfl_down(a.s, d);
+    return r;
+}
+
+/// ln Σ e^x, online (max-rescaled); finished in double.
+template <class C> struct tops_red_logsumexp {
+    typedef tops_lse_acc<C> acc_t;
+    TOPS_D explicit tops_red_logsumexp(const tops_param*) {}
+    static TOPS_D acc_t make(C m, C s) {
+        acc_t r;
+        r.m = m;
+        r.s = s;
+        return r;
+    }
+    static TOPS_D acc_t merge(acc_t a, acc_t b) {
+        // Equal maxima (±∞ included): the sums add, no rescale (∞ − ∞ would be NaN).
+        if (a.m == b.m) return make(a.m, a.s + b.s);
+        if (b.m > a.m) return make(b.m, b.s + a.s * tops_red_exp(a.m - b.m));
+        if (a.m > b.m) return make(a.m, a.s + b.s * tops_red_exp(b.m - a.m));
+        return make(a.m, (C)tops_red_nan());
+    }
+    TOPS_D acc_t identity() const { return make(tops_bound<C>::lowest(), (C)0); }
+    template <class I> TOPS_D acc_t fold(acc_t a, I x, long long) const {
+        const C v = tops_cast<C>(x);
+        if (tops_isnan(v)) return make(a.m, (C)tops_red_nan());
+        return merge(a, make(v, (C)1));
+    }
+    TOPS_D acc_t combine(acc_t a, acc_t b) const {
+        if (tops_isnan(a.s) || tops_isnan(b.s)) return make(a.m, (C)tops_red_nan());
+        return merge(a, b);
+    }
+    template <class O> TOPS_D O finish(acc_t a, long long) const {
+        if (a.s == (C)0) return tops_cast<O>(tops_bound<C>::lowest()); // nothing folded: ln 0
+        return tops_cast<O>((double)a.m + log((double)a.s));
+    }
+};
+
+// ---------------------------------------------------------------- variance (Welford)
+/// Welford's (count, mean, Σ(x − mean)²).
+template <class C> struct tops_welford {
+    double n;
+    C mean, m2;
+};
+template <class C> TOPS_D tops_welford<C> tops_shfl_down(tops_welford<C> a, int d) {
+    tops_welford<C> r;
+    r.n = tops_shfl_down(a.n, d);
+    r.mean = tops_shfl_down(a.mean, d);
+    r.m2 = tops_shfl_down(a.m2, d);
+    return r;
+}
+
+/// var (SQRT = false) or std (SQRT = true) with params[0] the correction (PyTorch's).
+template <class C, bool SQRT> struct tops_red_variance {
+    typedef tops_welford<C> acc_t;
+    double correction;
+    TOPS_D explicit tops_red_variance(const tops_param* p) : correction((double)p[0]) {}
+    static TOPS_D acc_t make(double n, C mean, C m2) {
+        acc_t r;
+        r.n = n;
+        r.mean = mean;
+        r.m2 = m2;
+        return r;
+    }
+    TOPS_D acc_t identity() const { return make(0.0, (C)0, (C)0); }
+    template <class I> TOPS_D acc_t fold(acc_t a, I x, long long) const {
+        const C v = tops_cast<C>(x);
+        const double n = a.n + 1.0;
+        const C d = v - a.mean;
+        const C mean = a.mean + d / (C)n;
+        return make(n, mean, a.m2 + d * (v - mean));
+    }
+    TOPS_D acc_t combine(acc_t a, acc_t b) const {
+        if (a.n == 0.0) return b;
+        if (b.n == 0.0) return a;
+        const double n = a.n + b.n;
+        const C d = b.mean - a.mean;
+        const C mean = a.mean + d * (C)(b.n / n);
+        return make(n, mean, (a.m2 + b.m2) + (d * d) * (C)(a.n * b.n / n));
+    }
+    template <class O> TOPS_D O finish(acc_t a, long long) const {
+        const double denom = a.n - correction;
+        const C var = a.m2 / (C)(denom > 0.0 ? denom : 0.0);
+        return tops_cast<O>(SQRT ? tops_red_sqrt(var) : var);
+    }
+};
+template <class C> struct tops_red_var : tops_red_variance<C, false> {
+    TOPS_D explicit tops_red_var(const tops_param* p) : tops_red_variance<C, false>(p) {}
+};
+template <class C> struct tops_red_std : tops_red_variance<C, true> {
+    TOPS_D explicit tops_red_std(const tops_param* p) : tops_red_variance<C, true>(p) {}
+};
+
+// ---------------------------------------------------------------- argmax / argmin
+#define TOPS_ARG_NONE 9223372036854775807LL
+/// A candidate: value and logical index (TOPS_ARG_NONE: nothing seen).
+template <class C> struct tops_arg_acc {
+    C v;
+    long long i;
+};
+template <class C> TOPS_D tops_arg_acc<C> tops_shfl_down(tops_arg_acc<C> a, int d) {
+    tops_arg_acc<C> r;
+    r.v = tops_shfl_down(a.v, d);
+    r.i = tops_shfl_down(a.i, d);
+    return r;
+}
+
+/// The winner of two candidates: a NaN beats a number, `MAX` picks between numbers (greater
+/// or less), ties and two NaNs go to the smaller index. Symmetric: any combine order agrees.
+template <class C, bool MAX> TOPS_D tops_arg_acc<C> tops_arg_pick(tops_arg_acc<C> a, tops_arg_acc<C> b) {
+    if (a.i == TOPS_ARG_NONE) return b;
+    if (b.i == TOPS_ARG_NONE) return a;
+    const bool an = tops_isnan(a.v), bn = tops_isnan(b.v);
+    bool b_wins;
+    if (an || bn) {
+        b_wins = (an && bn) ? b.i < a.i : bn;
+    } else if (MAX ? b.v > a.v : b.v < a.v) {
+        b_wins = true;
+    } else if (MAX ? a.v > b.v : a.v < b.v) {
+        b_wins = false;
+    } else {
+        b_wins = b.i < a.i;
+    }
+    return b_wins ? b : a;
+}
+
+template <class C, bool MAX> struct tops_red_arg {
+    typedef tops_arg_acc<C> acc_t;
+    TOPS_D explicit tops_red_arg(const tops_param*) {}
+    TOPS_D acc_t identity() const {
+        acc_t r;
+        r.v = tops_cast<C>(0);
+        r.i = TOPS_ARG_NONE;
+        return r;
+    }
+    template <class I> TOPS_D acc_t fold(acc_t a, I x, long long index) const {
+        acc_t b;
+        b.v = tops_cast<C>(x);
+        b.i = index;
+        return tops_arg_pick<C, MAX>(a, b);
+    }
+    TOPS_D acc_t combine(acc_t a, acc_t b) const { return tops_arg_pick<C, MAX>(a, b); }
+    template <class O> TOPS_D O finish(acc_t a, long long) const { return tops_cast<O>(a.i); }
+};
+template <class C> struct tops_red_argmax : tops_red_arg<C, true> {
+    TOPS_D explicit tops_red_argmax(const tops_param* p) : tops_red_arg<C, true>(p) {}
+};
+template <class C> struct tops_red_argmin : tops_red_arg<C, false> {
+    TOPS_D explicit tops_red_argmin(const tops_param* p) : tops_red_arg<C, false>(p) {}
+};
+
+// ---------------------------------------------------------------- index math
+/// Output `o`'s offsets: in the input (its kept coordinates) and in the output.
+TOPS_D void tops_reduce_kept(const tops_reduce_args& a, long long o, long long& in_off, long long& out_off) {
+    in_off = 0;
+    out_off = 0;
+#pragma unroll
+    for (int d = 0; d < TOPS_MAX_DIMS; ++d) {
+        if (d == a.kdim) break;
+        const long long c = o % a.ksize[d];
+        o /= a.ksize[d];
+        in_off += c * a.kin[d];
+        out_off += c * a.kout[d];
+    }
+}
+
+/// Reduced position `r`'s input offset and logical index.
+TOPS_D void tops_reduce_pos(const tops_reduce_args& a, long long r, long long& in_off, long long& index) {
+    in_off = 0;
+    index = 0;
+#pragma unroll
+    for (int d = 0; d < TOPS_MAX_DIMS; ++d) {
+        if (d == a.rdim) break;
+        const long long c = r % a.rsize[d];
+        r /= a.rsize[d];
+        in_off += c * a.rin[d];
+        index += c * a.ridx[d];
+    }
+}
+
+/// The accumulator of all lanes of the warp, in lane 0 (combined lower lanes first).
+template <class R> TOPS_D typename R::acc_t tops_warp_combine(const R& red, typename R::acc_t acc) {
+#pragma unroll
+    for (int d = 16; d > 0; d >>= 1) acc = red.combine(acc, tops_shfl_down(acc, d));
+    return acc;
+}
+
+/// Stores a finished task: the output when the extent is not split, else its partial.
+template <class R, class O>
+TOPS_D void tops_reduce_store(const tops_reduce_args& a, const R& red, typename R::acc_t acc, long long o, long long s,
+                              long long out_off) {
+    if (a.split == 1) {
+        ((O*)a.out)[out_off] = red.template finish<O>(acc, a.n_red);
+    } else {
+        ((typename R::acc_t*)a.work)[o * a.split + s] = acc;
+    }
+}
+
+// ---------------------------------------------------------------- kernels
+/// A block per (output, slice): reducing along the innermost (densest) input dim.
+template <class R, class I, class O> TOPS_D void tops_reduce_rows(const tops_reduce_args& a) {
+    typedef typename R::acc_t A;
+    static_assert(sizeof(A) <= TOPS_REDUCE_ACC_BYTES, "accumulator larger than a workspace slot");
+    const R red(a.params);
+    __shared__ A part[32];
+    const I* __restrict__ in = (const I*)a.in;
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int nthreads = blockDim.x, nwarps = (nthreads + 31) >> 5;
+    const long long tasks = a.n_out * a.split;
+    const int V = 16 / (int)sizeof(I);
+    for (long long t = blockIdx.x; t < tasks; t += gridDim.x) {
+        const long long o = t / a.split, s = t % a.split;
+        long long kin, kout;
+        tops_reduce_kept(a, o, kin, kout);
+        const long long r0 = s * a.chunk;
+        const long long r1 = r0 + a.chunk < a.n_red ? r0 + a.chunk : a.n_red;
+        A acc = red.identity();
+        const unsigned long long base = (unsigned long long)(in + kin + r0);
+        if (a.rdim == 1 && a.rin[0] == 1 && base % sizeof(I) == 0) {
+            // A dense run: a scalar head up to 16-byte alignment, 16-byte vectors, a tail.
+            const I* p = in + kin + r0;
+            const long long len = r1 > r0 ? r1 - r0 : 0;
+            long long head = (long long)(((16 - base % 16) % 16) / sizeof(I));
+            head = head < len ? head : len;
+            const long long step = a.ridx[0];
+            for (long long k = tid; k < head; k += nthreads) acc = red.fold(acc, p[k], (r0 + k) * step);
+            const long long nvec = (len - head) / V;
+            const tops_pack<I, 16 / sizeof(I)>* q = (const tops_pack<I, 16 / sizeof(I)>*)(p + head);
+            for (long long v = tid; v < nvec; v += nthreads) {
+                const tops_pack<I, 16 / sizeof(I)> pk = q[v];
+                const long long first = r0 + head + v * V;
+                if constexpr (sizeof(A) >= 16) {
+                    // Heavy folds (Welford: a division each) unrolled V times spill on sm_90.
+#pragma unroll 2
+                    for (int j = 0; j < V; ++j) acc = red.fold(acc, pk.v[j], (first + j) * step);
+                } else {
+#pragma unroll
+                    for (int j = 0; j < V; ++j) acc = red.fold(acc, pk.v[j], (first + j) * step);
+                }
+            }
+            for (long long k = head + nvec * V + tid; k < len; k += nthreads) acc = red.fold(acc, p[k], (r0 + k) * step);
+        } else {
+            for (long long r = r0 + tid; r < r1; r += nthreads) {
+                long long off, index;
+                tops_reduce_pos(a, r, off, index);
+                acc = red.fold(acc, in[kin + off], index);
+            }
+        }
+        // Every thread takes part in both exchange rounds (uniform control flow).
+        acc = tops_warp_combine(red, acc);
+        if (lane == 0) part[warp] = acc;
+        __syncthreads();
+        acc = lane < nwarps ? part[lane] : red.identity();
+        acc = tops_warp_combine(red, acc);
+        if (tid == 0) tops_reduce_store<R, O>(a, red, acc, o, s, kout);
+        __syncthreads();
+    }
+}
+
+/// 32 adjacent outputs per block (threadIdx.x), threadIdx.y splitting the slice: reducing
+/// along a strided dim, every load coalesced across the kept dense dim.
+template <class R, class I, class O> TOPS_D void tops_reduce_columns(const tops_reduce_args& a) {
+    typedef typename R::acc_t A;
+    static_assert(sizeof(A) <= TOPS_REDUCE_ACC_BYTES, "accumulator larger than a workspace slot");
+    const R red(a.params);
+    __shared__ A part[TOPS_REDUCE_MAX_Y][32];
+    const I* __restrict__ in = (const I*)a.in;
+    const int tx = threadIdx.x, ty = threadIdx.y, by = blockDim.y;
+    const long long tasks = ((a.n_out + 31) / 32) * a.split;
+    for (long long t = blockIdx.x; t < tasks; t += gridDim.x) {
+        const long long o = (t / a.split) * 32 + tx, s = t % a.split;
+        const bool live = o < a.n_out;
+        long long kin = 0, kout = 0;
+        if (live) tops_reduce_kept(a, o, kin, kout);
+        const long long r0 = s * a.chunk;
+        const long long r1 = r0 + a.chunk < a.n_red ? r0 + a.chunk : a.n_red;
+        A acc = red.identity();
+        if (live) {
+            for (long long r = r0 + ty; r < r1; r += by) {
+                long long off, index;
+                tops_reduce_pos(a, r, off, index);
+                acc = red.fold(acc, in[kin + off], index);
+            }
+        }
+        part[ty][tx] = acc;
+        __syncthreads();
+        if (ty == 0 && live) {
+            A v = part[0][tx];
+            for (int k = 1; k < by; ++k) v = red.combine(v, part[k][tx]);
+            tops_reduce_store<R, O>(a, red, v, o, s, kout);
+        }
+        __syncthreads();
+    }
+}
+
+/// The second pass of a split reduction: a thread per output combines its partials.
+template <class R, class O> TOPS_D void tops_reduce_finish(const tops_reduce_args& a) {
+    typedef typename R::acc_t A;
+    const R red(a.params);
+    const A* __restrict__ work = (const A*)a.work;
+    const long long nthreads = (long long)gridDim.x * blockDim.x;
+    for (long long o = (long long)blockIdx.x * blockDim.x + threadIdx.x; o < a.n_out; o += nthreads) {
+        A acc = work[o * a.split];
+        for (long long s = 1; s < a.split; ++s) acc = red.combine(acc, work[o * a.split + s]);
+        long long kin, kout;
+        tops_reduce_kept(a, o, kin, kout);
+        ((O*)a.out)[kout] = red.template finish<O>(acc, a.n_red);
+    }
+}
