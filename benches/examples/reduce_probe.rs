@@ -1,6 +1,7 @@
 //! A quick probe of the reductions on a [8192, 8192] f32 (256 MiB) tensor against a
 //! read-only reference loop and a copy, all on every worker thread, in one run:
-//! `cargo run --release -p tensor-benches --example reduce_probe [rows] [cols]`.
+//! `cargo run --release -p tensor-benches --example reduce_probe [rows] [cols]`
+//! (`REDUCE_PROBE_ONLY=argmax` for the cases whose name contains it).
 
 use rayon::prelude::*;
 use std::time::Instant;
@@ -59,9 +60,17 @@ fn main() -> tensor_ops::Result<()> {
         ("logsumexp dim 1", Box::new(|| drop(a.logsumexp(&[1], false).unwrap()))),
         ("mean dim 1", Box::new(|| drop(a.mean(&[1], false).unwrap()))),
     ];
+    // `REDUCE_PROBE_ONLY=argmax` runs the matching cases only (for profiling one).
+    let only = std::env::var("REDUCE_PROBE_ONLY").ok();
     for (name, f) in &cases {
+        if only.as_deref().is_some_and(|o| !name.contains(o)) {
+            continue;
+        }
         let t = best(f);
         println!("{name:>16}: {:6.2} GB/s = {:.2} of read", bytes / t / 1e9, read / t);
+    }
+    if only.is_some() {
+        return Ok(());
     }
     let t = best(|| drop(a.exp().unwrap()));
     println!("{:>16}: {:.2} x the time of a copy", "exp (map)", t / copy);
