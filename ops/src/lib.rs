@@ -173,7 +173,7 @@ pub mod __private {
     #[cfg(feature = "cuda")]
     pub use tensor_kernels_cuda;
     #[cfg(feature = "cuda")]
-    pub use tensor_kernels_cuda::kernel::CudaMapKernel;
+    pub use tensor_kernels_cuda::kernel::{CudaMapKernel, CudaReduceKernel};
 
     /// The backends under their old paths (`tensor_kernels::cpu`, `tensor_kernels::cuda`).
     pub mod tensor_kernels {

@@ -79,8 +79,16 @@
 //! `T: Float`, i64 for them with `widen`), `i64` or `bool`. The bodies are Rust, compiled
 //! with `T` = the one-lane value of the accumulate-in element (`Lane<f32>` for f16 rows):
 //! integer arithmetic on `T` wraps, `i64` slots are plain Rust `i64`. `combine` must be
-//! associative (the driver combines in a fixed pairwise tree). There are no CUDA
-//! reduction kernels yet: the rows are CPU rows.
+//! associative (the driver combines in a fixed pairwise tree).
+//!
+//! The same bodies are translated to CUDA C (a reducer struct template over the accumulate
+//! type, the interface of `kernels/cuda/include/reduce.cuh`) and registered as CUDA rows for
+//! every listed dtype: row, column and second-pass kernels with warp shuffles, as the
+//! built-ins. The translation takes what such bodies use — `let` (names, `_`, tuple
+//! patterns, shadowing), `if`/`else`, `return`, arithmetic, comparisons, `&&`/`||`/`!`,
+//! tuples and `.0` fields, `as` casts, `T::zero()`/`one()`/`from_*`, the value methods
+//! (`sqrt`, `exp`, `min`, ...), params and calls of the four functions; anything else
+//! (`match`, loops, other functions, macros) is a spanned compile error.
 
 mod attr;
 mod cuda;
@@ -90,6 +98,7 @@ mod errors;
 mod ir;
 mod lower;
 mod op;
+mod reduce_cuda;
 mod reduce_def;
 mod reduce_emit;
 mod rust_body;

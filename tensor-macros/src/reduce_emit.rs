@@ -75,8 +75,60 @@ fn call(f: &ReduceFn, values: &[TokenStream]) -> TokenStream {
     quote!(#name::<__L<C>>(#(#args),*))
 }
 
+/// (accumulate-in, output) dtypes of the row for dtype `d` (as [`row_types`]).
+fn row_dtypes(def: &ReduceDef, d: Dtype) -> (Dtype, Dtype) {
+    let (compute, value_out) = if def.widen && !d.is_float() {
+        (Dtype::I64, Dtype::I64)
+    } else if def.bound == Bound::Float && !d.is_float() {
+        (Dtype::F32, Dtype::F32)
+    } else {
+        (d.compute(), d)
+    };
+    let out = match def.finish {
+        Finish::Value => value_out,
+        Finish::I64 => Dtype::I64,
+        Finish::Bool => Dtype::Bool,
+    };
+    (compute, out)
+}
+
+/// The CUDA rows: the reducer struct translated to CUDA C (`reduce_cuda`), one row per
+/// dtype instantiating it for the row's accumulate dtype; kept only when tensor-ops has its
+/// `cuda` feature.
+fn cuda_rows(def: &ReduceDef) -> syn::Result<TokenStream> {
+    let p = quote!(::tensor_ops::__private);
+    let source = crate::reduce_cuda::emit(def)?;
+    let reducer = crate::reduce_cuda::reducer_name(&def.name);
+    let rows = def.dtypes.iter().map(|&d| {
+        let (c, o) = row_dtypes(def, d);
+        let (dt, ct, ot) = (d.dtype_path(), c.dtype_path(), o.dtype_path());
+        quote! {
+            #p::inventory::submit! {
+                #p::KernelRow {
+                    op: &SPEC.op,
+                    device: #p::DeviceKind::Cuda,
+                    layout: #p::Layout::Strided,
+                    dtype: #dt,
+                    kernel: &#p::CudaReduceKernel { reducer: #reducer, source: CUDA_SOURCE, compute: #ct, output: #ot },
+                }
+            }
+        }
+    });
+    Ok(quote! {
+        #p::if_cuda! {
+            /// The reducer in CUDA C (a struct template over the accumulate type).
+            pub const CUDA_SOURCE: &str = #source;
+            #(#rows)*
+        }
+    })
+}
+
 /// The whole expansion.
 pub fn expand(def: &ReduceDef) -> TokenStream {
+    let cuda = match cuda_rows(def) {
+        Ok(ts) => ts,
+        Err(e) => return e.to_compile_error(),
+    };
     let p = quote!(::tensor_ops::__private);
     let vis = &def.vis;
     let ident = &def.ident;
@@ -215,6 +267,8 @@ pub fn expand(def: &ReduceDef) -> TokenStream {
             }
 
             #(#rows)*
+
+            #cuda
         }
     }
 }

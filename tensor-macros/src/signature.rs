@@ -54,7 +54,7 @@ impl ScalarTy {
         }
     }
 
-    fn from_name(s: &str) -> Option<ScalarTy> {
+    pub fn from_name(s: &str) -> Option<ScalarTy> {
         ScalarTy::ALL.into_iter().find(|t| t.name() == s)
     }
 }

@@ -4,10 +4,14 @@
 //! reduction plans, and the results are compared with the CPU reductions for every
 //! registered CUDA reduction row (op × dtype) on contiguous, misaligned, stepped, flipped,
 //! transposed, permuted and expanded inputs, one dim / several dims / every dim, empty
-//! extents and split extents (workspace + second pass), into poisoned outputs. NVRTC
-//! compiles the same kernels in `cuda_kernels.rs` (every registered CUDA row).
+//! extents and split extents (workspace + second pass), into poisoned outputs. The
+//! user-defined reductions of `user_reduce/` (l2_norm, a Welford variance, an argmax seeing
+//! the index, count_nonzero, a param) run through the CUDA C `#[tensor_op(reduce)]`
+//! translated from their Rust bodies. NVRTC compiles the same kernels in `cuda_kernels.rs`
+//! (every registered CUDA row).
 
 mod common;
+mod user_reduce;
 
 use std::path::PathBuf;
 
@@ -65,15 +69,32 @@ fn cpu_result(name: &str, a: &Tensor, dims: Option<&[usize]>, keepdim: bool) -> 
         ("std", Some(d)) => tensor_ops::std(a, d, 1, keepdim),
         ("argmax", Some([d])) => tensor_ops::argmax(a, *d, keepdim),
         ("argmin", Some([d])) => tensor_ops::argmin(a, *d, keepdim),
+        ("l2_norm", Some(d)) => user_reduce::l2_norm(a, d, keepdim),
+        ("l2_norm", None) => user_reduce::l2_norm_all(a),
+        ("welford_var", Some(d)) => user_reduce::welford_var(a, d, keepdim),
+        ("my_argmax", Some(d)) => user_reduce::my_argmax(a, d, keepdim),
+        ("count_nonzero", Some(d)) => user_reduce::count_nonzero(a, d, keepdim),
+        ("count_nonzero", None) => user_reduce::count_nonzero_all(a),
+        ("capped_sum", Some(d)) => user_reduce::capped_sum(a, d, keepdim, CAP),
+        ("capped_sum", None) => user_reduce::capped_sum_all(a, CAP),
         other => panic!("no CPU reference for {other:?}"),
     };
     r.unwrap_or_else(|e| panic!("{name} on the CPU: {e}"))
 }
 
+/// capped_sum's param.
+const CAP: f64 = 2.5;
+
+/// The user-defined reductions (their inputs have no NaN: `my_argmax` has no NaN rule, so
+/// its answer with NaNs depends on the order of combination, on the CPU too).
+fn user_op(name: &str) -> bool {
+    matches!(name, "l2_norm" | "welford_var" | "my_argmax" | "count_nonzero" | "capped_sum")
+}
+
 /// Ops whose results do not depend on the order of combination.
 fn order_free(name: &str, dtype: DType) -> bool {
-    matches!(name, "amax" | "amin" | "all" | "any" | "argmax" | "argmin")
-        || (matches!(name, "sum" | "prod") && !dtype.is_float())
+    matches!(name, "amax" | "amin" | "all" | "any" | "argmax" | "argmin" | "my_argmax" | "count_nonzero")
+        || (matches!(name, "sum" | "prod" | "capped_sum") && !dtype.is_float())
 }
 
 /// One planned reduction on the shim.
@@ -104,7 +125,8 @@ fn plan_case(
 ) -> Option<Case> {
     let name = op.name;
     let arg = matches!(name, "argmax" | "argmin");
-    if arg && dims.is_none_or(|d| d.len() != 1) || matches!(name, "all" | "any" | "var" | "std") && dims.is_none() {
+    let dims_only = matches!(name, "all" | "any" | "var" | "std" | "welford_var" | "my_argmax");
+    if arg && dims.is_none_or(|d| d.len() != 1) || dims_only && dims.is_none() {
         return None;
     }
     let empty = input.numel() == 0;
@@ -121,7 +143,11 @@ fn plan_case(
     let got = Tensor::empty(want.shape(), k.output, Device::Cpu).unwrap();
     poison(&got);
     let plan = reduction_plan(&input, &got, dims.map_or(ReduceDims::All, ReduceDims::Dims), keepdim).unwrap();
-    let params: Vec<Scalar> = if matches!(name, "var" | "std") { vec![Scalar::Int(1)] } else { vec![] };
+    let params: Vec<Scalar> = match name {
+        "var" | "std" => vec![Scalar::Int(1)],
+        "capped_sum" => vec![Scalar::Float(CAP)],
+        _ => vec![],
+    };
     let wants = [(input.storage(), Access::Read), (got.storage(), Access::Write)];
     let locks = lock_many(&wants).unwrap();
     let at = |t: &Tensor| locks.base(t.storage()).wrapping_add(t.storage_offset() * t.elem_size());
@@ -176,18 +202,25 @@ const SHAPES: [Shape; 12] = [
     (&[3, 0], Lay::Contiguous, Some(&[1]), false, 64),
 ];
 
+fn no_nan_for_users(name: &str, vals: Vec<V>) -> Vec<V> {
+    if !user_op(name) {
+        return vals;
+    }
+    vals.into_iter().map(|v| if matches!(v, V::F(x) if x.is_nan()) { V::F(1.5) } else { v }).collect()
+}
+
 fn cases() -> Vec<Case> {
     let mut cases = Vec::new();
     for (op, dtype, k) in reduce_rows() {
         for (i, &(shape, lay, dims, keepdim, max_blocks)) in SHAPES.iter().enumerate() {
             let n: usize = shape.iter().product();
-            let vals = common::gen_values(dtype, n, 17 + i as u64);
+            let vals = no_nan_for_users(op.name, common::gen_values(dtype, n, 17 + i as u64));
             let input = make(&vals, shape, dtype, lay);
             let what = format!("{} {dtype} {shape:?} {lay:?} dims {dims:?} keepdim {keepdim}", op.name);
             cases.extend(plan_case((op, dtype, k), input, dims, keepdim, max_blocks, what));
         }
         // An expanded input (stride 0 along the reduced dim).
-        let vals = common::gen_values(dtype, 33, 5);
+        let vals = no_nan_for_users(op.name, common::gen_values(dtype, 33, 5));
         let row = make(&vals, &[1, 33], dtype, Lay::Contiguous);
         let what = format!("{} {dtype} expanded [7, 33] dims [0]", op.name);
         cases.extend(plan_case((op, dtype, k), row.expand(&[7, 33]).unwrap(), Some(&[0]), false, 64, what));
@@ -232,6 +265,9 @@ fn shim_runs_every_cuda_reduction_like_the_cpu() {
     let cases = cases();
     let rows = reduce_rows();
     assert!(rows.len() >= 13 * 10, "{} CUDA reduction rows", rows.len());
+    for user in ["l2_norm", "welford_var", "my_argmax", "count_nonzero", "capped_sum"] {
+        assert!(rows.iter().any(|(op, _, _)| op.name == user), "{user} has CUDA rows");
+    }
     let specs: Vec<_> = cases
         .iter()
         .flat_map(|c| c.steps.iter())
@@ -313,4 +349,24 @@ fn gpu_reductions_match_the_cpu_for_every_op_and_dtype() {
     for (g, w) in got.iter().zip(&want) {
         assert!(g == w || (g - w).abs() <= 1e-6 * w.abs().max(1e-3) || g.is_nan() && w.is_nan(), "softmax: {g} vs {w}");
     }
+}
+
+/// NVRTC compiles the CUDA C translated from the user-defined reductions (every dtype, row,
+/// column and finishing kernel) for `compute_80` and `sm_90`, warning- and spill-free (the
+/// built-ins are compiled with every registered row in `cuda_kernels.rs`).
+#[test]
+fn user_reductions_compile_with_nvrtc() {
+    use tensor_ops::__private::tensor_kernels_cuda::{check, nvrtc};
+    if let Err(e) = nvrtc::nvrtc() {
+        assert!(!ci(), "CI is set but NVRTC is missing: {e}");
+        return println!("SKIPPED: {e}");
+    }
+    let rows = || {
+        tensor_ops::__private::inventory::iter::<KernelRow>
+            .into_iter()
+            .filter(|r| r.device == DeviceKind::Cuda && user_op(r.op.name))
+    };
+    assert!(rows().count() >= 5 * 4, "user reductions have CUDA rows");
+    let reports = check::compile_all(rows()).unwrap_or_else(|e| panic!("{e}"));
+    println!("{} user-reduction kernels x archs compiled", reports.len());
 }

@@ -495,3 +495,37 @@ fn argmax_over_long_rows_across_blocks() {
         }
     }
 }
+
+/// An output of 16 MiB and more goes out of the row kernel through streaming stores (the
+/// row built in a cache-resident scratch first): the same values as the model, every row.
+#[test]
+fn fused_softmax_rows_larger_than_the_cache_stream_the_same_values() {
+    let (rows, len) = (128usize, 32768usize); // 16 MiB of f32
+    let xs = noise(rows * len, 7);
+    let t = Tensor::from_vec(xs.iter().map(|&x| x * 30.0).collect::<Vec<f32>>(), &[rows, len]).unwrap();
+    let vals = as_f64(&t);
+    for log in [false, true] {
+        let out = Tensor::full(&[rows, len], f32::NAN, DType::F32, Device::Cpu).unwrap();
+        if log {
+            tensor_ops::log_softmax_out(&t, 1, &out).unwrap();
+        } else {
+            tensor_ops::softmax_out(&t, 1, &out).unwrap();
+        }
+        let got = as_f64(&out);
+        for r in (0..rows).step_by(7).chain([rows - 1]) {
+            let row = &vals[r * len..(r + 1) * len];
+            let m = row.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+            let s: f64 = row.iter().map(|y| (y - m).exp()).sum();
+            for k in (0..len).step_by(97).chain([len - 1]) {
+                let (want, g) = if log {
+                    (row[k] - m - s.ln(), got[r * len + k])
+                } else {
+                    ((row[k] - m).exp() / s, got[r * len + k])
+                };
+                let tol = 2e-6 * (1.0 + (row[k] - m).abs()) * want.abs().max(if log { 1.0 } else { 0.0 }) + 1e-37;
+                assert!((g - want).abs() <= tol * 4.0, "log {log} row {r} col {k}: {g} vs {want}");
+            }
+        }
+        assert!(got.iter().all(|x| !x.is_nan()), "every element written (log {log})");
+    }
+}

@@ -8,19 +8,34 @@ use crate::parallel::{for_each_chunk, GRAIN};
 use tensor_core::registry::{KernelImpl, PreparedCall};
 use tensor_core::{DType, Error, Result};
 
-/// Computes one output row of `len` elements from one input row.
+/// Computes one output row of `len` elements from one input row, with `row.scratch` (room
+/// for `len` elements, cache-resident: reused for every row of a task) to build the row in,
+/// and `row.stream`: the whole output is too large to stay in cache, so the finished row
+/// should reach `out` through non-temporal stores
+/// ([`crate::copy::stream::copy_bytes_nt_unfenced`]; the driver fences once per task).
 ///
 /// # Safety
 /// `input` is valid for `len` reads and `out` for `len` writes of the kernel's dtype, and
-/// the two rows do not overlap (the kernel copies a row first when the call is in place).
-pub type RowFn = unsafe fn(out: *mut u8, input: *const u8, len: usize);
+/// the two rows do not overlap (the kernel copies a row first when the call is in place);
+/// `row.scratch` is valid for `len` elements and overlaps neither.
+pub type RowFn = unsafe fn(out: *mut u8, input: *const u8, len: usize, row: RowScratch);
+
+/// What a [`RowFn`] gets besides its rows.
+#[derive(Debug, Clone, Copy)]
+pub struct RowScratch {
+    /// A buffer of at least `len` elements, aligned to 64 bytes.
+    pub scratch: *mut u8,
+    /// True when the output is larger than the cache ([`crate::copy::stream::NT_THRESHOLD`]).
+    pub stream: bool,
+}
 
 /// A row kernel for one dtype (input and output).
 ///
 /// ```
 /// use tensor_kernels_cpu::rows::RowKernel;
 /// use tensor_core::{registry::KernelImpl, DType};
-/// unsafe fn copy_row(o: *mut u8, i: *const u8, n: usize) { unsafe { std::ptr::copy(i, o, n * 4) } }
+/// use tensor_kernels_cpu::rows::RowScratch;
+/// unsafe fn copy_row(o: *mut u8, i: *const u8, n: usize, _: RowScratch) { unsafe { std::ptr::copy(i, o, n * 4) } }
 /// assert_eq!(RowKernel { dtype: DType::F32, func: copy_row }.kind(), "cpu-rows");
 /// ```
 #[derive(Debug, Clone, Copy)]
@@ -64,25 +79,36 @@ impl KernelImpl for RowKernel {
         let (o, i) = (Addr(out.ptr as usize), Addr(input.ptr as usize));
         let func = self.func;
         let in_place = o.0 == i.0;
+        let stream = numel * size >= crate::copy::stream::NT_THRESHOLD;
+        let words = (len * size).div_ceil(64) * 8;
         for_each_chunk(numel / len, (GRAIN / len).max(1), |rows| {
-            // In place: each row is first copied aside (u64 words: aligned for every dtype).
-            let mut scratch: Vec<u64> = if in_place { vec![0; (len * size).div_ceil(8)] } else { Vec::new() };
+            // The row function's buffer, and in place a copy of each input row (u64 words
+            // in 64-byte steps: aligned for every dtype).
+            let mut work: Vec<u64> = vec![0; words + 8];
+            let offset = work.as_ptr().align_offset(64).min(8);
+            let scratch = RowScratch { scratch: work[offset..].as_mut_ptr().cast(), stream };
+            let mut copy: Vec<u64> = if in_place { vec![0; words] } else { Vec::new() };
             for r in rows {
                 let at = r * len * size;
                 let src = if in_place {
                     // SAFETY: row `r` of the input (in bounds, locked by the caller) into
-                    // the scratch row of at least `len * size` bytes.
+                    // the copy row of at least `len * size` bytes.
                     unsafe {
-                        std::ptr::copy_nonoverlapping((i.0 + at) as *const u8, scratch.as_mut_ptr().cast(), len * size)
+                        std::ptr::copy_nonoverlapping((i.0 + at) as *const u8, copy.as_mut_ptr().cast(), len * size)
                     };
-                    scratch.as_ptr().cast::<u8>()
+                    copy.as_ptr().cast::<u8>()
                 } else {
                     (i.0 + at) as *const u8
                 };
                 // SAFETY: row `r` of the dense output (`numel / len` rows of `len`), inside
                 // its storage, locked by the caller; the source row does not overlap it
-                // (the call path stages partial overlap, exact aliasing was copied above).
-                unsafe { func((o.0 + at) as *mut u8, src, len) };
+                // (the call path stages partial overlap, exact aliasing was copied above);
+                // the scratch holds `len` elements from its 64-byte aligned start.
+                unsafe { func((o.0 + at) as *mut u8, src, len, scratch) };
+            }
+            if stream {
+                // Streamed rows are visible to other threads once this task's stores are.
+                crate::copy::stream::store_fence();
             }
         });
         Ok(())

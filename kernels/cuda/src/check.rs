@@ -7,7 +7,7 @@ use tensor_core::{Error, Result};
 
 use super::codegen::{self, DeviceFn, Generated, KernelSpec};
 use super::nvrtc;
-use super::reduce_codegen::{reduce_kernels_for, ReduceFn};
+use super::reduce_codegen::ReduceFn;
 
 /// The targets every kernel is checked for: PTX for Ampere, a cubin for Hopper.
 pub const CHECK_ARCHS: [&str; 2] = ["compute_80", "sm_90"];
@@ -40,7 +40,7 @@ pub fn specs_for<'a>(rows: impl Iterator<Item = &'a KernelRow>) -> Vec<KernelSpe
             specs.extend(codegen::map_kernels_for(func, row.dtype, row.op.arity));
         }
         if let Some(k) = row.kernel.as_any().downcast_ref::<CudaReduceKernel>() {
-            specs.extend(reduce_kernels_for(ReduceFn::from_kernel(k), row.dtype));
+            specs.extend(codegen::reduce_kernels_for(ReduceFn::from_kernel(k), row.dtype));
         }
     }
     specs.extend(codegen::data_movement_kernels());

@@ -15,7 +15,7 @@ use std::fmt::Write as _;
 use crate::kernel::CudaMapKernel;
 use tensor_core::{DType, Error, Result};
 
-use super::ctype::CType;
+use super::ctype::{is_ident, CType};
 pub use super::reduce_codegen::{ReduceFn, ReducePass};
 
 /// Threads per block of every elementwise kernel.
@@ -295,8 +295,8 @@ pub fn generate(spec: &KernelSpec<'_>) -> Result<Generated> {
             Ok(elementwise(&name, &body, *layout))
         }
         KernelSpec::Transpose { bytes } => transpose(bits(*bytes)?),
-        KernelSpec::Reduce { reducer, input, pass } => super::reduce_codegen::generate(reducer, Some(*input), *pass),
-        KernelSpec::ReduceFinish { reducer } => super::reduce_codegen::generate(reducer, None, ReducePass::Rows),
+        KernelSpec::Reduce { reducer, input, pass } => reduction(reducer, Some(*input), *pass),
+        KernelSpec::ReduceFinish { reducer } => reduction(reducer, None, ReducePass::Rows),
     }
 }
 
@@ -304,10 +304,26 @@ fn bits(bytes: usize) -> Result<CType> {
     CType::bits(bytes).ok_or_else(|| Error::Cuda(format!("no raw element type of {bytes} bytes (1, 2, 4 or 8)")))
 }
 
-pub(crate) fn is_ident(s: &str) -> bool {
-    let mut c = s.chars();
-    matches!(c.next(), Some(ch) if ch == '_' || ch.is_ascii_alphabetic())
-        && c.all(|ch| ch == '_' || ch.is_ascii_alphanumeric())
+/// A reduction pass as a [`Generated`] kernel (shared memory and shuffles for the first
+/// pass, whose blocks cooperate; the finishing pass is one thread per output).
+fn reduction(r: &ReduceFn<'_>, input: Option<DType>, pass: ReducePass) -> Result<Generated> {
+    let t = super::reduce_codegen::generate(r, input, pass)?;
+    Ok(Generated {
+        name: t.name,
+        kernel: t.kernel,
+        device_fns: t.device_fns,
+        args: ArgsKind::Reduce,
+        shared_memory: input.is_some(),
+    })
+}
+
+/// Every kernel a reduction row can launch: rows and columns over `input`, and the finish.
+pub fn reduce_kernels_for(r: ReduceFn<'_>, input: DType) -> Vec<KernelSpec<'_>> {
+    vec![
+        KernelSpec::Reduce { reducer: r, input, pass: ReducePass::Rows },
+        KernelSpec::Reduce { reducer: r, input, pass: ReducePass::Columns },
+        KernelSpec::ReduceFinish { reducer: r },
+    ]
 }
 
 /// What an elementwise kernel computes per element.

@@ -43,3 +43,15 @@ impl CType {
         Some(CType { name, tag, size: bytes })
     }
 }
+
+/// True when `s` is a C identifier (names of generated functions and kernels).
+///
+/// ```
+/// use tensor_kernels_cuda::ctype::is_ident;
+/// assert!(is_ident("tops_red_sum") && !is_ident("1x") && !is_ident("a-b"));
+/// ```
+pub fn is_ident(s: &str) -> bool {
+    let mut c = s.chars();
+    matches!(c.next(), Some(ch) if ch == '_' || ch.is_ascii_alphabetic())
+        && c.all(|ch| ch == '_' || ch.is_ascii_alphanumeric())
+}

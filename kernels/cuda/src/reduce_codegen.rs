@@ -1,11 +1,11 @@
 //! Reduction kernels: `extern "C"` wrappers instantiating the templates of
 //! `kernels/cuda/include/reduce.cuh` (rows, columns, finish) for one reducer, input dtype,
-//! accumulate dtype and output dtype.
+//! accumulate dtype and output dtype. [`super::codegen`] wraps the text into its
+//! `Generated` kernels (this module depends on nothing of it).
 
 use tensor_core::{DType, Error, Result};
 
-use super::codegen::{is_ident, ArgsKind, Generated, KernelSpec};
-use super::ctype::CType;
+use super::ctype::{is_ident, CType};
 use crate::kernel::CudaReduceKernel;
 
 /// The reduction header: the built-in reducers and the kernel templates.
@@ -42,8 +42,20 @@ pub enum ReducePass {
     Columns,
 }
 
+/// A reduction kernel's text: its name, its `__global__` definition, and the device code it
+/// needs in front of it as (name, source) pairs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReduceKernelText {
+    /// Deterministic `extern "C"` name.
+    pub name: String,
+    /// The kernel definition.
+    pub kernel: String,
+    /// The reduction header, then the reducer's own source when it has one.
+    pub device_fns: Vec<(String, String)>,
+}
+
 /// The kernel for one pass (`input: None`: the finishing pass, which never reads the input).
-pub fn generate(r: &ReduceFn<'_>, input: Option<DType>, pass: ReducePass) -> Result<Generated> {
+pub fn generate(r: &ReduceFn<'_>, input: Option<DType>, pass: ReducePass) -> Result<ReduceKernelText> {
     if !is_ident(r.name) {
         return Err(Error::Cuda(format!("reducer name {:?} is not a C identifier", r.name)));
     }
@@ -79,14 +91,5 @@ pub fn generate(r: &ReduceFn<'_>, input: Option<DType>, pass: ReducePass) -> Res
     if !r.source.is_empty() {
         device_fns.push((r.name.to_string(), r.source.to_string()));
     }
-    Ok(Generated { name, kernel, device_fns, args: ArgsKind::Reduce, shared_memory: input.is_some() })
-}
-
-/// Every kernel a reduction row can launch: rows and columns over `input`, and the finish.
-pub fn reduce_kernels_for(r: ReduceFn<'_>, input: DType) -> Vec<KernelSpec<'_>> {
-    vec![
-        KernelSpec::Reduce { reducer: r, input, pass: ReducePass::Rows },
-        KernelSpec::Reduce { reducer: r, input, pass: ReducePass::Columns },
-        KernelSpec::ReduceFinish { reducer: r },
-    ]
+    Ok(ReduceKernelText { name, kernel, device_fns })
 }

@@ -222,6 +222,16 @@ fn array_extreme<C: Compute>(xs: &[C], init: C, better: impl Fn(C, C) -> bool) -
     (best, any_nan | nan.iter().any(|&b| b))
 }
 
+/// `r[k] = f(k)` for every lane of an array value (a plain loop, always inlined, which LLVM
+/// turns into one vector operation; `std::array::from_fn` is not always inlined).
+#[inline(always)]
+fn lanes<T: Copy, const N: usize>(mut r: [T; N], f: impl Fn(usize) -> T) -> [T; N] {
+    for (k, x) in r.iter_mut().enumerate() {
+        *x = f(k);
+    }
+    r
+}
+
 /// The extreme by `better` over two register-resident accumulators of `N` float lanes (each
 /// updated as a whole value per step, so LLVM keeps it in a vector register), with NaNs
 /// flagged by an unordered-compare mask on the side.
@@ -234,9 +244,9 @@ fn vector_extreme<C: Compute, const N: usize>(xs: &[C], init: C, better: impl Fn
     for c in &mut chunks {
         tensor_kernels_cpu::map::no_loop_vectorize();
         let (a, b) = c.split_at(N);
-        m0 = std::array::from_fn(|k| if better(a[k], m0[k]) { a[k] } else { m0[k] });
-        m1 = std::array::from_fn(|k| if better(b[k], m1[k]) { b[k] } else { m1[k] });
-        bad = std::array::from_fn(|k| bad[k] | (a[k].is_nan() | b[k].is_nan()) as u32);
+        m0 = lanes(m0, |k| if better(a[k], m0[k]) { a[k] } else { m0[k] });
+        m1 = lanes(m1, |k| if better(b[k], m1[k]) { b[k] } else { m1[k] });
+        bad = lanes(bad, |k| bad[k] | (a[k].is_nan() | b[k].is_nan()) as u32);
     }
     let mut best = init;
     let mut any_nan = bad.iter().any(|&b| b != 0);

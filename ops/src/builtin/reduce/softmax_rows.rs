@@ -3,10 +3,12 @@
 //! pass — the row is read from memory once and stays in cache. A CPU row kernel
 //! (`tensor_kernels_cpu::rows`), f32 and f64, at the CPU's SIMD level.
 
+use super::compute::{Compute, FloatCompute};
 use tensor_core::registry::{KernelRow, OpSpec, RowCache};
 use tensor_core::{DType, DeviceKind, Layout};
+use tensor_kernels_cpu::copy::stream::copy_bytes_nt_unfenced;
 use tensor_kernels_cpu::map::{no_loop_vectorize, simd_level, SimdLevel};
-use tensor_kernels_cpu::rows::RowKernel;
+use tensor_kernels_cpu::rows::{RowKernel, RowScratch};
 use tensor_kernels_cpu::value::{F32x16, F64x4, Lane, Value};
 
 /// The fused row softmax (param: the row length).
@@ -33,33 +35,37 @@ pub static LOG_SOFTMAX_ROWS: OpSpec = OpSpec {
     rows: RowCache::new(),
 };
 
-/// One row, vectors of `V` and one-lane tails.
+/// One row, vectors of `V` and one-lane tails: the maximum, then e^(x − max) into the
+/// scratch row (summed on the way), then the scaled row written to `out` once — with
+/// streaming stores when the output is larger than the cache (no read-for-ownership of the
+/// output's lines), else straight from the scaling loop.
 ///
 /// # Safety
-/// As [`tensor_kernels_cpu::rows::RowFn`] (input and output rows disjoint).
+/// As [`tensor_kernels_cpu::rows::RowFn`] (input, output and scratch rows disjoint).
 #[inline(always)]
-unsafe fn row<V: Value>(out: *mut V::Elem, x: *const V::Elem, len: usize, log: bool)
+unsafe fn row<V: Value>(out: *mut V::Elem, x: *const V::Elem, len: usize, row: RowScratch, log: bool)
 where
     Lane<V::Elem>: Value<Elem = V::Elem>,
+    V::Elem: FloatCompute,
 {
-    // SAFETY: the caller's contract: two disjoint rows of `len` elements.
-    let (x, out) = unsafe { (std::slice::from_raw_parts(x, len), std::slice::from_raw_parts_mut(out, len)) };
+    // SAFETY: the caller's contract: three disjoint rows of `len` elements.
+    let (x, out, tmp) = unsafe {
+        (
+            std::slice::from_raw_parts(x, len),
+            std::slice::from_raw_parts_mut(out, len),
+            std::slice::from_raw_parts_mut(row.scratch.cast::<V::Elem>(), len),
+        )
+    };
     let n = V::LANES;
     let body = len - len % n;
-    let mut vm = V::splat(x[0]);
-    for c in x[..body].chunks_exact(n) {
-        no_loop_vectorize();
-        vm = vm.max(V::load(c));
-    }
+    // The maximum by plain vector max with NaNs flagged on the side (a NaN makes the row
+    // NaN, as a NaN-propagating maximum would).
+    let (mx, nan) = V::Elem::scan_max(x);
+    let m = Lane(if nan { V::Elem::NAN } else { mx });
     let mut lanes = [V::Elem::default(); 16];
-    vm.store(&mut lanes[..n]);
-    let mut m = Lane(x[0]);
-    for &l in lanes[..n].iter().chain(&x[body..]) {
-        m = m.max(Lane(l));
-    }
     let mv = V::splat(m.0);
     let mut vs = V::zero();
-    for (c, o) in x[..body].chunks_exact(n).zip(out[..body].chunks_exact_mut(n)) {
+    for (c, o) in x[..body].chunks_exact(n).zip(tmp[..body].chunks_exact_mut(n)) {
         // Each iteration is already one vector: keep LLVM from widening across them
         // (it would turn the lane arrays into gathers).
         no_loop_vectorize();
@@ -74,32 +80,52 @@ where
     for &l in &lanes[..n] {
         s = s + Lane(l);
     }
-    for (&xk, o) in x[body..].iter().zip(&mut out[body..]) {
+    for (&xk, o) in x[body..].iter().zip(&mut tmp[body..]) {
         let e = (Lane(xk) - m).exp();
         if !log {
             *o = e.0;
         }
         s = s + e;
     }
+    // The finished row goes to the scratch when it is to be streamed, else to `out`.
+    let dst: &mut [V::Elem] = if row.stream { &mut *tmp } else { &mut *out };
     if log {
         let ln_s = s.ln();
         let ls = V::splat(ln_s.0);
-        for (c, o) in x[..body].chunks_exact(n).zip(out[..body].chunks_exact_mut(n)) {
+        for (c, o) in x[..body].chunks_exact(n).zip(dst[..body].chunks_exact_mut(n)) {
             no_loop_vectorize();
             ((V::load(c) - mv) - ls).store(o);
         }
-        for (&xk, o) in x[body..].iter().zip(&mut out[body..]) {
+        for (&xk, o) in x[body..].iter().zip(&mut dst[body..]) {
             *o = ((Lane(xk) - m) - ln_s).0;
         }
     } else {
         let inv = V::one() / V::splat(s.0);
-        for o in out[..body].chunks_exact_mut(n) {
-            no_loop_vectorize();
-            (V::load(o) * inv).store(o);
+        if row.stream {
+            for o in tmp[..body].chunks_exact_mut(n) {
+                no_loop_vectorize();
+                (V::load(o) * inv).store(o);
+            }
+        } else {
+            for (e, o) in tmp[..body].chunks_exact(n).zip(out[..body].chunks_exact_mut(n)) {
+                no_loop_vectorize();
+                (V::load(e) * inv).store(o);
+            }
         }
-        for o in &mut out[body..] {
-            *o = (Lane(*o) / s).0;
+        for k in body..len {
+            let v = (Lane(tmp[k]) / s).0;
+            if row.stream {
+                tmp[k] = v;
+            } else {
+                out[k] = v;
+            }
         }
+    }
+    if row.stream {
+        // SAFETY: `tmp` and `out` are disjoint rows of `len` elements; the driver fences.
+        unsafe {
+            copy_bytes_nt_unfenced(out.as_mut_ptr().cast(), tmp.as_ptr().cast(), len * std::mem::size_of::<V::Elem>())
+        };
     }
 }
 
@@ -110,28 +136,28 @@ macro_rules! row_fns {
         ///
         /// # Safety
         /// As [`tensor_kernels_cpu::rows::RowFn`].
-        unsafe fn $name(out: *mut u8, x: *const u8, len: usize) {
+        unsafe fn $name(out: *mut u8, x: *const u8, len: usize, r: RowScratch) {
             #[cfg(target_arch = "x86_64")]
             #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")]
-            unsafe fn avx512(out: *mut u8, x: *const u8, len: usize) {
+            unsafe fn avx512(out: *mut u8, x: *const u8, len: usize, r: RowScratch) {
                 // SAFETY: forwarded.
-                unsafe { row::<$v>(out.cast::<$e>(), x.cast::<$e>(), len, $log) }
+                unsafe { row::<$v>(out.cast::<$e>(), x.cast::<$e>(), len, r, $log) }
             }
             #[cfg(target_arch = "x86_64")]
             #[target_feature(enable = "avx2,fma")]
-            unsafe fn avx2(out: *mut u8, x: *const u8, len: usize) {
+            unsafe fn avx2(out: *mut u8, x: *const u8, len: usize, r: RowScratch) {
                 // SAFETY: forwarded.
-                unsafe { row::<$v>(out.cast::<$e>(), x.cast::<$e>(), len, $log) }
+                unsafe { row::<$v>(out.cast::<$e>(), x.cast::<$e>(), len, r, $log) }
             }
             match simd_level() {
                 #[cfg(target_arch = "x86_64")]
                 // SAFETY: `simd_level` never exceeds what the CPU has; forwarded.
-                SimdLevel::Avx512 => unsafe { avx512(out, x, len) },
+                SimdLevel::Avx512 => unsafe { avx512(out, x, len, r) },
                 #[cfg(target_arch = "x86_64")]
                 // SAFETY: as above.
-                SimdLevel::Avx2 => unsafe { avx2(out, x, len) },
+                SimdLevel::Avx2 => unsafe { avx2(out, x, len, r) },
                 // SAFETY: forwarded.
-                _ => unsafe { row::<$v>(out.cast::<$e>(), x.cast::<$e>(), len, $log) },
+                _ => unsafe { row::<$v>(out.cast::<$e>(), x.cast::<$e>(), len, r, $log) },
             }
         }
     )* };
