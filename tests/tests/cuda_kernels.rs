@@ -60,20 +60,7 @@ fn params_for(spec: &OpSpec) -> Vec<Scalar> {
 
 /// Every (op spec, dtype, row) with a CUDA elementwise kernel.
 fn cuda_rows() -> Vec<(&'static OpSpec, DType, &'static KernelRow)> {
-    let mut v = Vec::new();
-    for (op, device, layout, dtypes) in registry().entries() {
-        if device != DeviceKind::Cuda {
-            continue;
-        }
-        let set = registry().row_set(op, device, layout).unwrap();
-        for d in dtypes {
-            let row = set.get(d).unwrap();
-            if row.kernel.as_any().is::<CudaMapKernel>() {
-                v.push((set.op, d, row));
-            }
-        }
-    }
-    v
+    common::cuda_rows_of::<CudaMapKernel>()
 }
 
 // ------------------------------------------------------------------ (a) NVRTC

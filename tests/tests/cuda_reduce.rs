@@ -17,7 +17,7 @@ use std::path::PathBuf;
 
 use common::{make, poison, values, Lay, V};
 use tensor_ops::__private::tensor_core::call::{reduction_plan, ReduceDims};
-use tensor_ops::__private::tensor_core::registry::{registry, KernelRow, OpSpec, RawTensor};
+use tensor_ops::__private::tensor_core::registry::{KernelRow, OpSpec, RawTensor};
 use tensor_ops::__private::tensor_core::{lock_many, Access, DeviceKind};
 use tensor_ops::__private::tensor_kernels_cuda::kernel::CudaReduceKernel;
 use tensor_ops::__private::tensor_kernels_cuda::plan::Step;
@@ -30,21 +30,10 @@ fn ci() -> bool {
 
 /// Every CUDA reduction row: (op, dtype, kernel).
 fn reduce_rows() -> Vec<Row> {
-    let mut v = Vec::new();
-    for (op, device, layout, dtypes) in registry().entries() {
-        if device != DeviceKind::Cuda {
-            continue;
-        }
-        let set = registry().row_set(op, device, layout).unwrap();
-        for d in dtypes {
-            let row: &KernelRow = set.get(d).unwrap();
-            if let Some(k) = row.kernel.as_any().downcast_ref::<CudaReduceKernel>() {
-                v.push((set.op, d, k));
-            }
-        }
-    }
-    v.sort_by_key(|(op, d, _)| (op.name, *d));
-    v
+    common::cuda_rows_of::<CudaReduceKernel>()
+        .into_iter()
+        .filter_map(|(op, d, row)| Some((op, d, row.kernel.as_any().downcast_ref::<CudaReduceKernel>()?)))
+        .collect()
 }
 
 /// The CPU result of op `name` (the public API), for comparison. `softmax` is the row of

@@ -95,44 +95,37 @@ template <class C> TOPS_D C tops_max_nan(C a, C b) { return (b > a || tops_isnan
 /// NaN-propagating minimum.
 template <class C> TOPS_D C tops_min_nan(C a, C b) { return (b < a || tops_isnan(b)) ? b : a; }
 
-/// The greatest element; NaN propagates.
-template <class C> struct tops_red_amax {
+/// The greatest (MAX) or least element; NaN propagates.
+template <class C, bool MAX> struct tops_red_extreme {
     typedef C acc_t;
-    TOPS_D explicit tops_red_amax(const tops_param*) {}
-    TOPS_D acc_t identity() const { return tops_bound<C>::lowest(); }
-    template <class I> TOPS_D acc_t fold(acc_t a, I x, long long) const { return tops_max_nan(a, tops_cast<C>(x)); }
-    TOPS_D acc_t combine(acc_t a, acc_t b) const { return tops_max_nan(a, b); }
+    TOPS_D explicit tops_red_extreme(const tops_param*) {}
+    static TOPS_D C pick(C a, C b) { return MAX ? tops_max_nan(a, b) : tops_min_nan(a, b); }
+    TOPS_D acc_t identity() const { return MAX ? tops_bound<C>::lowest() : tops_bound<C>::highest(); }
+    template <class I> TOPS_D acc_t fold(acc_t a, I x, long long) const { return pick(a, tops_cast<C>(x)); }
+    TOPS_D acc_t combine(acc_t a, acc_t b) const { return pick(a, b); }
     template <class O> TOPS_D O finish(acc_t a, long long) const { return tops_cast<O>(a); }
 };
-
-/// The least element; NaN propagates.
-template <class C> struct tops_red_amin {
-    typedef C acc_t;
-    TOPS_D explicit tops_red_amin(const tops_param*) {}
-    TOPS_D acc_t identity() const { return tops_bound<C>::highest(); }
-    template <class I> TOPS_D acc_t fold(acc_t a, I x, long long) const { return tops_min_nan(a, tops_cast<C>(x)); }
-    TOPS_D acc_t combine(acc_t a, acc_t b) const { return tops_min_nan(a, b); }
-    template <class O> TOPS_D O finish(acc_t a, long long) const { return tops_cast<O>(a); }
+template <class C> struct tops_red_amax : tops_red_extreme<C, true> {
+    TOPS_D explicit tops_red_amax(const tops_param* p) : tops_red_extreme<C, true>(p) {}
+};
+template <class C> struct tops_red_amin : tops_red_extreme<C, false> {
+    TOPS_D explicit tops_red_amin(const tops_param* p) : tops_red_extreme<C, false>(p) {}
 };
 
-/// True when every element is non-zero (NaN is non-zero). C is bool.
-template <class C> struct tops_red_all {
+/// True when every (ALL) or some element is non-zero (NaN is non-zero). C is unused.
+template <class C, bool ALL> struct tops_red_truth {
     typedef bool acc_t;
-    TOPS_D explicit tops_red_all(const tops_param*) {}
-    TOPS_D acc_t identity() const { return true; }
-    template <class I> TOPS_D acc_t fold(acc_t a, I x, long long) const { return a && tops_cast<bool>(x); }
-    TOPS_D acc_t combine(acc_t a, acc_t b) const { return a && b; }
+    TOPS_D explicit tops_red_truth(const tops_param*) {}
+    TOPS_D acc_t identity() const { return ALL; }
+    template <class I> TOPS_D acc_t fold(acc_t a, I x, long long) const { return combine(a, tops_cast<bool>(x)); }
+    TOPS_D acc_t combine(acc_t a, acc_t b) const { return ALL ? (a && b) : (a || b); }
     template <class O> TOPS_D O finish(acc_t a, long long) const { return tops_cast<O>(a); }
 };
-
-/// True when some element is non-zero. C is bool.
-template <class C> struct tops_red_any {
-    typedef bool acc_t;
-    TOPS_D explicit tops_red_any(const tops_param*) {}
-    TOPS_D acc_t identity() const { return false; }
-    template <class I> TOPS_D acc_t fold(acc_t a, I x, long long) const { return a || tops_cast<bool>(x); }
-    TOPS_D acc_t combine(acc_t a, acc_t b) const { return a || b; }
-    template <class O> TOPS_D O finish(acc_t a, long long) const { return tops_cast<O>(a); }
+template <class C> struct tops_red_all : tops_red_truth<C, true> {
+    TOPS_D explicit tops_red_all(const tops_param* p) : tops_red_truth<C, true>(p) {}
+};
+template <class C> struct tops_red_any : tops_red_truth<C, false> {
+    TOPS_D explicit tops_red_any(const tops_param* p) : tops_red_truth<C, false>(p) {}
 };
 
 // ---------------------------------------------------------------- log-sum-exp

@@ -236,3 +236,26 @@ pub fn assert_close(got: &[V], want: &[V], dtype: DType, exact: bool, what: &str
         assert!(ok, "{what}: element {i}: got {g:?}, want {w:?} ({dtype})");
     }
 }
+
+/// Every (op, dtype, row) registered for `Device::Cuda` whose kernel is of kind `K`
+/// (`CudaMapKernel`, `CudaReduceKernel`), sorted by op name and dtype.
+pub fn cuda_rows_of<K: 'static>(
+) -> Vec<(&'static tensor_ops::__private::OpSpec, DType, &'static tensor_ops::__private::KernelRow)> {
+    use tensor_ops::__private::tensor_core::registry::registry;
+    use tensor_ops::__private::DeviceKind;
+    let mut v = Vec::new();
+    for (op, device, layout, dtypes) in registry().entries() {
+        if device != DeviceKind::Cuda {
+            continue;
+        }
+        let set = registry().row_set(op, device, layout).unwrap();
+        for d in dtypes {
+            let row = set.get(d).unwrap();
+            if row.kernel.as_any().is::<K>() {
+                v.push((set.op, d, row));
+            }
+        }
+    }
+    v.sort_by_key(|(op, d, _)| (op.name, *d));
+    v
+}

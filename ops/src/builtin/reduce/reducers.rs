@@ -281,8 +281,11 @@ impl<I: Element, C: FloatCompute, O: Element, const SQRT: bool> Reducer for Var<
         for chunk in xs.chunks(BLOCK) {
             let b = convert_block(chunk, &mut buf);
             let n = b.len() as f64;
-            let mean = C::sum_lanes(b).div(C::from_count(n));
-            let m2 = C::sum_sq_dev(b, mean);
+            let mean = lane_sum(b, |x| x).div(C::from_count(n));
+            let m2 = lane_sum(b, |x| {
+                let d = x.sub(mean);
+                d.mul(d)
+            });
             acc = self.combine(acc, (n, mean, m2));
         }
         acc
@@ -342,6 +345,29 @@ fn first_hit<C: Compute>(b: &[C], m: C, nan: bool, reverse: bool) -> Option<usiz
         }
     }
     None
+}
+
+/// Σ f(x) over a slice with 16 independent accumulators, combined pairwise.
+#[inline(always)]
+fn lane_sum<C: FloatCompute>(xs: &[C], f: impl Fn(C) -> C) -> C {
+    let mut acc = [C::ZERO; 16];
+    let mut chunks = xs.chunks_exact(16);
+    for c in &mut chunks {
+        for k in 0..16 {
+            acc[k] = acc[k].add(f(c[k]));
+        }
+    }
+    for (k, &x) in chunks.remainder().iter().enumerate() {
+        acc[k] = acc[k].add(f(x));
+    }
+    let mut half = 8;
+    while half > 0 {
+        for k in 0..half {
+            acc[k] = acc[k].add(acc[k + half]);
+        }
+        half /= 2;
+    }
+    acc[0]
 }
 
 /// The NONE index of an argmax/argmin accumulator that has seen nothing.

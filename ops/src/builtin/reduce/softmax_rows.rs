@@ -3,7 +3,6 @@
 //! pass — the row is read from memory once and stays in cache. A CPU row kernel
 //! (`tensor_kernels_cpu::rows`), f32 and f64, at the CPU's SIMD level.
 
-use super::compute::{Compute, FloatCompute};
 use tensor_core::registry::{KernelRow, OpSpec, RowCache};
 use tensor_core::{DType, DeviceKind, Layout};
 use tensor_kernels_cpu::copy::stream::copy_bytes_nt_unfenced;
@@ -46,7 +45,6 @@ pub static LOG_SOFTMAX_ROWS: OpSpec = OpSpec {
 unsafe fn row<V: Value>(out: *mut V::Elem, x: *const V::Elem, len: usize, row: RowScratch, log: bool)
 where
     Lane<V::Elem>: Value<Elem = V::Elem>,
-    V::Elem: FloatCompute,
 {
     // SAFETY: the caller's contract: three disjoint rows of `len` elements.
     let (x, out, tmp) = unsafe {
@@ -58,11 +56,17 @@ where
     };
     let n = V::LANES;
     let body = len - len % n;
-    // The maximum by plain vector max with NaNs flagged on the side (a NaN makes the row
-    // NaN, as a NaN-propagating maximum would).
-    let (mx, nan) = V::Elem::scan_max(x);
-    let m = Lane(if nan { V::Elem::NAN } else { mx });
+    let mut vm = V::splat(x[0]);
+    for c in x[..body].chunks_exact(n) {
+        no_loop_vectorize();
+        vm = vm.max(V::load(c));
+    }
     let mut lanes = [V::Elem::default(); 16];
+    vm.store(&mut lanes[..n]);
+    let mut m = Lane(x[0]);
+    for &l in lanes[..n].iter().chain(&x[body..]) {
+        m = m.max(Lane(l));
+    }
     let mv = V::splat(m.0);
     let mut vs = V::zero();
     for (c, o) in x[..body].chunks_exact(n).zip(tmp[..body].chunks_exact_mut(n)) {
