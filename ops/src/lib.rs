@@ -120,6 +120,7 @@ extern crate self as tensor_ops;
 
 mod builtin;
 mod call;
+mod compose;
 mod methods;
 mod reduce_methods;
 #[cfg(feature = "safetensors")]
@@ -156,7 +157,13 @@ pub mod prelude {
 #[doc(hidden)]
 pub mod __private {
     //! Paths used by code that `#[tensor_op]` generates. Not a stable API.
+    pub use crate::__concat_source as concat_source;
     pub use crate::call::{call_map_inplace, call_map_new, call_map_out, call_reduce, call_reduce_new};
+    pub use crate::compose::{cuda_source_of, lists_dtype, ComposeInput, ComposeParam, Lit};
+    /// Compile-time helpers of composed bodies.
+    pub mod compose {
+        pub use crate::compose::{join, total_len};
+    }
     pub use half;
     pub use inventory;
     pub use tensor_core;

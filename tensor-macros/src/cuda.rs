@@ -3,7 +3,7 @@
 
 use crate::dtype::Dtype;
 use crate::dtype::DtypeCode;
-use crate::ir::{Arith, Body, Node, Scalar};
+use crate::ir::{Arith, Body, CallArg, Node, Scalar};
 use crate::signature::{ScalarTy, Signature};
 
 /// The CUDA C of one op for one dtype.
@@ -11,8 +11,41 @@ use crate::signature::{ScalarTy, Signature};
 pub struct CudaFn {
     /// The function name: `tensor_op_<op>_<dtype>`.
     pub name: String,
-    /// The full function definition.
+    /// The full function definition. A call of another op appears as
+    /// [`CALLEE_MARK`]`<i>`[`CALLEE_MARK`] (`i` indexing [`Body::callees`]): the callee's C
+    /// function name is only known to the generated code (a `const` of the callee), see
+    /// [`CudaFn::pieces`].
     pub source: String,
+}
+
+/// Brackets a callee's index in [`CudaFn::source`].
+pub const CALLEE_MARK: char = '\u{1}';
+
+/// A piece of a function's source: text, or the C name of the i-th callee.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Piece {
+    /// Literal C text.
+    Text(String),
+    /// The function name of callee `i` (for the same dtype).
+    Callee(usize),
+}
+
+impl CudaFn {
+    /// The source cut at the callee marks.
+    pub fn pieces(&self) -> Vec<Piece> {
+        self.source
+            .split(CALLEE_MARK)
+            .enumerate()
+            .filter(|(_, t)| !t.is_empty())
+            .map(|(i, t)| {
+                if i % 2 == 1 {
+                    Piece::Callee(t.parse().expect("a callee index"))
+                } else {
+                    Piece::Text(t.to_string())
+                }
+            })
+            .collect()
+    }
 }
 
 /// The name of the `__device__` function of op `op` for `dtype`.
@@ -85,6 +118,16 @@ impl Emitter<'_> {
             Node::MaskOf(s) => self.scalar(s, ScalarTy::Bool),
             Node::If { cond, then, els, .. } => {
                 format!("({} ? {} : {})", self.node(cond), self.node(then), self.node(els))
+            }
+            Node::Call { callee, args } => {
+                let args: Vec<String> = args
+                    .iter()
+                    .map(|a| match a {
+                        CallArg::Value(n, _) => self.node(n),
+                        CallArg::Scalar(ty, s) => self.scalar(s, *ty),
+                    })
+                    .collect();
+                format!("{CALLEE_MARK}{callee}{CALLEE_MARK}({})", args.join(", "))
             }
             Node::Block(lets, tail) => {
                 let mut s = String::from("([&]() { ");

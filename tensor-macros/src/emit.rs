@@ -1,10 +1,10 @@
 //! Rust emission of a whole op: the hidden module (spec, body struct, per-dtype CPU kernels,
 //! CUDA sources, registry rows) and the public fns.
 
-use crate::cuda::{emit_cuda, CudaFn};
+use crate::cuda::{emit_cuda, CudaFn, Piece};
 use crate::dtype::DtypeCode;
 use crate::op::OpDef;
-use crate::rust_body::emit_rust;
+use crate::rust_body::{callee_module, emit_rust};
 use crate::signature::{Arg, Bound};
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
@@ -19,7 +19,90 @@ pub fn cuda_fns(op: &OpDef) -> Vec<CudaFn> {
 pub fn expand(op: &OpDef) -> TokenStream {
     let module = hidden_module(op);
     let public = public_fns(op);
-    quote!(#module #public)
+    let (vis, ident, hidden) = (&op.vis, &op.ident, module_ident(op));
+    // The hidden module also under the fn's own name (the type namespace, beside the fn):
+    // whoever can name the op `sigmoid` can name `sigmoid::element` to call it in a body.
+    quote! {
+        #module
+        #[doc(hidden)]
+        #[allow(unused_imports)]
+        #vis use #hidden as #ident;
+        #public
+    }
+}
+
+/// The per-dtype constant names: `CUDA_SOURCE_F32`, `CUDA_FUNCTION_F32`.
+fn cuda_consts(dtype: crate::dtype::Dtype) -> (Ident, Ident) {
+    let up = dtype.name().to_uppercase();
+    (format_ident!("CUDA_SOURCE_{}", up), format_ident!("CUDA_FUNCTION_{}", up))
+}
+
+/// 64-bit FNV-1a of `text`, for include guards that differ when definitions differ.
+fn fnv(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3))
+}
+
+/// The `CUDA_SOURCE_<D>` const of one dtype: the callees' sources (each behind its own
+/// include guard, so shared callees appear once) followed by this op's guarded function,
+/// whose calls name the callees' functions through their `CUDA_FUNCTION_<D>` consts.
+fn cuda_source_const(op: &OpDef, dtype: crate::dtype::Dtype, f: &CudaFn) -> TokenStream {
+    let p = quote!(::tensor_ops::__private);
+    let (source, _) = cuda_consts(dtype);
+    let dt = dtype.dtype_path();
+    if op.body.callees.is_empty() {
+        let text = guarded(f, &f.source);
+        return quote!(pub const #source: &str = #text;);
+    }
+    let guard = format!("TOPS_FN_{}_{:016x}", f.name, fnv(&f.source));
+    let mut parts = Vec::new();
+    for callee in &op.body.callees {
+        let m = callee_module(callee);
+        parts.push(quote!(#p::cuda_source_of(#m::CUDA_SOURCES, #dt)));
+    }
+    let open = format!("#ifndef {guard}\n#define {guard}\n");
+    parts.push(quote!(#open));
+    for piece in f.pieces() {
+        parts.push(match piece {
+            Piece::Text(t) => quote!(#t),
+            Piece::Callee(i) => {
+                let m = callee_module(&op.body.callees[i]);
+                quote!(#p::cuda_source_of(#m::CUDA_FUNCTIONS, #dt))
+            }
+        });
+    }
+    parts.push(quote!("#endif\n"));
+    quote!(pub const #source: &str = #p::concat_source!(#(#parts),*);)
+}
+
+/// `f`'s text (no calls) inside its include guard.
+fn guarded(f: &CudaFn, text: &str) -> String {
+    let guard = format!("TOPS_FN_{}_{:016x}", f.name, fnv(text));
+    format!("#ifndef {guard}\n#define {guard}\n{text}#endif\n")
+}
+
+/// Per called op and listed dtype, a `const` assertion (spanned at the call) that the callee
+/// lists the dtype too: the callee's dtype rules apply inside a composed body.
+fn callee_checks(op: &OpDef) -> TokenStream {
+    let p = quote!(::tensor_ops::__private);
+    let mut out = Vec::new();
+    for callee in &op.body.callees {
+        let m = callee_module(callee);
+        for d in &op.dtypes {
+            let dt = d.dtype_path();
+            let msg = format!(
+                "`{}` lists {} but calls `{}`, which has no {} kernel: list only dtypes that every op it calls lists",
+                op.name,
+                d.name(),
+                callee.text(),
+                d.name()
+            );
+            let span = callee.name().span();
+            out.push(quote_spanned! {span=>
+                const _: () = ::core::assert!(#p::lists_dtype(#m::DTYPES, #dt), #msg);
+            });
+        }
+    }
+    quote!(#(#out)*)
 }
 
 /// `__tensor_op_<fn>`: the name of the hidden module.
@@ -54,7 +137,7 @@ fn hidden_module(op: &OpDef) -> TokenStream {
 
     let cuda = cuda_fns(op);
     let mut kernels = Vec::new();
-    for (dtype, cuda) in op.dtypes.iter().zip(&cuda) {
+    for dtype in &op.dtypes {
         let f = format_ident!("cpu_{}", dtype.name());
         let dt = dtype.dtype_path();
         let compute = dtype.compute().dtype_path();
@@ -71,7 +154,7 @@ fn hidden_module(op: &OpDef) -> TokenStream {
             params.len(),
             if predicate { "pred" } else { "map" },
         );
-        let (function, source) = (&cuda.name, &cuda.source);
+        let (source, function) = cuda_consts(*dtype);
         kernels.push(quote! {
             #[doc = #safety]
             unsafe fn #f(out: *mut u8, inputs: &[*const u8], n: usize, params: &[#p::Scalar]) {
@@ -108,16 +191,27 @@ fn hidden_module(op: &OpDef) -> TokenStream {
         });
     }
     let limits = limit_checks(op);
+    let callee_checks = callee_checks(op);
     let dts: Vec<TokenStream> = op.dtypes.iter().map(|d| d.dtype_path()).collect();
-    let sources = cuda.iter().map(|c| &c.source);
-    let functions = cuda.iter().map(|c| &c.name);
+    let source_consts = op.dtypes.iter().zip(&cuda).map(|(d, f)| cuda_source_const(op, *d, f));
+    let (sources, functions): (Vec<Ident>, Vec<Ident>) = op.dtypes.iter().map(|d| cuda_consts(*d)).unzip();
+    let function_names = cuda.iter().map(|c| &c.name);
+    let functions2 = functions.clone();
+    let elem_inputs: Vec<TokenStream> = input_idents.iter().map(|i| quote!(#i: impl #p::ComposeInput<V>)).collect();
+    let elem_params: Vec<TokenStream> =
+        param_idents.iter().zip(&param_tys).map(|(i, t)| quote!(#i: impl #p::ComposeParam<#t>)).collect();
     let dts2 = dts.clone();
     let dts3 = dts.clone();
     quote! {
         #[doc(hidden)]
         #[allow(non_snake_case, unused_parens, unused_variables, unused_braces, dead_code, clippy::all)]
         #vis mod #module {
+            // The definition's scope, so that the ops a body calls resolve as written.
+            #[allow(unused_imports)]
+            use super::*;
+
             #limits
+            #callee_checks
 
             /// What the op is.
             pub static SPEC: #p::OpSpec = #p::OpSpec {
@@ -132,10 +226,22 @@ fn hidden_module(op: &OpDef) -> TokenStream {
             };
             /// The listed dtypes.
             pub const DTYPES: &[#p::DType] = &[#(#dts),*];
-            /// The CUDA C `__device__` function per dtype.
+            #(#source_consts)*
+            #(pub const #functions2: &str = #function_names;)*
+            /// The CUDA C `__device__` function per dtype (with the functions of the ops it
+            /// calls, each behind an include guard).
             pub const CUDA_SOURCES: &[(#p::DType, &str)] = &[#((#dts2, #sources)),*];
             /// The name of the CUDA C function per dtype.
             pub const CUDA_FUNCTIONS: &[(#p::DType, &str)] = &[#((#dts3, #functions)),*];
+
+            /// The op on element values, for the bodies of other ops (`sigmoid(x)` in a
+            /// `#[tensor_op]` body calls this): tensor arguments take values or literals,
+            /// params take literals or the caller's params.
+            #[inline(always)]
+            pub fn element<V: #p::Value>(#(#elem_inputs,)* #(#elem_params),*) -> #ret {
+                let __tensor_op_body = Body { #(#param_idents: #p::ComposeParam::param(#param_idents)),* };
+                <Body as #body_trait>::call(&__tensor_op_body, [#(#p::ComposeInput::input(#input_idents)),*])
+            }
 
             /// The body, instantiated on scalars and on SIMD lanes.
             struct Body {

@@ -207,6 +207,52 @@ pub enum Node {
     If { cond: Box<Node>, then: Box<Node>, els: Box<Node>, mask: bool },
     /// `{ let ..; tail }`.
     Block(Vec<Let>, Box<Node>),
+    /// A call of another `#[tensor_op]` map op on element values: `sigmoid(x)`. `callee`
+    /// indexes [`Body::callees`]; the result is a value, or a mask when the callee is a
+    /// predicate (the Rust types decide; the lowering lets a call stand where either is wanted).
+    Call { callee: usize, args: Vec<CallArg> },
+}
+
+/// An argument of a [`Node::Call`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum CallArg {
+    /// An element value (for a tensor argument of the callee), and where it is written.
+    Value(Node, At),
+    /// A literal or a param of the caller: a value for a tensor argument, or the callee's
+    /// param (converted to the param's type as a `Scalar` is).
+    Scalar(ScalarTy, Scalar),
+}
+
+/// Where something is written (equal to every other `At`: spans do not change a body).
+#[derive(Debug, Clone, Copy)]
+pub struct At(pub proc_macro2::Span);
+
+impl PartialEq for At {
+    fn eq(&self, _: &At) -> bool {
+        true
+    }
+}
+
+/// The Rust path of a called op, as written (`sigmoid`, `tensor_ops::sigmoid`), with spans.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpPath {
+    /// A leading `::`.
+    pub leading_colon: bool,
+    /// The segments; the last one is the op's fn name.
+    pub segments: Vec<proc_macro2::Ident>,
+}
+
+impl OpPath {
+    /// The op's fn name (the last segment).
+    pub fn name(&self) -> &proc_macro2::Ident {
+        self.segments.last().expect("a path has a segment")
+    }
+
+    /// The path as written, for messages (`tensor_ops::sigmoid`).
+    pub fn text(&self) -> String {
+        let segs: Vec<String> = self.segments.iter().map(|s| s.to_string()).collect();
+        format!("{}{}", if self.leading_colon { "::" } else { "" }, segs.join("::"))
+    }
 }
 
 /// `let name = init;` in a block.
@@ -225,4 +271,6 @@ pub struct Body {
     pub root: Node,
     /// Generated, unique names of the locals, by id (usable in Rust and C).
     pub locals: Vec<String>,
+    /// The ops the body calls ([`Node::Call`]), each once, in order of first use.
+    pub callees: Vec<OpPath>,
 }

@@ -52,7 +52,30 @@
 //! overflows i64 or divides by zero (`1 / 0`, `9223372036854775807 + 1`) is a compile
 //! error. A float literal given to `T::from_f32` must fit f32 (`1e40` is an error pointing
 //! at `T::from_f64`).
-
+//!
+//! # Calling other ops (composition)
+//!
+//! A body may call any elementwise `#[tensor_op]` — a built-in (`tensor_ops::sigmoid`), one
+//! of this crate or of another crate — by its Rust path, on element values:
+//!
+//! ```text
+//! #[tensor_op(dtypes = [float])]
+//! fn silu<T: Float>(x: T) -> T { x * sigmoid(x) }
+//! ```
+//!
+//! The callee's body is inlined: on the CPU `sigmoid(x)` is `sigmoid::element::<V>(x)`
+//! (the callee's hidden module is also exported under the fn's name, in the type namespace,
+//! so a path that names the op names it), generic over the caller's SIMD lanes; in CUDA C
+//! the callee's `__device__` function (its own callees included, each behind an include
+//! guard) is spliced into the caller's source at compile time (`const` concatenation), so
+//! `silu` is one pass over memory on every device. Tensor arguments take values or
+//! literals; params take literals or the caller's params (converted as `Scalar` params
+//! are). The callee's dtype rules apply: every dtype the caller lists must be one the callee
+//! lists (a `const` assertion spanned at the call, e.g. `exp` from an `i32` row). A
+//! predicate callee (`tensor_ops::gt(x, y)`) is a condition. Calling a function that is not
+//! an elementwise op (a plain fn, a reduction), or the op itself, is a compile error at the
+//! call; so is calling two different ops of the same name in one body (their CUDA functions
+//! would share the name). Reduction bodies do not compose yet.
 //!
 //! # Reductions
 //!

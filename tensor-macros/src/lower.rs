@@ -5,7 +5,7 @@
 //! at compile time: at run time every integer operation is total).
 
 use crate::errors::error;
-use crate::ir::{Arith, Body, Cmp, Let, Method, Node, Scalar};
+use crate::ir::{Arith, At, Body, CallArg, Cmp, Let, Method, Node, OpPath, Scalar};
 use crate::signature::{Arg, Bound, ScalarTy, Signature};
 use std::collections::HashSet;
 use syn::{BinOp, Block, Expr, Ident, Lit, Pat, Stmt, UnOp};
@@ -33,8 +33,8 @@ enum Typed {
     Scalar(ScalarTy, Scalar),
 }
 
-/// Lowers `block` (the whole fn body) for `sig`.
-pub fn lower_body(sig: &Signature, block: &Block) -> syn::Result<Body> {
+/// Lowers `block` (the whole fn body) of the op whose fn is `own_name`, for `sig`.
+pub fn lower_body(sig: &Signature, own_name: &Ident, block: &Block) -> syn::Result<Body> {
     let mut scope = Vec::new();
     let mut used = HashSet::new();
     let (mut n_in, mut n_par) = (0, 0);
@@ -52,18 +52,22 @@ pub fn lower_body(sig: &Signature, block: &Block) -> syn::Result<Body> {
             }
         }
     }
-    let mut l = Lowerer { sig, scope, locals: Vec::new(), used };
+    let mut l = Lowerer { sig, own_name, scope, locals: Vec::new(), used, callees: Vec::new() };
     let want = if sig.predicate { Kind::Mask } else { Kind::Value };
     let typed = l.block(block, want)?;
     let root = match block.stmts.last() {
         Some(Stmt::Expr(tail, None)) => l.coerce(typed, want, tail)?,
         _ => l.coerce(typed, want, block)?,
     };
-    Ok(Body { root, locals: l.locals })
+    Ok(Body { root, locals: l.locals, callees: l.callees })
 }
 
 struct Lowerer<'a> {
     sig: &'a Signature,
+    /// The fn name of the op being defined (it may not call itself).
+    own_name: &'a Ident,
+    /// The ops called so far.
+    callees: Vec<OpPath>,
     /// Names in scope, innermost last.
     scope: Vec<(String, Binding)>,
     locals: Vec<String>,
@@ -154,6 +158,8 @@ impl Lowerer<'_> {
     fn coerce(&self, t: Typed, want: Kind, at: &dyn quote::ToTokens) -> syn::Result<Node> {
         match (t, want) {
             (Typed::Value(n), Kind::Value) | (Typed::Mask(n), Kind::Mask) => Ok(n),
+            // A call of a predicate op is a condition: the generated Rust checks which it is.
+            (Typed::Value(n @ Node::Call { .. }), Kind::Mask) => Ok(n),
             (Typed::Scalar(ty, s), Kind::Value) => Ok(Node::FromScalar(ty, s)),
             (Typed::Scalar(ScalarTy::Bool, s), Kind::Mask) => Ok(Node::MaskOf(s)),
             (Typed::Scalar(..) | Typed::Value(_), Kind::Mask) => Err(error(
@@ -412,14 +418,7 @@ impl Lowerer<'_> {
             && segs[0].ident == self.sig.type_param
             && segs[0].arguments.is_none();
         if !is_t {
-            return Err(error(
-                &c.func,
-                format!(
-                    "function calls are not allowed in a #[tensor_op] body; only `{t}::zero()`, `{t}::one()` and \
-                     `{t}::from_f32/from_f64/from_i64/from_bool(..)`",
-                    t = self.sig.type_param
-                ),
-            ));
+            return self.op_call(p, c);
         }
         let f = segs[1];
         if !f.arguments.is_none() {
@@ -457,6 +456,67 @@ impl Lowerer<'_> {
                 Node::FromScalar(ty, self.scalar(args[0], ty)?)
             }
         })
+    }
+
+    /// A call of another `#[tensor_op]` map op, named by its Rust path: `sigmoid(x)`,
+    /// `tensor_ops::relu(x)`, `my_crate::gelu(x, 0.5)`. Whether the path names an op (and
+    /// whether its dtypes cover this op's) is checked by the generated code, spanned here.
+    fn op_call(&mut self, p: &syn::ExprPath, c: &syn::ExprCall) -> syn::Result<Node> {
+        let not_op =
+            "expected a #[tensor_op] map op (`sigmoid(x)`, `tensor_ops::relu(x)`), `T::zero()`, `T::one()` or \
+                      `T::from_f32/from_f64/from_i64/from_bool(..)`";
+        if p.qself.is_some() {
+            return Err(error(&c.func, not_op));
+        }
+        let mut segments = Vec::new();
+        for seg in &p.path.segments {
+            if !seg.arguments.is_none() {
+                return Err(error(
+                    &seg.arguments,
+                    "generic arguments are not allowed here: the op computes in this op's element type",
+                ));
+            }
+            segments.push(seg.ident.clone());
+        }
+        let path = OpPath { leading_colon: p.path.leading_colon.is_some(), segments };
+        if path.segments.len() == 1 && path.name() == self.own_name {
+            return Err(error(
+                &c.func,
+                format!("`{}` cannot call itself (a #[tensor_op] body has no recursion)", self.own_name),
+            ));
+        }
+        let mut args = Vec::new();
+        for a in &c.args {
+            args.push(match self.expr(a, Kind::Value)? {
+                Typed::Value(n) => CallArg::Value(n, At(syn::spanned::Spanned::span(a))),
+                Typed::Scalar(ty, s) => CallArg::Scalar(ty, s),
+                Typed::Mask(_) => {
+                    return Err(error(
+                        a,
+                        "a condition cannot be an op's argument; pass an element value (`if cond { a } else { b }`)",
+                    ))
+                }
+            });
+        }
+        let callee = match self.callees.iter().position(|q| q.text() == path.text()) {
+            Some(i) => i,
+            None => {
+                if let Some(q) = self.callees.iter().find(|q| q.name() == path.name()) {
+                    return Err(error(
+                        &c.func,
+                        format!(
+                            "`{}` and `{}` are both called here: one body may call one op of each name (their CUDA \
+                             functions share the name); call it through one path",
+                            q.text(),
+                            path.text()
+                        ),
+                    ));
+                }
+                self.callees.push(path);
+                self.callees.len() - 1
+            }
+        };
+        Ok(Node::Call { callee, args })
     }
 
     fn method(&mut self, m: &syn::ExprMethodCall) -> syn::Result<Node> {

@@ -52,7 +52,7 @@ pub fn parse_op(attr: OpAttr, f: &ItemFn) -> syn::Result<OpDef> {
             }
         }
     }
-    let body = sig.as_ref().and_then(|s| errors.take(lower_body(s, &f.block)));
+    let body = sig.as_ref().and_then(|s| errors.take(lower_body(s, &f.sig.ident, &f.block)));
     errors.finish()?;
     let (Some(sig), Some(body)) = (sig, body) else {
         return Err(syn::Error::new_spanned(&f.sig, "#[tensor_op] could not read this definition"));

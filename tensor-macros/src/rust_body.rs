@@ -2,7 +2,7 @@
 //! `fn call<V: Value>(&self, [x]: [V; 1]) -> V { .. }`.
 
 use crate::cuda::normalize_float;
-use crate::ir::{Arith, Body, Node, Scalar};
+use crate::ir::{Arith, Body, CallArg, Node, OpPath, Scalar};
 use crate::signature::ScalarTy;
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{format_ident, quote};
@@ -10,14 +10,34 @@ use quote::{format_ident, quote};
 /// Emits the body expression; params are read from `self.<name>`, inputs are the
 /// variables named `inputs`.
 pub fn emit_rust(body: &Body, inputs: &[Ident], params: &[Ident]) -> TokenStream {
-    let e = Emitter { inputs, params, locals: &body.locals };
+    let e = Emitter { inputs, params, locals: &body.locals, callees: &body.callees };
     e.node(&body.root)
+}
+
+/// The path of a called op's hidden module as seen from inside this op's hidden module
+/// (which `use super::*`s): a leading `self` becomes `super`, a leading `super` one more.
+pub fn callee_module(path: &OpPath) -> TokenStream {
+    let segs = &path.segments;
+    let colon = if path.leading_colon { quote!(::) } else { quote!() };
+    let rest = segs.iter().skip(1);
+    match segs[0].to_string().as_str() {
+        "self" => {
+            let sup = Ident::new("super", segs[0].span());
+            quote!(#sup #(:: #rest)*)
+        }
+        "super" => {
+            let first = &segs[0];
+            quote!(super :: #first #(:: #rest)*)
+        }
+        _ => quote!(#colon #(#segs)::*),
+    }
 }
 
 struct Emitter<'a> {
     inputs: &'a [Ident],
     params: &'a [Ident],
     locals: &'a [String],
+    callees: &'a [OpPath],
 }
 
 /// `<V as Value>`.
@@ -97,6 +117,24 @@ impl Emitter<'_> {
                 } else {
                     quote!(#v::select(#c, #t, #e))
                 }
+            }
+            Node::Call { callee, args } => {
+                let path = &self.callees[*callee];
+                let module = callee_module(path);
+                let element = Ident::new("element", path.name().span());
+                let lit = quote!(::tensor_ops::__private::Lit);
+                let args = args.iter().map(|a| match a {
+                    CallArg::Value(n, span) => {
+                        // Spanned at the argument, so a type error points at it.
+                        let n = self.node(n);
+                        quote::quote_spanned!(span.0=> (#n))
+                    }
+                    CallArg::Scalar(ty, s) => {
+                        let s = self.scalar(s, *ty);
+                        quote!(#lit(::tensor_ops::__private::Scalar::from(#s)))
+                    }
+                });
+                quote!(#module::#element::<V>(#(#args),*))
             }
             Node::Block(lets, tail) => {
                 let lets = lets.iter().map(|l| {

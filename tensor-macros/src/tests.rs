@@ -134,7 +134,25 @@ fn whole_expansion_parses_as_items() {
     )
     .unwrap();
     let file: syn::File = syn::parse2(ts).unwrap();
-    assert_eq!(file.items.len(), 4); // the hidden module + 3 public fns
+    assert_eq!(file.items.len(), 5); // the hidden module, its alias + 3 public fns
+}
+
+#[test]
+fn calls_of_other_ops_leave_a_mark_for_the_callee_name() {
+    let op = op(
+        quote!(dtypes = [f32]),
+        quote! {
+            fn silu2<T: Float>(x: T, #[param] k: f32) -> T { x * ops::sigmoid(x * T::from_f32(k)) + leaky(x, 2) }
+        },
+    )
+    .unwrap();
+    assert_eq!(op.body.callees.iter().map(|c| c.text()).collect::<Vec<_>>(), ["ops::sigmoid", "leaky"]);
+    let f = emit_cuda(&op.name, &op.sig, &op.body, Dtype::F32);
+    use crate::cuda::Piece::{Callee, Text};
+    assert_eq!(
+        f.pieces()[1..],
+        [Callee(0), Text("(tops_mul(x, tops_cast<float>(k)))), ".into()), Callee(1), Text("(x, 2LL));\n}\n".into())]
+    );
 }
 
 #[test]
@@ -155,10 +173,37 @@ fn errors_point_at_the_offending_token() {
             any.clone(),
             quote!(
                 fn f<T: Float>(x: T) -> T {
-                    foo(x)
+                    f(x)
                 }
             ),
-            "function calls are not allowed",
+            "`f` cannot call itself",
+        ),
+        (
+            any.clone(),
+            quote!(
+                fn f<T: Float>(x: T) -> T {
+                    ops::g::<f32>(x)
+                }
+            ),
+            "generic arguments are not allowed here",
+        ),
+        (
+            any.clone(),
+            quote!(
+                fn f<T: Float>(x: T) -> T {
+                    a::g(x) + b::g(x)
+                }
+            ),
+            "one body may call one op of each name",
+        ),
+        (
+            any.clone(),
+            quote!(
+                fn f<T: Float>(x: T) -> T {
+                    g(x > T::zero())
+                }
+            ),
+            "a condition cannot be an op's argument",
         ),
         (
             any.clone(),

@@ -65,3 +65,9 @@ pub fn sin<T: Float>(x: T) -> T {
 pub fn cos<T: Float>(x: T) -> T {
     x.cos()
 }
+
+/// SiLU (swish), `x · sigmoid(x)`: composed from [`sigmoid`], so one pass over memory.
+#[tensor_op(dtypes = [float])]
+pub fn silu<T: Float>(x: T) -> T {
+    x * sigmoid(x)
+}

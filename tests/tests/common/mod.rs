@@ -259,3 +259,21 @@ pub fn cuda_rows_of<K: 'static>(
     v.sort_by_key(|(op, d, _)| (op.name, *d));
     v
 }
+
+/// The raw bits of every element in logical order (for bit-for-bit comparisons).
+pub fn bits(t: &Tensor) -> Vec<u64> {
+    match t.dtype() {
+        DType::F16 => t.to_vec::<f16>().unwrap().into_iter().map(|x| x.to_bits() as u64).collect(),
+        DType::BF16 => t.to_vec::<bf16>().unwrap().into_iter().map(|x| x.to_bits() as u64).collect(),
+        DType::F32 => t.to_vec::<f32>().unwrap().into_iter().map(|x| x.to_bits() as u64).collect(),
+        DType::F64 => t.to_vec::<f64>().unwrap().into_iter().map(f64::to_bits).collect(),
+        _ => values(t)
+            .into_iter()
+            .map(|v| match v {
+                V::B(b) => b as u64,
+                V::I(i) => i as u64,
+                V::F(f) => f.to_bits(),
+            })
+            .collect(),
+    }
+}

@@ -1,3 +1,4 @@
+// A body may call #[tensor_op] ops; calling any other function is an error at the call.
 use tensor_ops::tensor_op;
 
 fn helper(x: f32) -> f32 {
