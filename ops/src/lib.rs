@@ -121,6 +121,7 @@ extern crate self as tensor_ops;
 mod builtin;
 mod call;
 mod compose;
+pub mod fuse;
 mod methods;
 mod reduce_methods;
 #[cfg(feature = "safetensors")]
@@ -175,7 +176,9 @@ pub mod __private {
     pub use tensor_kernels_cpu;
     pub use tensor_kernels_cpu::kernel::MapKernel;
     pub use tensor_kernels_cpu::map::{map_block, pred_block, MapBody, PredBody};
-    pub use tensor_kernels_cpu::reduce::{drive as drive_reduce, ReduceKernel, ReduceValue, Reducer};
+    pub use tensor_kernels_cpu::reduce::{
+        drive as drive_reduce, drive_fused as drive_reduce_fused, ReduceKernel, ReduceValue, Reducer,
+    };
     pub use tensor_kernels_cpu::value::{Lane, Mask, SimdElement, Value};
     #[cfg(feature = "cuda")]
     pub use tensor_kernels_cuda;

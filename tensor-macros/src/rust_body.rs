@@ -127,7 +127,7 @@ impl Emitter<'_> {
                     CallArg::Value(n, span) => {
                         // Spanned at the argument, so a type error points at it.
                         let n = self.node(n);
-                        quote::quote_spanned!(span.0=> (#n))
+                        quote::quote_spanned!(span.0=> { let __tensor_op_arg = #n; __tensor_op_arg })
                     }
                     CallArg::Scalar(ty, s) => {
                         let s = self.scalar(s, *ty);

@@ -21,6 +21,7 @@ pub mod alloc;
 pub mod convert;
 pub mod copy;
 pub mod elementwise;
+pub mod fused;
 pub mod kernel;
 pub mod map;
 pub mod parallel;

@@ -24,4 +24,5 @@ pub fn ensure_linked() {
         copy_strided as tensor_core::registry::CopyFn,
         fill_strided as tensor_core::registry::FillFn,
     ));
+    crate::fused::ensure_linked();
 }

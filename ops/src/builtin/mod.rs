@@ -6,7 +6,7 @@
 
 mod binary;
 mod compare;
-mod reduce;
+pub(crate) mod reduce;
 mod unary;
 
 pub use binary::*;

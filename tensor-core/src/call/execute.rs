@@ -64,7 +64,7 @@ pub(crate) fn execute(
     };
     let outputs = [raw(out, 0)];
     let in_raw: PerOperand<RawTensor<'_>> = sources.iter().enumerate().map(|(i, t)| raw(t, i + 1)).collect();
-    let call = PreparedCall { op: spec, outputs: &outputs, inputs: &in_raw, params, index_strides: &[] };
+    let call = PreparedCall { op: spec, outputs: &outputs, inputs: &in_raw, params, index_strides: &[], fused: None };
     // SAFETY: every operand is a view of a storage locked above (out exclusively), so in
     // bounds by the view invariant, laid out on one canonical plan of out's shape (broadcast
     // inputs with stride 0); out has no internal overlap (checked) and partially

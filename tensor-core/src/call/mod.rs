@@ -12,6 +12,7 @@
 //!    plan, and the backend's kernel through [`crate::registry::KernelImpl::run`].
 
 mod execute;
+pub mod fused;
 mod output;
 mod reduce;
 mod types;

@@ -11,23 +11,35 @@ use smallvec::SmallVec;
 /// order (so `a.t() + b.t()` stays a transposed, dense, copy-free result); otherwise it is
 /// row-major contiguous. Its bytes are unspecified until the kernel writes them.
 pub(crate) fn new_output(shape: &[usize], dtype: DType, device: Device, inputs: &[&Tensor]) -> Result<Tensor> {
-    let mut full = inputs.iter().filter(|t| t.shape() == shape);
-    if let Some(first) = full.next() {
-        let strides = first.strides();
-        let agree = full.all(|t| t.strides() == strides);
-        if agree && !first.is_contiguous() && is_dense_permutation(shape, strides) {
-            let mut order: Dims = (0..shape.len()).collect();
-            order.sort_by_key(|&d| std::cmp::Reverse(strides[d].unsigned_abs()));
-            let permuted: Dims = order.iter().map(|&d| shape[d]).collect();
-            let dense = Tensor::empty(&permuted, dtype, device)?;
-            let mut inverse = Dims::from_elem(0, order.len());
-            for (i, &d) in order.iter().enumerate() {
-                inverse[d] = i;
-            }
-            return dense.permute(&inverse);
-        }
+    let views: SmallVec<[(&[usize], &[isize]); 4]> = inputs.iter().map(|t| (t.shape(), t.strides())).collect();
+    empty_in_order(shape, new_output_order(shape, &views).as_deref(), dtype, device)
+}
+
+/// The memory order (dims outermost first) [`new_output`] gives a result of `shape` computed
+/// from operands with these (shape, strides); `None` for row-major.
+pub(crate) fn new_output_order(shape: &[usize], inputs: &[(&[usize], &[isize])]) -> Option<Dims> {
+    let mut full = inputs.iter().filter(|(s, _)| *s == shape);
+    let (_, strides) = full.next()?;
+    let agree = full.all(|(_, s)| s == strides);
+    if agree && !crate::shape::is_contiguous(shape, strides) && is_dense_permutation(shape, strides) {
+        let mut order: Dims = (0..shape.len()).collect();
+        order.sort_by_key(|&d| std::cmp::Reverse(strides[d].unsigned_abs()));
+        return Some(order);
     }
-    Tensor::empty(shape, dtype, device)
+    None
+}
+
+/// An uninitialised dense tensor of `shape` laid out in `order` (outermost first), or
+/// row-major.
+pub(crate) fn empty_in_order(shape: &[usize], order: Option<&[usize]>, dtype: DType, device: Device) -> Result<Tensor> {
+    let Some(order) = order else { return Tensor::empty(shape, dtype, device) };
+    let permuted: Dims = order.iter().map(|&d| shape[d]).collect();
+    let dense = Tensor::empty(&permuted, dtype, device)?;
+    let mut inverse = Dims::from_elem(0, order.len());
+    for (i, &d) in order.iter().enumerate() {
+        inverse[d] = i;
+    }
+    dense.permute(&inverse)
 }
 
 fn is_dense_permutation(shape: &[usize], strides: &[isize]) -> bool {

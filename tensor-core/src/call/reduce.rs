@@ -116,7 +116,7 @@ pub fn reduce(
 }
 
 /// The dims of `dims` as a per-dim flag, checked.
-fn reduced_mask(name: &'static str, shape: &[usize], dims: ReduceDims<'_>) -> Result<SmallVec<[bool; 8]>> {
+pub(crate) fn reduced_mask(name: &'static str, shape: &[usize], dims: ReduceDims<'_>) -> Result<SmallVec<[bool; 8]>> {
     let ndim = shape.len();
     let mut mask: SmallVec<[bool; 8]> = SmallVec::from_elem(false, ndim);
     match dims {
@@ -243,7 +243,14 @@ fn run(
         strides: &in_strides,
         device: input.device(),
     }];
-    let call = PreparedCall { op: &spec.op, outputs: &outputs, inputs: &inputs, params, index_strides: &index_strides };
+    let call = PreparedCall {
+        op: &spec.op,
+        outputs: &outputs,
+        inputs: &inputs,
+        params,
+        index_strides: &index_strides,
+        fused: None,
+    };
     // SAFETY: both storages are locked above (the target exclusively); the plan walks each
     // operand's own view (dims permuted, size-1 dims dropped, coalesced only where every
     // operand is contiguous across them), so every reachable element is in bounds; the
@@ -257,7 +264,18 @@ fn run(
 /// adjacent dims of one kind coalesced where the input, the target and the logical index
 /// are all contiguous across them.
 fn plan(input: &Tensor, target: &Tensor, reduced: &[bool], keepdim: bool, extent: usize) -> ReductionPlan {
-    let shape = input.shape();
+    plan_strided(input.shape(), input.strides(), target.strides(), reduced, keepdim, extent)
+}
+
+/// [`plan`] of an input given by its shape and strides (a fused chain's virtual result).
+pub(crate) fn plan_strided(
+    shape: &[usize],
+    in_strides: &[isize],
+    target_strides: &[isize],
+    reduced: &[bool],
+    keepdim: bool,
+    extent: usize,
+) -> ReductionPlan {
     let mut dims: SmallVec<[PlanDim; 8]> = SmallVec::new();
     let mut out_dim = 0;
     // Logical index steps: row-major over the reduced dims in the input's order.
@@ -270,12 +288,12 @@ fn plan(input: &Tensor, target: &Tensor, reduced: &[bool], keepdim: bool, extent
             }
             (0, index_step)
         } else {
-            let s = target.strides()[out_dim];
+            let s = target_strides[out_dim];
             out_dim += 1;
             (s, 0)
         };
         if shape[d] != 1 {
-            dims.push(PlanDim { size: shape[d], input: input.strides()[d], output, index });
+            dims.push(PlanDim { size: shape[d], input: in_strides[d], output, index });
         }
     }
     dims.sort_by_key(|d| std::cmp::Reverse(d.input.unsigned_abs()));

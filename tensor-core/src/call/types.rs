@@ -26,7 +26,12 @@ pub struct CallTypes {
 /// ```
 pub fn call_types(spec: &OpSpec, inputs: &[&Tensor]) -> CallTypes {
     let operands: PerOperand<(DType, bool)> = inputs.iter().map(|t| (t.dtype(), t.ndim() > 0)).collect();
-    let mut kernel = result_type(&operands);
+    call_types_of(spec, &operands)
+}
+
+/// [`call_types`] of operands given as (dtype, has dims) — a fused chain's intermediates.
+pub(crate) fn call_types_of(spec: &OpSpec, operands: &[(DType, bool)]) -> CallTypes {
+    let mut kernel = result_type(operands);
     if spec.float_only && !kernel.is_float() {
         kernel = DType::F32;
     }

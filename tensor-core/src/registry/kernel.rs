@@ -49,6 +49,9 @@ pub struct PreparedCall<'a> {
     /// dims), so a fold that sees the index sees the same index whatever the memory order.
     /// Empty for maps, copies and fills.
     pub index_strides: &'a [isize],
+    /// For the `"fused"` runner rows: the chain (see [`crate::call::fused`]); `None` for
+    /// every other call.
+    pub fused: Option<&'a crate::call::fused::FusedCall<'a>>,
 }
 
 /// A kernel of some backend's kind, as a registry row holds it.

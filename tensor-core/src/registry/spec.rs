@@ -77,6 +77,20 @@ pub static FILL_SPEC: OpSpec = OpSpec {
     rows: RowCache::new(),
 };
 
+/// The op of the fused-chain runners (`tensor_core::call::fused`): each device's backend
+/// registers one row (keyed by dtype F32; the runner serves every dtype), whose kernel gets
+/// the chain in [`crate::registry::PreparedCall::fused`].
+pub static FUSED_SPEC: OpSpec = OpSpec {
+    name: "fused",
+    arity: 0,
+    params: &[],
+    bool_output: false,
+    float_only: false,
+    doc: "runs a chain of elementwise ops (and a final reduction) in one pass",
+    defined_at: concat!(module_path!(), " (", file!(), ":", line!(), ")"),
+    rows: RowCache::new(),
+};
+
 /// The result dtype of a reduction, from its input dtype.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReduceOutput {

@@ -138,18 +138,55 @@ pub fn combine_lanes<R: Reducer>(r: &R, mut accs: [R::Acc; RUN_LANES]) -> R::Acc
 /// reducer's `In` and `Out`.
 pub type ReduceFn = unsafe fn(call: &PreparedCall<'_>) -> Result<()>;
 
+/// Where a reduction's input elements come from when they are not in memory: a fused
+/// chain computing them on demand (`crate::fused`).
+pub trait InputSource: Sync {
+    /// Writes the `len` input elements at offsets `off, off + 1, ...` of the (virtual, dense)
+    /// input, in the input's dtype, to `dst`.
+    ///
+    /// # Safety
+    /// The offsets lie inside the virtual input; `dst` is valid for `len` elements.
+    unsafe fn fill(&self, off: isize, len: usize, dst: *mut u8);
+}
+
+/// Runs a reduction over a virtual input that `source` computes (a fused chain's result):
+/// `input` gives its dtype, the plan shape and its strides (dense offsets; its pointer is
+/// never read), `out` and `index` are as in a [`PreparedCall`].
+///
+/// # Safety
+/// `out` is an in-bounds view of a locked storage on the plan, of the reducer's output
+/// dtype; `source` computes every offset the plan reaches.
+pub type FusedReduceFn = unsafe fn(
+    out: &tensor_core::registry::RawTensor<'_>,
+    input: &tensor_core::registry::RawTensor<'_>,
+    index: &[isize],
+    params: &[Scalar],
+    source: &dyn InputSource,
+) -> Result<()>;
+
 /// A reduction kernel for one input dtype on the CPU (what reduction rows hold).
 ///
 /// ```
-/// use tensor_kernels_cpu::reduce::ReduceKernel;
+/// use tensor_kernels_cpu::reduce::{drive, drive_fused, ReduceKernel, Reducer};
 /// use tensor_core::registry::KernelImpl;
-/// unsafe fn noop(_: &tensor_core::registry::PreparedCall<'_>) -> tensor_core::Result<()> { Ok(()) }
-/// assert_eq!(ReduceKernel { func: noop }.kind(), "cpu-reduce");
+/// # struct Count;
+/// # impl Reducer for Count {
+/// #     type In = f32; type Acc = i64; type Out = i64;
+/// #     fn new(_: &[tensor_core::Scalar]) -> Self { Count }
+/// #     fn identity(&self) -> i64 { 0 }
+/// #     fn fold(&self, acc: i64, x: f32, _: i64) -> i64 { acc + (x != 0.0) as i64 }
+/// #     fn combine(&self, a: i64, b: i64) -> i64 { a + b }
+/// #     fn finish(&self, acc: i64, _: usize) -> i64 { acc }
+/// # }
+/// let k = ReduceKernel { func: drive::<Count>, fused: drive_fused::<Count> };
+/// assert_eq!(k.kind(), "cpu-reduce");
 /// ```
 #[derive(Debug, Clone, Copy)]
 pub struct ReduceKernel {
     /// The driver instantiated for one reducer ([`drive`]).
     pub func: ReduceFn,
+    /// The same driver over a fused chain's computed input ([`drive_fused`]).
+    pub fused: FusedReduceFn,
 }
 
 impl KernelImpl for ReduceKernel {
@@ -187,6 +224,35 @@ pub unsafe fn drive<R: Reducer>(call: &PreparedCall<'_>) -> Result<()> {
     }
     let reducer = R::new(call.params);
     // SAFETY: the contract, and the dtypes were checked above.
-    unsafe { walk::walk(&reducer, out, input, call.index_strides) };
+    unsafe { walk::walk(&reducer, out, input, call.index_strides, None) };
+    Ok(())
+}
+
+/// [`drive`] over a computed input (a [`FusedReduceFn`]).
+///
+/// # Safety
+/// The [`FusedReduceFn`] contract.
+pub unsafe fn drive_fused<R: Reducer>(
+    out: &tensor_core::registry::RawTensor<'_>,
+    input: &tensor_core::registry::RawTensor<'_>,
+    index: &[isize],
+    params: &[Scalar],
+    source: &dyn InputSource,
+) -> Result<()> {
+    if input.dtype != R::In::DTYPE || out.dtype != R::Out::DTYPE {
+        return Err(tensor_core::Error::invalid(
+            "fused",
+            format!(
+                "reduction kernel for {} → {} was given {} → {}",
+                R::In::DTYPE,
+                R::Out::DTYPE,
+                input.dtype,
+                out.dtype
+            ),
+        ));
+    }
+    let reducer = R::new(params);
+    // SAFETY: the contract; the walk reads the input only through `source`.
+    unsafe { walk::walk(&reducer, out, input, index, Some(source)) };
     Ok(())
 }

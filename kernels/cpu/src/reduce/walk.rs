@@ -1,9 +1,10 @@
 //! The strided reduction driver: rows (innermost dim reduced) or columns (innermost dim
 //! kept), fixed leaves combined in a fixed binary tree, threads over outputs or subtrees.
 
-use super::Reducer;
+use super::{InputSource, Reducer};
 use crate::map::{simd_level, SimdLevel};
 use smallvec::SmallVec;
+use std::mem::MaybeUninit;
 use tensor_core::registry::RawTensor;
 
 /// Elements per leaf of a row reduction (each folded by [`Reducer::fold_run`]).
@@ -53,6 +54,8 @@ unsafe impl<T> Sync for Ptr<T> {}
 struct Walk<'r, R: Reducer> {
     r: &'r R,
     input: Ptr<R::In>,
+    /// Computes the input instead of reading `input` (a fused chain).
+    source: Option<&'r dyn InputSource>,
     output: Ptr<R::Out>,
     /// Kept dims, outer to inner (output stride ≠ 0).
     kept: Dims,
@@ -67,7 +70,13 @@ struct Walk<'r, R: Reducer> {
 /// # Safety
 /// The [`tensor_core::registry::PreparedCall`] contract for these operands; their dtypes
 /// are `R::In` and `R::Out`.
-pub(super) unsafe fn walk<R: Reducer>(r: &R, out: &RawTensor<'_>, input: &RawTensor<'_>, index: &[isize]) {
+pub(super) unsafe fn walk<R: Reducer>(
+    r: &R,
+    out: &RawTensor<'_>,
+    input: &RawTensor<'_>,
+    index: &[isize],
+    source: Option<&dyn InputSource>,
+) {
     let dims: Dims = (0..out.shape.len())
         .map(|d| Dim {
             size: out.shape[d],
@@ -80,7 +89,7 @@ pub(super) unsafe fn walk<R: Reducer>(r: &R, out: &RawTensor<'_>, input: &RawTen
     let kept: Dims = dims.iter().copied().filter(|d| d.output != 0).collect();
     let red: Dims = dims.iter().copied().filter(|d| d.output == 0).collect();
     let n: usize = red.iter().map(|d| d.size).product();
-    let w = Walk { r, input: Ptr(input.ptr.cast()), output: Ptr(out.ptr.cast()), kept, red, n };
+    let w = Walk { r, input: Ptr(input.ptr.cast()), source, output: Ptr(out.ptr.cast()), kept, red, n };
     if w.kept.iter().any(|d| d.size == 0) {
         return;
     }
@@ -108,6 +117,49 @@ fn split(lo: usize, hi: usize) -> usize {
 }
 
 impl<R: Reducer> Walk<'_, R> {
+    /// The input element at offset `off`.
+    ///
+    /// # Safety
+    /// `off` is an input offset of the plan.
+    #[inline(always)]
+    unsafe fn get(&self, off: isize) -> R::In {
+        match self.source {
+            // SAFETY: caller's contract.
+            None => unsafe { self.input.0.wrapping_offset(off).read() },
+            Some(s) => {
+                let mut x = MaybeUninit::<R::In>::uninit();
+                // SAFETY: one element at an offset of the plan, into `x`.
+                unsafe {
+                    s.fill(off, 1, x.as_mut_ptr().cast());
+                    x.assume_init()
+                }
+            }
+        }
+    }
+
+    /// The `len` contiguous input elements from offset `off`: in memory, or computed into
+    /// `buf` (which then holds at least `len` elements).
+    ///
+    /// # Safety
+    /// The elements are input elements of the plan.
+    #[inline(always)]
+    unsafe fn run_at<'b>(&self, off: isize, len: usize, buf: &'b mut [MaybeUninit<R::In>]) -> &'b [R::In]
+    where
+        R::In: 'b,
+    {
+        match self.source {
+            // SAFETY: caller's contract; only read while the call's locks are held.
+            None => unsafe { std::slice::from_raw_parts(self.input.0.wrapping_offset(off).cast_const(), len) },
+            Some(s) => {
+                // SAFETY: `buf` holds `len` elements; the source writes all of them.
+                unsafe {
+                    s.fill(off, len, buf.as_mut_ptr().cast());
+                    std::slice::from_raw_parts(buf.as_ptr().cast(), len)
+                }
+            }
+        }
+    }
+
     fn outputs(&self) -> usize {
         self.kept.iter().map(|d| d.size).product()
     }
@@ -199,9 +251,10 @@ impl<R: Reducer> Walk<'_, R> {
         let Some((inner, outer)) = self.red.split_last() else {
             // No reduced dim (a 0-dim or all-size-1 reduction): the one element.
             // SAFETY: the input's first element of this output.
-            let x = unsafe { self.input.0.wrapping_offset(base).read() };
+            let x = unsafe { self.get(base) };
             return self.r.fold(self.r.identity(), x, 0);
         };
+        let mut buf = [const { MaybeUninit::<R::In>::uninit() }; ROW_LEAF];
         let hi = ((leaf + 1) * ROW_LEAF).min(self.n);
         let mut p = leaf * ROW_LEAF;
         let mut acc = self.r.identity();
@@ -211,16 +264,15 @@ impl<R: Reducer> Walk<'_, R> {
             let (in_off, _, idx) = offsets(outer, po);
             let start = base + in_off + j as isize * inner.input;
             let index = idx + j as i64 * inner.index as i64;
-            let ptr = self.input.0.wrapping_offset(start);
             let run = if inner.input == 1 {
-                // SAFETY: `len` consecutive elements of one run of this output's input.
-                let xs = unsafe { std::slice::from_raw_parts(ptr.cast_const(), len) };
+                // SAFETY: `len` (≤ ROW_LEAF) consecutive elements of one run of this output's input.
+                let xs = unsafe { self.run_at(start, len, &mut buf) };
                 self.r.fold_run(xs, index, inner.index as i64)
             } else {
                 let mut a = self.r.identity();
                 for k in 0..len {
                     // SAFETY: element k of the run (stride `inner.input`).
-                    let x = unsafe { ptr.wrapping_offset(k as isize * inner.input).read() };
+                    let x = unsafe { self.get(start + k as isize * inner.input) };
                     a = self.r.fold(a, x, index + k as i64 * inner.index as i64);
                 }
                 a
@@ -328,14 +380,21 @@ impl<R: Reducer> Walk<'_, R> {
         let mut accs = vec![self.r.identity(); w];
         let hi = ((leaf + 1) * COLUMN_LEAF).min(self.n);
         if sc == 1 {
+            let lo = leaf * COLUMN_LEAF;
+            // A computed input: every row of the leaf into one buffer.
+            let mut computed: Vec<MaybeUninit<R::In>> = match self.source {
+                Some(_) => (0..(hi - lo) * w).map(|_| MaybeUninit::uninit()).collect(),
+                None => Vec::new(),
+            };
+            let mut chunks = computed.chunks_mut(w.max(1));
             let mut rows: SmallVec<[&[R::In]; COLUMN_LEAF]> = SmallVec::new();
             let mut indices: SmallVec<[i64; COLUMN_LEAF]> = SmallVec::new();
-            for p in leaf * COLUMN_LEAF..hi {
+            for p in lo..hi {
                 let (in_off, _, index) = offsets(&self.red, p);
-                let ptr = self.input.0.wrapping_offset(base + in_off);
+                let buf = chunks.next().unwrap_or_default();
                 // SAFETY: `w` consecutive kept elements of reduced position `p`, only read
-                // while the call's locks are held.
-                rows.push(unsafe { std::slice::from_raw_parts(ptr.cast_const(), w) });
+                // while the call's locks are held (or computed into this row's chunk).
+                rows.push(unsafe { self.run_at(base + in_off, w, buf) });
                 indices.push(index);
             }
             self.r.fold_rows(&mut accs, &rows, &indices);
@@ -343,10 +402,9 @@ impl<R: Reducer> Walk<'_, R> {
         }
         for p in leaf * COLUMN_LEAF..hi {
             let (in_off, _, index) = offsets(&self.red, p);
-            let ptr = self.input.0.wrapping_offset(base + in_off);
             for (j, a) in accs.iter_mut().enumerate() {
                 // SAFETY: kept element j (stride `sc`) of reduced position `p`.
-                let x = unsafe { ptr.wrapping_offset(j as isize * sc).read() };
+                let x = unsafe { self.get(base + in_off + j as isize * sc) };
                 *a = self.r.fold(*a, x, index);
             }
         }

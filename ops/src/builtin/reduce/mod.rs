@@ -13,7 +13,7 @@ mod reducers;
 mod rows;
 mod softmax;
 mod softmax_rows;
-mod specs;
+pub mod specs;
 
 pub use softmax::{log_softmax, log_softmax_out, softmax, softmax_out};
 use specs::*;

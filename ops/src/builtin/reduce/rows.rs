@@ -6,7 +6,7 @@ use super::specs::*;
 use half::{bf16, f16};
 use tensor_core::registry::KernelRow;
 use tensor_core::{DType, DeviceKind, Layout};
-use tensor_kernels_cpu::reduce::{drive, ReduceKernel};
+use tensor_kernels_cpu::reduce::{drive, drive_fused, ReduceKernel};
 
 macro_rules! row {
     ($spec:ident, $dt:ident, $r:ty) => {
@@ -16,7 +16,7 @@ macro_rules! row {
                 device: DeviceKind::Cpu,
                 layout: Layout::Strided,
                 dtype: DType::$dt,
-                kernel: &ReduceKernel { func: drive::<$r> },
+                kernel: &ReduceKernel { func: drive::<$r>, fused: drive_fused::<$r> },
             }
         }
     };

@@ -1,0 +1,417 @@
+//! Fused chains on the one call path: a chain of elementwise ops over some leaf tensors,
+//! optionally ending in one reduction, checked and planned here exactly as the eager calls
+//! would be (each node's dtype rule, broadcast, row lookup, and the memory order a new
+//! result would get), then run in one pass by the device's `"fused"` runner row.
+//!
+//! The runner gets a [`PreparedCall`] whose inputs are the leaves laid out on one canonical
+//! plan of the chain's (virtual) result, and whose [`PreparedCall::fused`] describes the
+//! nodes ([`FusedCall`]): each node's kernel row, arguments, params and the dtype the eager
+//! op would have produced — every intermediate is rounded to that dtype, so a fused chain
+//! computes exactly what the eager chain computes.
+
+use super::output::{check_output, empty_in_order, new_output_order};
+use super::reduce::{plan_strided, reduced_mask};
+use super::types::call_types_of;
+use super::{check_arity, lookup, ReduceDims, ReductionPlan};
+use crate::iter::{IterPlan, PerOperand};
+use crate::registry::{KernelRow, OpSpec, PreparedCall, RawTensor, ReduceSpec, FUSED_SPEC};
+use crate::shape::{self, Dims, Strides};
+use crate::{lock_many_for, Access, DType, Device, Error, Result, Scalar, Storage, Tensor};
+use smallvec::SmallVec;
+
+/// An argument of a chain node: a leaf tensor or an earlier node's result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ChainArg {
+    /// `leaves[i]`.
+    Leaf(usize),
+    /// The result of node `i` (an earlier node).
+    Node(usize),
+}
+
+/// One elementwise node: `spec(args..., params...)`.
+#[derive(Debug, Clone)]
+pub struct ChainNode {
+    /// The op.
+    pub spec: &'static OpSpec,
+    /// Its tensor arguments.
+    pub args: SmallVec<[ChainArg; 4]>,
+    /// Its params.
+    pub params: SmallVec<[Scalar; 4]>,
+}
+
+/// The reduction a chain may end in (over the last node's result).
+#[derive(Debug, Clone)]
+pub struct ChainReduce {
+    /// The reduction.
+    pub spec: &'static ReduceSpec,
+    /// The reduced dims (`None`: every dim).
+    pub dims: Option<SmallVec<[usize; 8]>>,
+    /// Keep reduced dims as size 1.
+    pub keepdim: bool,
+    /// Its params.
+    pub params: SmallVec<[Scalar; 4]>,
+}
+
+/// A chain: leaves, nodes in order (each node's args are leaves or earlier nodes; the last
+/// node is the result), and an optional final reduction.
+#[derive(Debug, Clone, Copy)]
+pub struct Chain<'a> {
+    /// The leaf tensors.
+    pub leaves: &'a [&'a Tensor],
+    /// The elementwise nodes, in evaluation order.
+    pub nodes: &'a [ChainNode],
+    /// A final reduction of the last node's result.
+    pub reduce: Option<&'a ChainReduce>,
+}
+
+/// A planned node, as the runner gets it.
+#[derive(Debug, Clone, Copy)]
+pub struct FusedNode<'a> {
+    /// The node's kernel row (the eager call's row for the same dtypes).
+    pub row: &'static KernelRow,
+    /// Its arguments (leaf indices are input indices of the [`PreparedCall`]).
+    pub args: &'a [ChainArg],
+    /// Its params.
+    pub params: &'a [Scalar],
+    /// The dtype of its result in the eager chain: the node's kernel output is converted to
+    /// it before anything reads it (the last node of a map chain converts straight to the
+    /// output's dtype, as an eager call writing that output would).
+    pub result: DType,
+}
+
+/// A planned final reduction.
+#[derive(Debug, Clone, Copy)]
+pub struct FusedReduce<'a> {
+    /// The reduction's kernel row (for the last node's result dtype).
+    pub row: &'static KernelRow,
+    /// The reduction plan of the last node's result as the eager chain would lay it out
+    /// (dense; input strides are offsets into that virtual tensor, whose elements the
+    /// runner computes on demand); the output operand of the [`PreparedCall`] walks it.
+    pub plan: &'a ReductionPlan,
+    /// Its params.
+    pub params: &'a [Scalar],
+}
+
+/// The chain part of a fused [`PreparedCall`].
+#[derive(Debug, Clone, Copy)]
+pub struct FusedCall<'a> {
+    /// The nodes, in order; the last is the result.
+    pub nodes: &'a [FusedNode<'a>],
+    /// The final reduction. When present, the inputs lie on the canonical plan of the last
+    /// node's (virtual, dense) result, whose flat plan index is its memory offset.
+    pub reduce: Option<FusedReduce<'a>>,
+}
+
+/// What the checks know of a node's result (or a leaf).
+#[derive(Debug, Clone)]
+struct Meta {
+    dtype: DType,
+    shape: Dims,
+    /// The memory order a new result would have (dense strides), or a leaf's strides.
+    strides: Strides,
+    /// A result's memory order (outermost dim first; `None`: row-major or a leaf).
+    order: Option<Dims>,
+}
+
+/// The error `e` of node `i` (op `name`), naming the node.
+fn at_node(e: Error, i: usize, name: &'static str) -> Error {
+    let at = format!("node {i} (`{name}`) of the fused chain: ");
+    match e.renamed(name) {
+        Error::Shape { op, msg } => Error::Shape { op, msg: at + &msg },
+        Error::Broadcast { op, lhs, rhs } => {
+            Error::Shape { op, msg: format!("{at}shapes {lhs:?} and {rhs:?} do not broadcast") }
+        }
+        Error::DType { op, msg } => Error::DType { op, msg: at + &msg },
+        Error::InvalidArgument { op, msg } => Error::InvalidArgument { op, msg: at + &msg },
+        Error::InvalidOutput { op, msg } => Error::InvalidOutput { op, msg: at + &msg },
+        Error::NoKernel { op, device, layout, dtype, supported } => {
+            Error::NoKernel { op: format!("{op} (node {i} of the fused chain)"), device, layout, dtype, supported }
+        }
+        other => other,
+    }
+}
+
+/// Checks every node (args, arity, device, dtype rule, broadcast, row) and returns each
+/// node's result description and row.
+fn check_nodes(chain: &Chain<'_>, device: Device) -> Result<Vec<(Meta, &'static KernelRow)>> {
+    let mut metas: Vec<(Meta, &'static KernelRow)> = Vec::with_capacity(chain.nodes.len());
+    for (i, node) in chain.nodes.iter().enumerate() {
+        let name = node.spec.name;
+        let mut args: SmallVec<[Meta; 4]> = SmallVec::new();
+        for a in &node.args {
+            args.push(match *a {
+                ChainArg::Leaf(l) if l < chain.leaves.len() => {
+                    let t = chain.leaves[l];
+                    Meta {
+                        dtype: t.dtype(),
+                        shape: Dims::from_slice(t.shape()),
+                        strides: Strides::from_slice(t.strides()),
+                        order: None,
+                    }
+                }
+                ChainArg::Node(n) if n < i => metas[n].0.clone(),
+                other => {
+                    return Err(at_node(
+                        Error::invalid(
+                            name,
+                            format!(
+                                "argument {other:?} does not exist (the chain has {} leaves; a node reads earlier nodes only)",
+                                chain.leaves.len()
+                            ),
+                        ),
+                        i,
+                        name,
+                    ))
+                }
+            });
+        }
+        let dummy: SmallVec<[&Tensor; 4]> = args.iter().map(|_| chain.leaves[0]).collect();
+        check_arity(node.spec, &dummy, &node.params).map_err(|e| at_node(e, i, name))?;
+        let operands: PerOperand<(DType, bool)> = args.iter().map(|m| (m.dtype, !m.shape.is_empty())).collect();
+        let types = call_types_of(node.spec, &operands);
+        let row = lookup(node.spec, device, types.kernel).map_err(|e| at_node(e, i, name))?;
+        let mut shape = args[0].shape.clone();
+        for m in &args[1..] {
+            if m.shape != shape {
+                shape = shape::broadcast_shapes(name, &shape, &m.shape).map_err(|e| at_node(e, i, name))?;
+            }
+        }
+        shape::checked_numel(name, &shape, types.result).map_err(|e| at_node(e, i, name))?;
+        let views: SmallVec<[(&[usize], &[isize]); 4]> =
+            args.iter().map(|m| (m.shape.as_slice(), m.strides.as_slice())).collect();
+        let order = new_output_order(&shape, &views);
+        let strides = dense_strides(&shape, order.as_deref());
+        metas.push((Meta { dtype: types.result, shape, strides, order }, row));
+    }
+    Ok(metas)
+}
+
+/// Dense strides of `shape` in `order` (outermost dim first), or row-major.
+fn dense_strides(shape: &[usize], order: Option<&[usize]>) -> Strides {
+    let Some(order) = order else { return Strides::from_slice(&shape::contiguous_strides(shape)) };
+    let mut strides = Strides::from_elem(0, shape.len());
+    let mut step = 1isize;
+    for &d in order.iter().rev() {
+        strides[d] = step;
+        step *= shape[d].max(1) as isize;
+    }
+    strides
+}
+
+/// Evaluates `chain` in one pass on its leaves' device: a new result (`out: None`, returned)
+/// or into `out` (the result's shape exactly; a dtype the result can be cast to). The result
+/// equals the eager chain's, bit for bit: each node runs its eager kernel row and each
+/// intermediate is rounded to the dtype the eager op would have produced.
+///
+/// ```no_run
+/// # fn demo(mul: &'static tensor_core::registry::OpSpec) -> tensor_core::Result<()> {
+/// use tensor_core::call::fused::{run_chain, Chain, ChainArg, ChainNode};
+/// use tensor_core::Tensor;
+/// let a = Tensor::from_vec(vec![1.0f32, 2.0], &[2])?;
+/// let node = ChainNode { spec: mul, args: [ChainArg::Leaf(0), ChainArg::Leaf(0)].into(), params: Default::default() };
+/// let sq = run_chain(&Chain { leaves: &[&a], nodes: &[node], reduce: None }, None)?.unwrap();
+/// assert_eq!(sq.to_vec::<f32>()?, vec![1.0, 4.0]);
+/// # Ok(()) }
+/// ```
+pub fn run_chain(chain: &Chain<'_>, out: Option<&Tensor>) -> Result<Option<Tensor>> {
+    let (Some(first), Some(_)) = (chain.leaves.first(), chain.nodes.last()) else {
+        return Err(Error::invalid("fused", "a fused chain needs at least one leaf tensor and one node"));
+    };
+    if chain.leaves.len() > crate::MAX_INPUTS * 4 {
+        return Err(Error::invalid(
+            "fused",
+            format!("a fused chain takes at most {} leaf tensors, got {}", crate::MAX_INPUTS * 4, chain.leaves.len()),
+        ));
+    }
+    for t in &chain.leaves[1..] {
+        first.check_same_device("fused", t)?;
+    }
+    let device = first.device();
+    let metas = check_nodes(chain, device)?;
+    let (root, _) = metas.last().expect("a node");
+    let runner = crate::registry::registry().lookup_spec(&FUSED_SPEC, device, crate::Layout::Strided, DType::F32)?;
+    let nodes: Vec<FusedNode<'_>> = chain
+        .nodes
+        .iter()
+        .zip(&metas)
+        .map(|(n, (m, row))| FusedNode { row, args: &n.args, params: &n.params, result: m.dtype })
+        .collect();
+    match chain.reduce {
+        None => {
+            let target = match out {
+                Some(o) => {
+                    o.check_same_device("fused", first)?;
+                    let last = chain.nodes.len() - 1;
+                    check_output(chain.nodes[last].spec, o, &root.shape, root.dtype, "out")
+                        .map_err(|e| at_node(e, last, chain.nodes[last].spec.name))?;
+                    None
+                }
+                None => Some(empty_in_order(&root.shape, root.order.as_deref(), root.dtype, device)?),
+            };
+            let dst = out.or(target.as_ref()).expect("an output");
+            run_map_chain(runner, chain.leaves, dst, &nodes)?;
+            Ok(target)
+        }
+        Some(red) => reduce_chain(runner, chain, root, &nodes, red, out),
+    }
+}
+
+/// The leaves broadcast to `shape`, each partially overlapping `out` replaced by a copy.
+fn stage_leaves(leaves: &[&Tensor], out: Option<&Tensor>) -> Result<Vec<Tensor>> {
+    leaves
+        .iter()
+        .map(|t| match out {
+            Some(o) if o.may_overlap(t) && !o.is_same_view(t) => {
+                let copy = Tensor::empty(t.shape(), t.dtype(), t.device())?;
+                copy.copy_(t)?;
+                Ok(copy)
+            }
+            _ => Ok((*t).clone()),
+        })
+        .collect()
+}
+
+fn run_map_chain(runner: &KernelRow, leaves: &[&Tensor], out: &Tensor, nodes: &[FusedNode<'_>]) -> Result<()> {
+    if out.numel() == 0 {
+        return Ok(());
+    }
+    if !out.is_contiguous() {
+        let overlap = out.internal_overlap();
+        if overlap.is_overlapping() {
+            return Err(Error::invalid_output("fused", overlap.describe("the output", out.shape(), out.strides())));
+        }
+    }
+    let sources = stage_leaves(leaves, Some(out))?;
+    let mut strides: Vec<Strides> = vec![Strides::from_slice(out.strides())];
+    for t in &sources {
+        strides.push(t.broadcast_strides(out.shape())?);
+    }
+    let views: Vec<&[isize]> = strides.iter().map(|s| s.as_slice()).collect();
+    let plan = IterPlan::new(out.shape(), &views);
+    let mut wants: Vec<(&Storage, Access)> = sources.iter().map(|t| (t.storage(), Access::Read)).collect();
+    wants.push((out.storage(), Access::Write));
+    let locks = lock_many_for("fused", &wants)?;
+    let raw = |t: &Tensor, i: usize| RawTensor {
+        ptr: locks.base(t.storage()).wrapping_add(t.storage_offset() * t.elem_size()),
+        dtype: t.dtype(),
+        shape: &plan.shape,
+        strides: &plan.strides[i],
+        device: t.device(),
+    };
+    let outputs = [raw(out, 0)];
+    let inputs: Vec<RawTensor<'_>> = sources.iter().enumerate().map(|(i, t)| raw(t, i + 1)).collect();
+    let fused = FusedCall { nodes, reduce: None };
+    let call = PreparedCall {
+        op: &FUSED_SPEC,
+        outputs: &outputs,
+        inputs: &inputs,
+        params: &[],
+        index_strides: &[],
+        fused: Some(&fused),
+    };
+    // SAFETY: every operand is a view of a storage locked above (out exclusively) laid out
+    // on one canonical plan of out's shape; out has no internal overlap and partially
+    // overlapping leaves were replaced by copies: the PreparedCall contract.
+    unsafe { runner.kernel.run(&call) }
+}
+
+fn reduce_chain(
+    runner: &KernelRow,
+    chain: &Chain<'_>,
+    root: &Meta,
+    nodes: &[FusedNode<'_>],
+    red: &ChainReduce,
+    out: Option<&Tensor>,
+) -> Result<Option<Tensor>> {
+    let spec = red.spec;
+    let name = spec.op.name;
+    let dims = match &red.dims {
+        None => ReduceDims::All,
+        Some(d) => ReduceDims::Dims(d),
+    };
+    if red.params.len() != spec.op.params.len() {
+        return Err(Error::invalid(
+            name,
+            format!("{name} takes {} param(s), got {}", spec.op.params.len(), red.params.len()),
+        ));
+    }
+    let reduced = reduced_mask(name, &root.shape, dims)?;
+    let result = spec.output.result(root.dtype);
+    let device = chain.leaves[0].device();
+    let row = crate::registry::registry().lookup_spec(&spec.op, device, crate::Layout::Strided, root.dtype)?;
+    let out_shape: Dims = (0..root.shape.len())
+        .filter_map(|d| match (reduced[d], red.keepdim) {
+            (false, _) => Some(root.shape[d]),
+            (true, true) => Some(1),
+            (true, false) => None,
+        })
+        .collect();
+    let extent: usize = (0..root.shape.len()).filter(|&d| reduced[d]).map(|d| root.shape[d]).product();
+    let out_numel: usize = out_shape.iter().product();
+    if extent == 0 && out_numel > 0 && !spec.has_identity {
+        return Err(Error::invalid(name, format!("{name} of an empty extent (shape {:?}) has no value", root.shape)));
+    }
+    // The reduction writes a private result of its own dtype, then `out` (if any) takes a
+    // cast copy: what the eager reduction does whenever the dtypes differ.
+    let target = Tensor::empty(&out_shape, result, device)?;
+    if out_numel > 0 {
+        let plan = plan_strided(&root.shape, &root.strides, target.strides(), &reduced, red.keepdim, extent);
+        let sources = stage_leaves(chain.leaves, None)?;
+        let mut strides: Vec<Strides> = vec![root.strides.clone()];
+        for t in &sources {
+            strides.push(t.broadcast_strides(&root.shape)?);
+        }
+        let views: Vec<&[isize]> = strides.iter().map(|s| s.as_slice()).collect();
+        let map_plan = IterPlan::new(&root.shape, &views);
+        let mut wants: Vec<(&Storage, Access)> = sources.iter().map(|t| (t.storage(), Access::Read)).collect();
+        wants.push((target.storage(), Access::Write));
+        let locks = lock_many_for(name, &wants)?;
+        let base = |t: &Tensor| locks.base(t.storage()).wrapping_add(t.storage_offset() * t.elem_size());
+        let outputs =
+            [RawTensor { ptr: base(&target), dtype: result, shape: &plan.shape, strides: &plan.output, device }];
+        let inputs: Vec<RawTensor<'_>> = sources
+            .iter()
+            .enumerate()
+            .map(|(i, t)| RawTensor {
+                ptr: base(t),
+                dtype: t.dtype(),
+                shape: &map_plan.shape,
+                strides: &map_plan.strides[i + 1],
+                device,
+            })
+            .collect();
+        let fused = FusedCall { nodes, reduce: Some(FusedReduce { row, plan: &plan, params: &red.params }) };
+        let call = PreparedCall {
+            op: &FUSED_SPEC,
+            outputs: &outputs,
+            inputs: &inputs,
+            params: &[],
+            index_strides: &plan.index,
+            fused: Some(&fused),
+        };
+        // SAFETY: the leaves and the target are locked above (the target exclusively, a
+        // fresh tensor no leaf overlaps); the leaves lie on the canonical plan of the
+        // chain's dense virtual result and the target on the reduction plan of that result.
+        unsafe { runner.kernel.run(&call)? };
+    }
+    match out {
+        None => Ok(Some(target)),
+        Some(o) => {
+            o.check_same_device(name, &target)?;
+            if o.shape() != out_shape.as_slice() {
+                return Err(Error::invalid_output(
+                    name,
+                    format!("the out tensor has shape {:?} but the fused {name} has shape {out_shape:?}", o.shape()),
+                ));
+            }
+            if !super::can_cast(result, o.dtype()) {
+                return Err(Error::invalid_output(
+                    name,
+                    format!("the result dtype {result} cannot be written into the out tensor of dtype {}", o.dtype()),
+                ));
+            }
+            o.copy_(&target)?;
+            Ok(None)
+        }
+    }
+}

@@ -1,0 +1,288 @@
+//! Fused chains (issue 12, level 2): random chains of elementwise ops over random dtypes,
+//! shapes (broadcasting) and layouts, optionally ending in a reduction, evaluated fused and
+//! eagerly (one `tensor_ops` call per node): the results must agree bit for bit, with the
+//! same shape, dtype and memory order; errors must agree and name the node.
+
+mod common;
+
+use common::{bits, make, Lay, LAYOUTS};
+use proptest::prelude::*;
+use proptest::strategy::ValueTree;
+use tensor_ops::fuse::{specs, Expr};
+use tensor_ops::prelude::*;
+
+const UNARY: [&str; 8] = ["neg", "abs", "relu", "exp", "sigmoid", "silu", "tanh", "sqrt"];
+const BINARY: [&str; 8] = ["add", "sub", "mul", "div", "maximum", "minimum", "gt", "pow"];
+const DTYPES: [DType; 8] =
+    [DType::F16, DType::BF16, DType::F32, DType::F64, DType::I32, DType::I64, DType::U8, DType::Bool];
+
+/// A random chain: leaves, then nodes (op name, argument indices into leaves ++ nodes).
+#[derive(Debug, Clone)]
+struct Case {
+    leaves: Vec<(DType, Vec<usize>, Lay, u64)>,
+    nodes: Vec<(&'static str, Vec<usize>)>,
+    reduce: Option<(usize, Option<Vec<usize>>, bool)>,
+}
+
+fn spec(name: &str) -> &'static tensor_ops::__private::OpSpec {
+    tensor_ops::registry().op(name).unwrap()
+}
+
+const REDUCTIONS: [&tensor_ops::__private::ReduceSpec; 6] =
+    [&specs::SUM, &specs::MEAN, &specs::AMAX, &specs::VAR, &specs::LOGSUMEXP, &specs::ARGMAX];
+
+fn case() -> impl Strategy<Value = Case> {
+    let base = prop::collection::vec(1usize..7, 1..4);
+    (base, 1usize..4, 1usize..6, any::<u64>(), any::<bool>()).prop_map(|(base, nleaves, nnodes, seed, reduce)| {
+        let mut rng = seed;
+        let mut next = |n: usize| {
+            rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((rng >> 33) as usize) % n.max(1)
+        };
+        let leaves: Vec<_> = (0..nleaves)
+            .map(|k| {
+                // broadcast: some dims become 1, and a leaf may drop leading dims
+                let mut shape: Vec<usize> = base.iter().map(|&d| if next(4) == 0 { 1 } else { d }).collect();
+                let drop = next(shape.len() + 1).min(shape.len());
+                if k > 0 {
+                    shape.drain(..drop);
+                }
+                (DTYPES[next(DTYPES.len())], shape, LAYOUTS[next(LAYOUTS.len())], seed ^ k as u64)
+            })
+            .collect();
+        let mut nodes = Vec::new();
+        for i in 0..nnodes {
+            let avail = nleaves + i;
+            // prefer the latest node so chains are deep
+            let pick = |r: usize| if r % 2 == 0 && i > 0 { avail - 1 } else { r % avail };
+            if next(3) == 0 {
+                nodes.push((UNARY[next(UNARY.len())], vec![pick(next(8))]));
+            } else {
+                nodes.push((BINARY[next(BINARY.len())], vec![pick(next(8)), next(avail)]));
+            }
+        }
+        let reduce = reduce.then(|| {
+            let r = next(REDUCTIONS.len());
+            let dims = if next(3) == 0 { None } else { Some(vec![]) };
+            (r, dims, next(2) == 0)
+        });
+        Case { leaves, nodes, reduce }
+    })
+}
+
+fn leaf_tensors(c: &Case) -> Vec<Tensor> {
+    c.leaves
+        .iter()
+        .map(|(d, shape, lay, seed)| {
+            let n: usize = shape.iter().product();
+            make(&common::gen_values(*d, n, *seed), shape, *d, *lay)
+        })
+        .collect()
+}
+
+/// The eager chain: one call per node the result depends on.
+fn eager(c: &Case, leaves: &[Tensor]) -> Result<Tensor> {
+    fn value(c: &Case, leaves: &[Tensor], memo: &mut Vec<Option<Tensor>>, i: usize) -> Result<Tensor> {
+        if i < leaves.len() {
+            return Ok(leaves[i].clone());
+        }
+        if let Some(t) = &memo[i - leaves.len()] {
+            return Ok(t.clone());
+        }
+        let (name, args) = &c.nodes[i - leaves.len()];
+        let ins = args.iter().map(|&a| value(c, leaves, memo, a)).collect::<Result<Vec<_>>>()?;
+        let ins: Vec<&Tensor> = ins.iter().collect();
+        let r = tensor_ops::__private::call_map_new(spec(name), &ins, &[])?;
+        memo[i - leaves.len()] = Some(r.clone());
+        Ok(r)
+    }
+    let mut memo = vec![None; c.nodes.len()];
+    value(c, leaves, &mut memo, leaves.len() + c.nodes.len() - 1)
+}
+
+fn fused_expr(c: &Case, leaves: &[Tensor]) -> Expr {
+    let mut exprs: Vec<Expr> = leaves.iter().map(Expr::input).collect();
+    for (name, args) in &c.nodes {
+        let ins: Vec<&Expr> = args.iter().map(|&a| &exprs[a]).collect();
+        let e = Expr::call(name, &ins, &[]).unwrap();
+        exprs.push(e);
+    }
+    exprs.pop().unwrap()
+}
+
+/// Reduction dims for the chain's result (`Some(vec![])` means "pick from the shape").
+fn reduce_dims(dims: &Option<Vec<usize>>, ndim: usize, seed: u64) -> Option<Vec<usize>> {
+    match dims {
+        None => None,
+        Some(_) if ndim == 0 => None,
+        Some(_) => Some(vec![(seed as usize) % ndim]),
+    }
+}
+
+/// Compares fused with eager; returns whether both produced a value (compared bits).
+fn check(c: &Case) -> bool {
+    let leaves = leaf_tensors(c);
+    let want = eager(c, &leaves);
+    let expr = fused_expr(c, &leaves);
+    let (want, got) = match &c.reduce {
+        None => (want, expr.eval()),
+        Some((r, dims, keepdim)) => {
+            let spec = REDUCTIONS[*r];
+            let params: Vec<Scalar> = spec.op.params.iter().map(|_| Scalar::Int(1)).collect();
+            match want {
+                Err(e) => (Err(e), expr.sum_all().eval()),
+                Ok(w) => {
+                    let dims = reduce_dims(dims, w.ndim(), c.leaves[0].3);
+                    let dims =
+                        if spec.op.name == "argmax" && dims.is_none() && w.ndim() > 0 { Some(vec![0]) } else { dims };
+                    let eager_r = match &dims {
+                        Some(d) => tensor_ops::__private::call_reduce_new(
+                            spec,
+                            &w,
+                            tensor_ops::__private::ReduceDims::Dims(d),
+                            *keepdim,
+                            &params,
+                        ),
+                        None => tensor_ops::__private::call_reduce_new(
+                            spec,
+                            &w,
+                            tensor_ops::__private::ReduceDims::All,
+                            false,
+                            &params,
+                        ),
+                    };
+                    let fused_r = match &dims {
+                        Some(d) => expr.reduce(spec, d, *keepdim, &params).eval(),
+                        None => expr.reduce_all(spec, &params).eval(),
+                    };
+                    (eager_r, fused_r)
+                }
+            }
+        }
+    };
+    match (want, got) {
+        (Ok(w), Ok(g)) => {
+            assert_eq!((w.shape(), w.dtype()), (g.shape(), g.dtype()), "{c:?}");
+            assert_eq!(w.strides(), g.strides(), "memory order differs: {c:?}");
+            assert_eq!(bits(&w), bits(&g), "fused != eager: {c:?}");
+            true
+        }
+        (Err(_), Err(_)) => false,
+        (w, g) => {
+            panic!("eager {:?} but fused {:?}: {c:?}", w.map(|t| t.shape().to_vec()), g.map(|t| t.shape().to_vec()))
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
+    #[test]
+    fn fused_chains_equal_the_eager_chain_bit_for_bit(c in case()) {
+        check(&c);
+    }
+}
+
+#[test]
+fn the_random_chains_mostly_compute_values_and_reductions() {
+    // the property above is only as good as its cases: most must produce values
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    let (mut values, mut reductions) = (0, 0);
+    for _ in 0..300 {
+        let c = case().new_tree(&mut runner).unwrap().current();
+        if check(&c) {
+            values += 1;
+            reductions += c.reduce.is_some() as usize;
+        }
+    }
+    assert!(values >= 150 && reductions >= 50, "{values} of 300 chains computed values, {reductions} reductions");
+}
+
+fn f32s(n: usize, seed: u64, shape: &[usize]) -> Tensor {
+    common::from_values(&common::gen_values(DType::F32, n, seed), shape, DType::F32)
+}
+
+#[test]
+fn large_chains_split_across_threads_and_stream_like_the_eager_chain() {
+    // 2^22 + 3 elements of f32 (16 MiB + 12 B: the streamed-output path), and a reduction
+    // whose rows span many leaves and threads
+    let n = (1 << 22) + 3;
+    let (a, b, c) = (f32s(n, 1, &[n]), f32s(n, 2, &[n]), f32s(1, 3, &[1]));
+    let (x, y, z) = (Expr::input(&a), Expr::input(&b), Expr::input(&c));
+    let fused = (&x * &y + &z).relu().eval().unwrap();
+    let eager = a.mul(&b).unwrap().add(&c).unwrap().relu().unwrap();
+    assert_eq!(bits(&fused), bits(&eager));
+    let d = &x - &y;
+    let fused = (&d * &d).sum_all().eval().unwrap();
+    let dd = a.sub(&b).unwrap();
+    let eager = dd.mul(&dd).unwrap().sum_all().unwrap();
+    assert_eq!(bits(&fused), bits(&eager));
+    // a column reduction (the kept dim innermost) and a row reduction of a 2-d chain
+    let m = f32s(1000 * 777, 4, &[1000, 777]);
+    let e = Expr::input(&m).sigmoid() * 3.0f32;
+    let eager_m = m.sigmoid().unwrap().mul(&Tensor::from_vec(vec![3.0f32], &[]).unwrap()).unwrap();
+    for dims in [[0usize], [1]] {
+        let f = e.sum(&dims, false).eval().unwrap();
+        assert_eq!(bits(&f), bits(&eager_m.sum(&dims, false).unwrap()), "sum over {dims:?}");
+        let f = e.var(&dims, 1, true).eval().unwrap();
+        assert_eq!(bits(&f), bits(&eager_m.var(&dims, 1, true).unwrap()), "var over {dims:?}");
+    }
+}
+
+#[test]
+fn eval_into_writes_like_the_eager_out_call_and_in_place() {
+    let a = f32s(300, 5, &[30, 10]).to_dtype(DType::F16).unwrap();
+    let b = f32s(10, 6, &[10]).to_dtype(DType::F16).unwrap();
+    let e = (Expr::input(&a) * Expr::input(&b)).exp();
+    // into an f32 out: the last op writes f32 straight from its f32 compute (no f16 rounding)
+    let out = Tensor::zeros(&[30, 10], DType::F32, Device::Cpu).unwrap();
+    e.eval_into(&out).unwrap();
+    let want = Tensor::zeros(&[30, 10], DType::F32, Device::Cpu).unwrap();
+    tensor_ops::exp_out(&a.mul(&b).unwrap(), &want).unwrap();
+    assert_eq!(bits(&out), bits(&want));
+    // into a transposed view, and in place into a leaf
+    let t = Tensor::zeros(&[10, 30], DType::F16, Device::Cpu).unwrap().t().unwrap();
+    e.eval_into(&t).unwrap();
+    assert_eq!(bits(&t), bits(&a.mul(&b).unwrap().exp().unwrap()));
+    let c = a.contiguous().unwrap();
+    let eager = c.mul(&b).unwrap().exp().unwrap();
+    let x = Expr::input(&c);
+    (&x * Expr::input(&b)).exp().eval_into(&c).unwrap();
+    assert_eq!(bits(&c), bits(&eager));
+}
+
+#[test]
+fn errors_name_the_node_that_failed() {
+    let a = f32s(6, 1, &[2, 3]);
+    let b = f32s(4, 2, &[4]);
+    let x = Expr::input(&a);
+    let e = (x.exp() + Expr::input(&b)).eval().unwrap_err().to_string();
+    assert!(e.contains("node 1 (`add`)") && e.contains("[2, 3]") && e.contains("[4]"), "{e}");
+    let bools = Tensor::from_vec(vec![true, false], &[2]).unwrap();
+    let e = Expr::input(&bools).neg().eval().unwrap_err().to_string();
+    assert!(e.contains("neg") && e.contains("node 0"), "{e}");
+    let e = Expr::apply(&tensor_ops::add::SPEC, &[&x], &[]).eval().unwrap_err().to_string();
+    assert!(e.contains("node 0 (`add`)") && e.contains("takes 2 tensor(s)"), "{e}");
+    let e = x.exp().sum(&[5], false).eval().unwrap_err().to_string();
+    assert!(e.contains("dim 5 is out of range"), "{e}");
+    let out = Tensor::zeros(&[3], DType::F32, Device::Cpu).unwrap();
+    let e = x.exp().eval_into(&out).unwrap_err().to_string();
+    assert!(e.contains("node 0 (`exp`)") && e.contains("shape"), "{e}");
+}
+
+#[test]
+fn shared_subexpressions_and_user_ops_fuse() {
+    let a = f32s(1000, 9, &[1000]);
+    let x = Expr::input(&a);
+    let s = x.sigmoid();
+    // `s` is used three times: computed once per block, same values as eager
+    let f = (&s * &s + &s).eval().unwrap();
+    let es = a.sigmoid().unwrap();
+    assert_eq!(bits(&f), bits(&es.mul(&es).unwrap().add(&es).unwrap()));
+    // a composed built-in (silu) and a user op by spec
+    let f = x.silu().maximum(&x.tanh()).eval().unwrap();
+    let want = tensor_ops::silu(&a).unwrap().maximum(&a.tanh().unwrap()).unwrap();
+    assert_eq!(bits(&f), bits(&want));
+    // a bare tensor evaluates to a copy; its reduction is the eager reduction
+    assert_eq!(bits(&x.eval().unwrap()), bits(&a));
+    assert_eq!(bits(&x.sum_all().eval().unwrap()), bits(&a.sum_all().unwrap()));
+}
