@@ -48,6 +48,16 @@ pub enum Op {
     LogsumexpLast,
     /// `a.softmax(1)`, new output (held to the copy pattern: read once, write once).
     SoftmaxLast,
+    /// `relu(a*b + c)` as a fused chain (`tensor_ops::fuse::Expr`), new output.
+    FusedTriad,
+    /// `a.mul(&b)?.add(&c)?.relu()`: the same chain eagerly (three passes).
+    EagerTriad,
+    /// `((a - b)²).sum()` as a fused chain (a 0-dim result).
+    FusedSqDiffSum,
+    /// The same eagerly: `d = a - b; (d * d).sum_all()`.
+    EagerSqDiffSum,
+    /// `a.silu()` (defined by composition: `x * sigmoid(x)`), new output.
+    SiluNew,
 }
 
 impl Op {
@@ -74,6 +84,11 @@ impl Op {
             Op::VarLast => "var_last",
             Op::LogsumexpLast => "logsumexp_last",
             Op::SoftmaxLast => "softmax_last",
+            Op::FusedTriad => "fused_relu_mul_add",
+            Op::EagerTriad => "eager_relu_mul_add",
+            Op::FusedSqDiffSum => "fused_sq_diff_sum",
+            Op::EagerSqDiffSum => "eager_sq_diff_sum",
+            Op::SiluNew => "silu",
         }
     }
 
@@ -85,7 +100,9 @@ impl Op {
             Op::SumFirst | Op::AmaxFirst => Pattern::ReadRows,
             Op::Fill => Pattern::Fill,
             Op::AddNew | Op::AddOut | Op::AddTransposed => Pattern::Add,
-            Op::ExpNew | Op::ExpOut | Op::ReluNew | Op::ReluOut => Pattern::Scale,
+            Op::ExpNew | Op::ExpOut | Op::ReluNew | Op::ReluOut | Op::SiluNew => Pattern::Scale,
+            Op::FusedTriad | Op::EagerTriad => Pattern::Triad,
+            Op::FusedSqDiffSum | Op::EagerSqDiffSum => Pattern::Read2,
         }
     }
 
@@ -94,8 +111,13 @@ impl Op {
         matches!(self.pattern(), Pattern::Read | Pattern::ReadRows)
     }
 
+    /// True for the whole-array reductions of `[n]` inputs (a 0-dim output).
+    pub fn is_full_reduction(self) -> bool {
+        self.pattern() == Pattern::Read2
+    }
+
     /// Every op.
-    pub const ALL: [Op; 20] = [
+    pub const ALL: [Op; 25] = [
         Op::Copy,
         Op::Transpose,
         Op::Permute,
@@ -116,6 +138,11 @@ impl Op {
         Op::VarLast,
         Op::LogsumexpLast,
         Op::SoftmaxLast,
+        Op::FusedTriad,
+        Op::EagerTriad,
+        Op::FusedSqDiffSum,
+        Op::EagerSqDiffSum,
+        Op::SiluNew,
     ];
 }
 
@@ -190,6 +217,7 @@ impl Case {
             Op::SliceCols => vec![s[0], s[1] / 2],
             Op::SumFirst | Op::AmaxFirst => vec![s[1]],
             op if op.is_reduction() => vec![s[0]],
+            op if op.is_full_reduction() => vec![],
             _ => s,
         }
     }

@@ -11,7 +11,10 @@ pub const AVAILABLE: bool = cfg!(target_arch = "x86_64");
 
 #[cfg(target_arch = "x86_64")]
 mod imp {
-    use std::arch::x86_64::{__m128, _mm_add_ps, _mm_loadu_ps, _mm_mul_ps, _mm_set1_ps, _mm_sfence, _mm_stream_ps};
+    use std::arch::x86_64::{
+        __m128, _mm_add_ps, _mm_loadu_ps, _mm_max_ps, _mm_mul_ps, _mm_set1_ps, _mm_setzero_ps, _mm_sfence,
+        _mm_stream_ps,
+    };
 
     /// Elements before the first 16-byte-aligned element of `dst` (at most `dst.len()`).
     fn head(dst: &[f32]) -> usize {
@@ -84,6 +87,19 @@ mod imp {
         );
     }
 
+    pub fn triad_relu(dst: &mut [f32], a: &[f32], b: &[f32], c: &[f32]) {
+        assert!(dst.len() == a.len() && dst.len() == b.len() && dst.len() == c.len());
+        drive(
+            dst,
+            |d, i| d[i] = (a[i] * b[i] + c[i]).max(0.0),
+            // SAFETY (for `stream`): `drive` passes aligned in-bounds group starts.
+            |p, i| unsafe {
+                let v = _mm_add_ps(_mm_mul_ps(load(a, i), load(b, i)), load(c, i));
+                stream(p, i, _mm_max_ps(v, _mm_setzero_ps()))
+            },
+        );
+    }
+
     pub fn scale(dst: &mut [f32], a: &[f32], s: f32) {
         assert_eq!(dst.len(), a.len());
         // SAFETY: SSE is part of the x86-64 baseline.
@@ -115,9 +131,14 @@ mod imp {
             *d = x * s;
         }
     }
+    pub fn triad_relu(dst: &mut [f32], a: &[f32], b: &[f32], c: &[f32]) {
+        for (((d, x), y), z) in dst.iter_mut().zip(a).zip(b).zip(c) {
+            *d = (x * y + z).max(0.0);
+        }
+    }
 }
 
-pub(crate) use imp::{add, copy, fill, scale};
+pub(crate) use imp::{add, copy, fill, scale, triad_relu};
 
 #[cfg(test)]
 mod tests {

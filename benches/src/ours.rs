@@ -5,6 +5,7 @@ use crate::cases::{Case, Op};
 use crate::data::host_data;
 use crate::error::BenchResult;
 use std::hint::black_box;
+use tensor_ops::fuse::Expr;
 use tensor_ops::prelude::*;
 
 /// One prepared call.
@@ -79,6 +80,33 @@ pub fn prepare_on(case: &Case, device: Device) -> BenchResult<Call> {
         Op::VarLast => reduction(mk(&shape)?, |a| a.var(&[1], 1, false)),
         Op::LogsumexpLast => reduction(mk(&shape)?, |a| a.logsumexp(&[1], false)),
         Op::SoftmaxLast => reduction(mk(&shape)?, |a| a.softmax(1)),
+        Op::FusedTriad => {
+            let (a, b, c) = (mk(&shape)?, mk(&shape)?, mk(&shape)?);
+            let (x, y, z) = (Expr::input(&a), Expr::input(&b), Expr::input(&c));
+            let chain = (&x * &y + &z).relu();
+            Box::new(move || keep(chain.eval()?))
+        }
+        Op::EagerTriad => {
+            let (a, b, c) = (mk(&shape)?, mk(&shape)?, mk(&shape)?);
+            Box::new(move || keep(a.mul(&b)?.add(&c)?.relu()?))
+        }
+        Op::FusedSqDiffSum => {
+            let (a, b) = (mk(&shape)?, mk(&shape)?);
+            let d = Expr::input(&a) - Expr::input(&b);
+            let chain = (&d * &d).sum_all();
+            Box::new(move || keep(chain.eval()?))
+        }
+        Op::EagerSqDiffSum => {
+            let (a, b) = (mk(&shape)?, mk(&shape)?);
+            Box::new(move || {
+                let d = a.sub(&b)?;
+                keep(d.mul(&d)?.sum_all()?)
+            })
+        }
+        Op::SiluNew => {
+            let a = mk(&shape)?;
+            Box::new(move || keep(tensor_ops::silu(&a)?))
+        }
     })
 }
 

@@ -26,19 +26,34 @@ pub enum Pattern {
     /// `acc[j] += a[r][j]` over the rows of a `[r, c]` array (vertical adds into a
     /// cache-resident row), read only — yardstick for reductions along the first dim.
     ReadRows,
+    /// `d[i] = max(a[i] * b[i] + c[i], 0)` in one pass — yardstick for the fused
+    /// `relu(a*b + c)` chain (three reads, one write).
+    Triad,
+    /// `s += (a[i] - b[i])²` with many accumulators, read only — yardstick for the fused
+    /// `sum((a-b)²)` (reading `a` and `b` once).
+    Read2,
 }
 
 impl Pattern {
     /// All patterns.
-    pub const ALL: [Pattern; 6] =
-        [Pattern::Copy, Pattern::Fill, Pattern::Add, Pattern::Scale, Pattern::Read, Pattern::ReadRows];
+    pub const ALL: [Pattern; 8] = [
+        Pattern::Copy,
+        Pattern::Fill,
+        Pattern::Add,
+        Pattern::Scale,
+        Pattern::Read,
+        Pattern::ReadRows,
+        Pattern::Triad,
+        Pattern::Read2,
+    ];
 
     /// Arrays touched per element (reads + writes).
     pub fn arrays(self) -> u64 {
         match self {
             Pattern::Fill | Pattern::Read | Pattern::ReadRows => 1,
-            Pattern::Copy | Pattern::Scale => 2,
+            Pattern::Copy | Pattern::Scale | Pattern::Read2 => 2,
             Pattern::Add => 3,
+            Pattern::Triad => 4,
         }
     }
 
@@ -56,6 +71,8 @@ impl Pattern {
             Pattern::Scale => "scale",
             Pattern::Read => "read",
             Pattern::ReadRows => "read_rows",
+            Pattern::Triad => "triad_relu",
+            Pattern::Read2 => "read2",
         }
     }
 }
@@ -163,11 +180,26 @@ fn sum_lanes(xs: &[f32]) -> f32 {
     acc.iter().sum::<f32>() + chunks.remainder().iter().sum::<f32>()
 }
 
-/// Three pre-faulted `f32` arrays for the STREAM loops.
+/// Σ (x - y)² with 16 independent accumulators.
+fn sq_diff_lanes(xs: &[f32], ys: &[f32]) -> f32 {
+    let mut acc = [0f32; 16];
+    let (mut cx, mut cy) = (xs.chunks_exact(16), ys.chunks_exact(16));
+    for (x, y) in (&mut cx).zip(&mut cy) {
+        for k in 0..16 {
+            let d = x[k] - y[k];
+            acc[k] += d * d;
+        }
+    }
+    let tail: f32 = cx.remainder().iter().zip(cy.remainder()).map(|(x, y)| (x - y) * (x - y)).sum();
+    acc.iter().sum::<f32>() + tail
+}
+
+/// Four pre-faulted `f32` arrays for the STREAM loops.
 pub struct StreamArrays {
     a: Vec<f32>,
     b: Vec<f32>,
     c: Vec<f32>,
+    d: Vec<f32>,
 }
 
 impl StreamArrays {
@@ -177,7 +209,8 @@ impl StreamArrays {
         let a: Vec<f32> = (0..n).map(|i| (i % 1024) as f32).collect();
         let b = vec![1.0f32; n];
         let c = vec![2.0f32; n];
-        StreamArrays { a, b, c }
+        let d = vec![0.5f32; n];
+        StreamArrays { a, b, c, d }
     }
 
     /// Runs `pattern` once over the first `array_bytes` bytes of each array.
@@ -223,6 +256,24 @@ impl StreamArrays {
             }),
             // Each chunk's sum lands in its first output element (nothing else is written).
             Pattern::Read => split_mut(&mut self.b[..n], |r, d| d[0] = sum_lanes(&a[r])),
+            Pattern::Triad => {
+                let (b, c) = (&self.b[..n], &self.c[..n]);
+                split_mut(&mut self.d[..n], |r, d| {
+                    let (x, y, z) = (&a[r.clone()], &b[r.clone()], &c[r]);
+                    if nt {
+                        crate::nt::triad_relu(d, x, y, z)
+                    } else {
+                        for (((d, x), y), z) in d.iter_mut().zip(x).zip(y).zip(z) {
+                            *d = (x * y + z).max(0.0);
+                        }
+                    }
+                })
+            }
+            // Each chunk's sum lands in its first output element of `d` (read only otherwise).
+            Pattern::Read2 => {
+                let b = &self.b[..n];
+                split_mut(&mut self.d[..n], |r, d| d[0] = sq_diff_lanes(&a[r.clone()], &b[r]))
+            }
             Pattern::ReadRows => {
                 let cols = crate::cases::dims2(n)[1];
                 let rows = n / cols;
@@ -240,13 +291,14 @@ impl StreamArrays {
         }
         std::hint::black_box(&mut self.b);
         std::hint::black_box(&mut self.c);
+        std::hint::black_box(&mut self.d);
     }
 
     /// Measures `pattern` at `array_bytes` with both store kinds.
     pub fn measure(&mut self, pattern: Pattern, array_bytes: u64, cfg: &Sampling) -> StreamFigure {
         let moved = pattern.bytes_moved(array_bytes);
         let plain = measure_infallible(cfg, || self.run(pattern, Store::Plain, array_bytes)).gbps(moved);
-        let reads_only = matches!(pattern, Pattern::Read | Pattern::ReadRows);
+        let reads_only = matches!(pattern, Pattern::Read | Pattern::ReadRows | Pattern::Read2);
         let nt = (crate::nt::AVAILABLE && !reads_only)
             .then(|| measure_infallible(cfg, || self.run(pattern, Store::NonTemporal, array_bytes)).gbps(moved));
         StreamFigure { pattern, array_bytes, plain_gbps: plain, nt_gbps: nt }
@@ -265,6 +317,8 @@ mod tests {
         assert_eq!(Pattern::Scale.bytes_moved(100), 200);
         assert_eq!(Pattern::Read.bytes_moved(100), 100);
         assert_eq!(Pattern::ReadRows.bytes_moved(100), 100);
+        assert_eq!(Pattern::Triad.bytes_moved(100), 400);
+        assert_eq!(Pattern::Read2.bytes_moved(100), 200);
     }
 
     #[test]
@@ -279,6 +333,8 @@ mod tests {
             assert!(s.b.iter().zip(&s.a).all(|(b, a)| *b == 3.0 * a));
             s.run(Pattern::Fill, store, 4096);
             assert!(s.b.iter().all(|&b| b == 3.0));
+            s.run(Pattern::Triad, store, 4096);
+            assert!(s.d.iter().zip(&s.a).all(|(d, a)| *d == (a * 1.0 + 2.0f32).max(0.0)));
             s.run(Pattern::ReadRows, store, 4096);
             // 1024 elements as [32, 32]: column j sums a[r * 32 + j] over 32 rows.
             let want: Vec<f32> = (0..32).map(|j| (0..32).map(|r| s.a[r * 32 + j]).sum()).collect();

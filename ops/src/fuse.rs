@@ -131,8 +131,13 @@ impl Expr {
         Reduction { expr: self.clone(), reduce }
     }
 
-    /// The leaves and the nodes in evaluation order (shared subexpressions once); `None`
-    /// for a bare tensor.
+    /// The chain this expression evaluates — its leaves and its nodes in evaluation order,
+    /// shared subexpressions once (`None` for a bare tensor) — for tools and tests that plan
+    /// chains themselves (`tensor_core::call::fused`).
+    pub fn to_chain(&self) -> Option<(Vec<Tensor>, Vec<ChainNode>)> {
+        self.flatten()
+    }
+
     fn flatten(&self) -> Option<(Vec<Tensor>, Vec<ChainNode>)> {
         let mut f = Flatten::default();
         match f.visit(self) {

@@ -149,6 +149,19 @@ pub enum KernelSpec<'a> {
         /// Layout class.
         layout: MapLayout,
     },
+    /// A fused chain (`super::fused`): `out = func(inputs...)` with every input passed in
+    /// its storage dtype (the chain's function converts per node) and no params (the
+    /// chain's params are constants of its source).
+    Fused {
+        /// The chain's device function (`compute` is unused).
+        func: DeviceFn<'a>,
+        /// Storage dtypes of the leaves.
+        inputs: Vec<DType>,
+        /// Storage dtype of the output.
+        out: DType,
+        /// Layout class.
+        layout: MapLayout,
+    },
     /// `dst = src as dst` (Rust `as` rules).
     Cast {
         /// Source dtype.
@@ -271,6 +284,27 @@ pub fn generate(spec: &KernelSpec<'_>) -> Result<Generated> {
             };
             let ins: Vec<&str> = inputs.iter().map(|d| d.name()).collect();
             let name = format!("tops_map_{}__{}__{}__{}", layout.tag(), func.name, ins.join("_"), out.name());
+            let mut g = elementwise(&name, &body, *layout);
+            g.device_fns.push((func.name.to_string(), func.source.to_string()));
+            Ok(g)
+        }
+        KernelSpec::Fused { func, inputs, out, layout } => {
+            if !is_ident(func.name) || inputs.is_empty() || inputs.len() > tensor_core::MAX_INPUTS {
+                return Err(Error::Cuda(format!(
+                    "{}: fused CUDA kernels take 1..={} leaf tensors (got {})",
+                    func.name,
+                    tensor_core::MAX_INPUTS,
+                    inputs.len()
+                )));
+            }
+            let args: Vec<String> = (0..inputs.len()).map(|i| format!("x{i}")).collect();
+            let body = Body {
+                inputs: inputs.iter().map(|&d| (CType::of(d), CType::of(d))).collect(),
+                result: CType::of(func.output),
+                expr: format!("{}({})", func.name, args.join(", ")),
+                out: CType::of(*out),
+            };
+            let name = format!("tops_fused_{}__{}__{}", layout.tag(), func.name, out.name());
             let mut g = elementwise(&name, &body, *layout);
             g.device_fns.push((func.name.to_string(), func.source.to_string()));
             Ok(g)

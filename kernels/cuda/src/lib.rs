@@ -31,6 +31,7 @@ pub mod codegen;
 pub mod compiled;
 pub mod ctype;
 pub mod divmod;
+pub mod fused;
 pub mod kernel;
 pub mod launch;
 pub mod nvrtc;

@@ -244,6 +244,33 @@ pub fn plan_map(
     Ok(steps)
 }
 
+/// The launches of a fused chain's kernel (`super::fused`): `out = func(inputs...)`, every
+/// input passed in its storage dtype.
+pub fn plan_fused(
+    func: DeviceFn<'static>,
+    out: &RawTensor<'_>,
+    inputs: &[RawTensor<'_>],
+    max_blocks: u32,
+) -> Result<Vec<Step>> {
+    if inputs.is_empty() || inputs.len() > tensor_core::MAX_INPUTS {
+        return Err(Error::Cuda(format!(
+            "a fused CUDA chain takes 1..={} leaf tensors, got {}",
+            tensor_core::MAX_INPUTS,
+            inputs.len()
+        )));
+    }
+    check_shapes(func.name, out, inputs)?;
+    let in_dtypes: Vec<DType> = inputs.iter().map(|i| i.dtype).collect();
+    let out_dtype = out.dtype;
+    let spec = move |layout| KernelSpec::Fused { func, inputs: in_dtypes.clone(), out: out_dtype, layout };
+    let ew = Elementwise { spec: &spec, contiguous: true, params: &[], bits: 0, max_blocks };
+    let ptrs: Vec<u64> = std::iter::once(out).chain(inputs).map(addr).collect();
+    let sizes: Vec<usize> = std::iter::once(out).chain(inputs).map(|t| t.dtype.size()).collect();
+    let mut steps = Vec::new();
+    ew.plan(&canonical(out, inputs), &ptrs, &sizes, &mut steps)?;
+    Ok(steps)
+}
+
 /// The launches computing `dst = src as dst.dtype` (shapes equal; broadcast sources have
 /// stride 0).
 pub fn plan_copy(dst: &RawTensor<'_>, src: &RawTensor<'_>, max_blocks: u32) -> Result<Vec<Step>> {
@@ -390,6 +417,12 @@ pub fn widen_index(steps: &[Step]) -> Vec<Step> {
                 };
                 let spec = match spec {
                     KernelSpec::Map { func, inputs, out, .. } => KernelSpec::Map {
+                        func: *func,
+                        inputs: inputs.clone(),
+                        out: *out,
+                        layout: MapLayout::Strided(Index::I64),
+                    },
+                    KernelSpec::Fused { func, inputs, out, .. } => KernelSpec::Fused {
                         func: *func,
                         inputs: inputs.clone(),
                         out: *out,

@@ -31,4 +31,5 @@ tensor_core::register_copy_fill!(Cuda, "cuda", copy, fill);
 #[inline(never)]
 pub fn ensure_linked() {
     std::hint::black_box((copy as tensor_core::registry::CopyFn, fill as tensor_core::registry::FillFn));
+    super::fused::ensure_linked();
 }

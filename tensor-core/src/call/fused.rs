@@ -134,6 +134,7 @@ fn at_node(e: Error, i: usize, name: &'static str) -> Error {
 /// Checks every node (args, arity, device, dtype rule, broadcast, row) and returns each
 /// node's result description and row.
 fn check_nodes(chain: &Chain<'_>, device: Device) -> Result<Vec<(Meta, &'static KernelRow)>> {
+    check_used(chain)?;
     let mut metas: Vec<(Meta, &'static KernelRow)> = Vec::with_capacity(chain.nodes.len());
     for (i, node) in chain.nodes.iter().enumerate() {
         let name = node.spec.name;
@@ -184,6 +185,61 @@ fn check_nodes(chain: &Chain<'_>, device: Device) -> Result<Vec<(Meta, &'static 
         metas.push((Meta { dtype: types.result, shape, strides, order }, row));
     }
     Ok(metas)
+}
+
+/// The planned nodes of `chain` on `device` — each node's eager row and result dtype, as
+/// [`run_chain`] hands them to a runner — and the result's dtype and shape; for backends'
+/// tests and tools that plan a chain's launches outside a call.
+///
+/// ```no_run
+/// # fn demo(chain: &tensor_core::call::fused::Chain<'_>) -> tensor_core::Result<()> {
+/// let (nodes, dtype, shape) = tensor_core::call::fused::plan_nodes(chain, tensor_core::Device::Cuda(0))?;
+/// assert_eq!(nodes.len(), chain.nodes.len());
+/// # Ok(()) }
+/// ```
+pub fn plan_nodes<'c>(chain: &Chain<'c>, device: Device) -> Result<(Vec<FusedNode<'c>>, DType, Dims)> {
+    if chain.leaves.is_empty() || chain.nodes.is_empty() {
+        return Err(Error::invalid("fused", "a fused chain needs at least one leaf tensor and one node"));
+    }
+    let metas = check_nodes(chain, device)?;
+    let root = metas.last().expect("a node").0.clone();
+    let nodes = chain
+        .nodes
+        .iter()
+        .zip(metas)
+        .map(|(n, (m, row))| FusedNode { row, args: &n.args, params: &n.params, result: m.dtype })
+        .collect();
+    Ok((nodes, root.dtype, root.shape))
+}
+
+/// Every leaf and node must contribute to the result (the last node): a chain is the DAG
+/// of one expression, and its leaves are broadcast to the result's shape.
+fn check_used(chain: &Chain<'_>) -> Result<()> {
+    let (nl, nn) = (chain.leaves.len(), chain.nodes.len());
+    let mut used = vec![false; nl + nn];
+    used[nl + nn - 1] = true;
+    for i in (0..nn).rev() {
+        if !used[nl + i] {
+            continue;
+        }
+        for a in &chain.nodes[i].args {
+            match *a {
+                ChainArg::Leaf(l) if l < nl => used[l] = true,
+                ChainArg::Node(n) if n < i => used[nl + n] = true,
+                _ => {} // reported with the node by `check_nodes`
+            }
+        }
+    }
+    match used.iter().position(|u| !u) {
+        None => Ok(()),
+        Some(k) => Err(Error::invalid(
+            "fused",
+            format!(
+                "{} of the fused chain does not contribute to its result (the last node); every leaf and node must",
+                if k < nl { format!("leaf {k}") } else { format!("node {}", k - nl) }
+            ),
+        )),
+    }
 }
 
 /// Dense strides of `shape` in `order` (outermost dim first), or row-major.

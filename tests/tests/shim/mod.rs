@@ -55,6 +55,24 @@ pub fn plan_call(
     Planned { what, steps, out, _keep: staged }
 }
 
+/// A planned call from steps the caller made (`out` and `keep` own the memory they address).
+pub fn planned(what: impl Into<String>, steps: Vec<plan::Step>, out: Tensor, keep: Vec<Tensor>) -> Planned {
+    Planned { what: what.into(), steps, out, _keep: keep }
+}
+
+/// Compiles `specs` with NVRTC (errors, warnings and spills fail); `false` when NVRTC is
+/// missing outside CI.
+pub fn nvrtc_compiles_specs(specs: &[codegen::KernelSpec<'static>]) -> bool {
+    if let Err(e) = nvrtc::nvrtc() {
+        assert!(!ci(), "CI is set but NVRTC is missing: {e}");
+        println!("SKIPPED: {e}");
+        return false;
+    }
+    let reports = check::compile_specs(specs).unwrap_or_else(|e| panic!("{e}"));
+    println!("{} kernels compiled by NVRTC ({} reports)", specs.len(), reports.len());
+    true
+}
+
 fn ci() -> bool {
     std::env::var_os("CI").is_some()
 }

@@ -1,0 +1,41 @@
+//! Times the fused chains against their eager forms and the map engine, best of a few
+//! runs, at `FUSED_PROBE_ELEMS` f32 elements (default 2^26): a quick look while working on
+//! the fused runner (the figures to report come from `cpu-perf`).
+//!
+//! `cargo run --release -p tensor-benches --example fused_probe`
+
+use std::time::Instant;
+use tensor_ops::fuse::Expr;
+use tensor_ops::prelude::*;
+
+fn best(label: &str, bytes: f64, mut f: impl FnMut()) {
+    f();
+    let mut t = f64::MAX;
+    for _ in 0..7 {
+        let s = Instant::now();
+        f();
+        t = t.min(s.elapsed().as_secs_f64());
+    }
+    println!("{label:<28} {:>8.2} ms {:>7.2} GB/s", t * 1e3, bytes / t / 1e9);
+}
+
+fn main() -> tensor_ops::Result<()> {
+    let n: usize = std::env::var("FUSED_PROBE_ELEMS").ok().and_then(|v| v.parse().ok()).unwrap_or(1 << 26);
+    let mk = |s: u32| Tensor::from_vec((0..n).map(|i| ((i as u32 ^ s) % 1000) as f32 / 500.0 - 1.0).collect(), &[n]);
+    let (a, b, c) = (mk(1)?, mk(2)?, mk(3)?);
+    let out = Tensor::zeros(&[n], DType::F32, Device::Cpu)?;
+    let (x, y, z) = (Expr::input(&a), Expr::input(&b), Expr::input(&c));
+    let triad = (&x * &y + &z).relu();
+    let four = 16.0 * n as f64;
+    best("fused relu(a*b+c) new", four, || drop(triad.eval().unwrap()));
+    best("fused relu(a*b+c) into", four, || triad.eval_into(&out).unwrap());
+    best("eager relu(a*b+c)", four, || drop(a.mul(&b).unwrap().add(&c).unwrap().relu().unwrap()));
+    best("relu new", 8.0 * n as f64, || drop(a.relu().unwrap()));
+    best("relu_out", 8.0 * n as f64, || tensor_ops::relu_out(&a, &out).unwrap());
+    best("silu new", 8.0 * n as f64, || drop(tensor_ops::silu(&a).unwrap()));
+    let d = &x - &y;
+    let sq = (&d * &d).sum_all();
+    best("fused sum((a-b)^2)", 8.0 * n as f64, || drop(sq.eval().unwrap()));
+    best("sum_all(a)", 4.0 * n as f64, || drop(a.sum_all().unwrap()));
+    Ok(())
+}

@@ -1,0 +1,206 @@
+//! The CUDA runner of fused chains (`tensor_core::call::fused`): one kernel per chain,
+//! generated from the nodes' `__device__` functions (each node's eager row), compiled by
+//! NVRTC and cached by the chain's structure — its source, which holds the ops, the leaves'
+//! dtypes and the params as constants — so the same chain with new tensors reuses it.
+//!
+//! The chain's function converts exactly as the eager kernels do: each argument from its
+//! storage dtype (a leaf's, or the previous node's eager result dtype) to the node's
+//! compute type, each node's output rounded to its eager result dtype before the next node
+//! reads it, so the kernel computes what the eager CUDA chain computes. A chain ending in a
+//! reduction runs its kernel into a stream-ordered temporary laid out as the eager result
+//! would be, then the eager reduction over it (two passes on CUDA; one on the CPU).
+
+use crate::alloc::CudaAllocator;
+use crate::args::KernelParam;
+use crate::codegen::DeviceFn;
+use crate::ctype::CType;
+use crate::kernel::CudaMapKernel;
+use crate::launch::run;
+use crate::plan::{plan_fused, Step};
+use crate::runtime;
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::sync::Mutex;
+use tensor_core::call::fused::{ChainArg, FusedCall};
+use tensor_core::registry::{KernelImpl, PreparedCall, RawTensor};
+use tensor_core::{DType, Error, Result};
+
+/// The `"cuda-fused"` runner (one row, op `"fused"`).
+#[derive(Debug, Clone, Copy)]
+pub struct CudaFusedRunner;
+
+/// `expr` (of C type `from`) as C type `to`.
+fn conv(from: CType, to: CType, expr: &str) -> String {
+    if from == to {
+        expr.to_string()
+    } else {
+        format!("tops_cast<{}>({expr})", to.name)
+    }
+}
+
+/// 64-bit FNV-1a.
+fn fnv(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3))
+}
+
+/// Sources and names of the chains built so far, interned: a kernel spec borrows them for
+/// the life of the process, as the compiled-kernel cache keeps the kernels.
+static CHAINS: Mutex<Option<HashMap<String, (&'static str, &'static str)>>> = Mutex::new(None);
+
+/// The chain's `__device__` function for leaves of `leaves` dtypes: its name
+/// (`tops_chain_<hash>`) and source (the nodes' functions, then the chain).
+///
+/// ```
+/// # fn demo(f: &tensor_core::call::fused::FusedCall<'_>) -> tensor_core::Result<()> {
+/// let func = tensor_kernels_cuda::fused::chain_function(f, &[tensor_core::DType::F32])?;
+/// assert!(func.name.starts_with("tops_chain_"));
+/// # Ok(()) }
+/// ```
+pub fn chain_function(fused: &FusedCall<'_>, leaves: &[DType]) -> Result<DeviceFn<'static>> {
+    let mut kernels = Vec::with_capacity(fused.nodes.len());
+    for (i, n) in fused.nodes.iter().enumerate() {
+        let Some(k) = n.row.kernel.as_any().downcast_ref::<CudaMapKernel>() else {
+            return Err(Error::invalid(
+                n.row.op.name,
+                format!("node {i} of the fused chain has a `{}` kernel, not a CUDA map kernel", n.row.kernel.kind()),
+            ));
+        };
+        kernels.push(k);
+    }
+    let last = kernels.last().ok_or_else(|| Error::invalid("fused", "a fused chain needs a node"))?;
+    let result = CType::of(last.output);
+    let mut body = String::new();
+    let params: Vec<String> = leaves.iter().enumerate().map(|(l, &d)| format!("{} l{l}", CType::of(d).name)).collect();
+    let _ = writeln!(body, "__device__ __forceinline__ {} TOPS_CHAIN({}) {{", result.name, params.join(", "));
+    for (i, (n, k)) in fused.nodes.iter().zip(&kernels).enumerate() {
+        let compute = CType::of(k.compute);
+        let mut args = Vec::new();
+        for a in n.args {
+            args.push(match *a {
+                ChainArg::Leaf(l) => {
+                    let d = leaves.get(l).ok_or_else(|| Error::invalid("fused", format!("node {i} reads leaf {l}")))?;
+                    conv(CType::of(*d), compute, &format!("l{l}"))
+                }
+                ChainArg::Node(m) => conv(CType::of(fused.nodes[m].result), compute, &format!("r{m}")),
+            });
+        }
+        for &p in n.params {
+            let kp = KernelParam::from(p);
+            args.push(format!("tops_param{{{}ull, {}u, 0u}}", kp.bits, kp.kind));
+        }
+        let out = CType::of(k.output);
+        let _ = writeln!(body, "    const {} n{i} = {}({});", out.name, k.function, args.join(", "));
+        if i + 1 < fused.nodes.len() {
+            let r = CType::of(n.result);
+            let _ = writeln!(body, "    const {} r{i} = {};", r.name, conv(out, r, &format!("n{i}")));
+        }
+    }
+    let _ = writeln!(body, "    return n{};\n}}", fused.nodes.len() - 1);
+    let mut source = String::new();
+    let mut seen: Vec<&str> = Vec::new();
+    for k in &kernels {
+        if !seen.contains(&k.function) {
+            seen.push(k.function);
+            source.push_str(k.source);
+            source.push('\n');
+        }
+    }
+    source.push_str(&body);
+    let name = format!("tops_chain_{:016x}", fnv(&source));
+    let source = source.replace("TOPS_CHAIN", &name);
+    let (name, source) = {
+        let mut chains = CHAINS.lock().map_err(|_| Error::Cuda("the fused-chain cache is poisoned".into()))?;
+        let map = chains.get_or_insert_with(HashMap::new);
+        *map.entry(name.clone())
+            .or_insert_with(|| (Box::leak(name.into_boxed_str()), Box::leak(source.into_boxed_str())))
+    };
+    Ok(DeviceFn { name, source, compute: last.compute, output: last.output, nparams: 0 })
+}
+
+/// The launches of `fused` writing `out` from `leaves` (all on the canonical plan).
+///
+/// # Errors
+/// A node without a CUDA map kernel, or more leaves than a kernel takes.
+pub fn plan_chain(
+    fused: &FusedCall<'_>,
+    out: &RawTensor<'_>,
+    leaves: &[RawTensor<'_>],
+    max_blocks: u32,
+) -> Result<Vec<Step>> {
+    let dtypes: Vec<DType> = leaves.iter().map(|l| l.dtype).collect();
+    let func = chain_function(fused, &dtypes)?;
+    plan_fused(func, out, leaves, max_blocks)
+}
+
+impl KernelImpl for CudaFusedRunner {
+    fn kind(&self) -> &'static str {
+        "cuda-fused"
+    }
+
+    unsafe fn run(&self, call: &PreparedCall<'_>) -> Result<()> {
+        let (Some(fused), Some(out)) = (call.fused, call.outputs.first()) else {
+            return Err(Error::invalid(call.op.name, "the fused runner needs a chain and one output"));
+        };
+        let dev = runtime::device_of(out.device)?;
+        match fused.reduce {
+            None => {
+                let steps = plan_chain(fused, out, call.inputs, dev.max_blocks())?;
+                // SAFETY: the PreparedCall contract covers every operand the plan touches.
+                unsafe { run(&dev, &steps) }
+            }
+            Some(red) => {
+                let shape = call.inputs.first().map_or(&[][..], |l| l.shape);
+                let numel: usize = shape.iter().product();
+                let dtype = fused.nodes.last().map_or(DType::F32, |n| n.result);
+                // The eager chain's result, dense in plan order (flat plan index = offset):
+                // freed back to the stream-ordered cache after the launches below.
+                let tmp = CudaAllocator::allocate_on(dev.ordinal, numel * dtype.size())?;
+                let dense = tensor_core::shape::contiguous_strides(shape);
+                let tmp_out = RawTensor { ptr: tmp.as_ptr(), dtype, shape, strides: &dense, device: out.device };
+                let steps = plan_chain(fused, &tmp_out, call.inputs, dev.max_blocks())?;
+                // SAFETY: the leaves as the contract says; the temporary is a live device
+                // block of `numel` elements of the result dtype.
+                unsafe { run(&dev, &steps)? };
+                let input = RawTensor {
+                    ptr: tmp.as_ptr(),
+                    dtype,
+                    shape: &red.plan.shape,
+                    strides: &red.plan.input,
+                    device: out.device,
+                };
+                let target = RawTensor { shape: &red.plan.shape, strides: &red.plan.output, ..*out };
+                let reduce_call = PreparedCall {
+                    op: red.row.op,
+                    outputs: std::slice::from_ref(&target),
+                    inputs: std::slice::from_ref(&input),
+                    params: red.params,
+                    index_strides: call.index_strides,
+                    fused: None,
+                };
+                // SAFETY: the temporary holds the chain's result laid out as the reduction
+                // plan's input says; the target is as the contract says.
+                unsafe { red.row.kernel.run(&reduce_call) }
+            }
+        }
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+tensor_core::inventory::submit! {
+    tensor_core::registry::KernelRow {
+        op: &tensor_core::registry::FUSED_SPEC,
+        device: tensor_core::DeviceKind::Cuda,
+        layout: tensor_core::Layout::Strided,
+        dtype: DType::F32,
+        kernel: &CudaFusedRunner,
+    }
+}
+
+/// Referenced from [`crate::register::ensure_linked`] so the runner's registry row is linked.
+#[inline(never)]
+pub fn ensure_linked() {
+    std::hint::black_box(&CudaFusedRunner);
+}

@@ -1,0 +1,150 @@
+//! Fused chains on CUDA without a GPU (issue 12): the kernel the CUDA runner generates for a
+//! chain (one `__device__` function from the nodes' functions) is compiled by NVRTC and run
+//! on the CPU shim over the plans the runner makes, for random chains of random dtypes,
+//! broadcast shapes and layouts; the values must match the CPU's fused (= eager) result.
+
+mod chains;
+mod common;
+mod shim;
+
+use chains::{case, fused_expr, leaf_tensors, Case};
+use common::{assert_close, values};
+use proptest::strategy::{Strategy, ValueTree};
+use tensor_ops::__private::tensor_core::call::fused::{plan_nodes, Chain, ChainNode, FusedCall};
+use tensor_ops::__private::tensor_core::{lock_many, Access};
+use tensor_ops::__private::tensor_kernels_cuda::{codegen::KernelSpec, fused, plan};
+use tensor_ops::prelude::*;
+
+/// The core's chain of a case (what `Expr` evaluates: the nodes the result depends on).
+fn chain_of(c: &Case, leaves: &[Tensor]) -> (Vec<Tensor>, Vec<ChainNode>) {
+    fused_expr(c, leaves).to_chain().expect("a chain with a node")
+}
+
+/// Plans the CUDA runner's launches for `c` into a new host output (the shim's "device").
+fn plan_case(c: &Case, leaves: &[Tensor], what: String) -> Option<(shim::Planned, Vec<KernelSpec<'static>>)> {
+    let (leaves, nodes) = chain_of(c, leaves);
+    let refs: Vec<&Tensor> = leaves.iter().collect();
+    let chain = Chain { leaves: &refs, nodes: &nodes, reduce: None };
+    let (planned, dtype, shape) = plan_nodes(&chain, Device::Cuda(0)).ok()?;
+    let out = Tensor::empty(&shape, dtype, Device::Cpu).unwrap();
+    common::poison(&out);
+    let staged: Vec<Tensor> = leaves.iter().map(|t| t.broadcast_to(&shape).unwrap()).collect();
+    let steps = {
+        let mut wants: Vec<_> = staged.iter().map(|t| (t.storage(), Access::Read)).collect();
+        wants.push((out.storage(), Access::Write));
+        let locks = lock_many(&wants).unwrap();
+        let out_raw = out.raw(locks.base(out.storage()));
+        let in_raw: Vec<_> = staged.iter().map(|t| t.raw(locks.base(t.storage()))).collect();
+        let call = FusedCall { nodes: &planned, reduce: None };
+        fused::plan_chain(&call, &out_raw, &in_raw, 3).unwrap_or_else(|e| panic!("{what}: {e}"))
+    };
+    let specs =
+        steps.iter().filter_map(|s| if let plan::Step::Kernel(l) = s { Some(l.spec.clone()) } else { None }).collect();
+    Some((shim::planned(what, steps, out, staged), specs))
+}
+
+/// Random chains whose every node has a row (the ones an eager chain could run).
+fn cases(n: usize) -> Vec<Case> {
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    let mut v = Vec::new();
+    while v.len() < n {
+        let mut c = case().new_tree(&mut runner).unwrap().current();
+        c.reduce = None;
+        let (leaves, nodes) = chain_of(&c, &leaf_tensors(&c));
+        let refs: Vec<&Tensor> = leaves.iter().collect();
+        if plan_nodes(&Chain { leaves: &refs, nodes: &nodes, reduce: None }, Device::Cpu).is_ok() {
+            v.push(c);
+        }
+    }
+    v
+}
+
+#[test]
+fn fused_chain_kernels_run_on_the_shim_like_the_cpu() {
+    let mut calls = Vec::new();
+    let mut wants = Vec::new();
+    for (i, c) in cases(120).iter().enumerate() {
+        let leaves = leaf_tensors(c);
+        // the chain on the CPU, fused (= the eager chain, bit for bit)
+        let (chain_leaves, nodes) = chain_of(c, &leaves);
+        let refs: Vec<&Tensor> = chain_leaves.iter().collect();
+        let cpu = tensor_ops::__private::tensor_core::call::fused::run_chain(
+            &Chain { leaves: &refs, nodes: &nodes, reduce: None },
+            None,
+        )
+        .unwrap()
+        .unwrap();
+        let what = format!("case {i}: {c:?}");
+        let (planned, _) = plan_case(c, &leaves, what.clone()).expect("a CUDA plan");
+        calls.push(planned);
+        wants.push((what, cpu));
+    }
+    if !shim::run_all(&calls) {
+        return;
+    }
+    for (call, (what, cpu)) in calls.iter().zip(&wants) {
+        let exact = !cpu.dtype().is_float();
+        assert_close(&values(&call.out), &values(cpu), cpu.dtype(), exact, what);
+    }
+    // and the public API builds the same chain on the CPU
+    let c = &cases(1)[0];
+    let leaves = leaf_tensors(c);
+    assert!(fused_expr(c, &leaves).eval().is_ok());
+}
+
+#[test]
+fn fused_chain_kernels_compile_with_nvrtc() {
+    let mut specs = Vec::new();
+    for (i, c) in cases(40).iter().enumerate() {
+        let leaves = leaf_tensors(c);
+        let (_, s) = plan_case(c, &leaves, format!("case {i}")).expect("a CUDA plan");
+        specs.extend(s);
+    }
+    // every layout class of one chain (contiguous, strided 32- and 64-bit)
+    let a = Tensor::from_vec((0..64).map(|i| i as f32).collect(), &[8, 8]).unwrap();
+    let leaf = (DType::F32, vec![8, 8], common::Lay::Contiguous, 0);
+    let c = Case { leaves: vec![leaf], nodes: vec![("mul", vec![0, 0]), ("relu", vec![1])], reduce: None };
+    for leaf in [a.clone(), a.t().unwrap()] {
+        let (p, s) = plan_case(&c, &[leaf], "layouts".into()).unwrap();
+        specs.extend(s.iter().cloned());
+        specs.extend(plan::widen_index(&p.steps).iter().filter_map(|s| match s {
+            plan::Step::Kernel(l) => Some(l.spec.clone()),
+            _ => None,
+        }));
+    }
+    specs.sort_by_key(|s| format!("{s:?}"));
+    specs.dedup();
+    assert!(specs.len() >= 30, "{} kernels", specs.len());
+    shim::nvrtc_compiles_specs(&specs);
+}
+
+#[test]
+fn the_same_chain_structure_reuses_its_kernel_source() {
+    let c = &cases(1)[0];
+    let l1 = leaf_tensors(c);
+    let l2: Vec<Tensor> = l1.iter().map(|t| t.contiguous().unwrap()).collect();
+    let (_, s1) = plan_case(c, &l1, "first".into()).unwrap();
+    let (_, s2) = plan_case(c, &l2, "second".into()).unwrap();
+    let name = |s: &KernelSpec<'static>| match s {
+        KernelSpec::Fused { func, .. } => (func.name, func.source.as_ptr()),
+        other => panic!("not a fused kernel: {other:?}"),
+    };
+    assert_eq!(name(&s1[0]), name(&s2[0]), "new tensors, same chain: one interned function");
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn gpu_fused_chains_match_the_cpu() {
+    for (i, c) in cases(60).iter().enumerate() {
+        let leaves = leaf_tensors(c);
+        let cpu = fused_expr(c, &leaves).eval().unwrap();
+        let on_gpu: Vec<Tensor> = leaves.iter().map(|t| t.to_device(Device::Cuda(0)).unwrap()).collect();
+        let gpu = fused_expr(c, &on_gpu).eval().unwrap().to_device(Device::Cpu).unwrap();
+        let exact = !cpu.dtype().is_float();
+        assert_close(&values(&gpu), &values(&cpu), cpu.dtype(), exact, &format!("case {i}: {c:?}"));
+        // ending in a reduction: the chain's kernel, then the eager CUDA reduction
+        let r_cpu = fused_expr(c, &leaves).sum_all().eval().unwrap();
+        let r_gpu = fused_expr(c, &on_gpu).sum_all().eval().unwrap().to_device(Device::Cpu).unwrap();
+        assert_close(&values(&r_gpu), &values(&r_cpu), r_cpu.dtype(), false, &format!("sum of case {i}"));
+    }
+}
