@@ -29,6 +29,10 @@ fn main() -> tensor_ops::Result<()> {
     let four = 16.0 * n as f64;
     best("fused relu(a*b+c) new", four, || drop(triad.eval().unwrap()));
     best("fused relu(a*b+c) into", four, || triad.eval_into(&out).unwrap());
+    best("fused into a new empty", four, || {
+        let t = Tensor::empty(&[n], DType::F32, Device::Cpu).unwrap();
+        triad.eval_into(&t).unwrap();
+    });
     best("eager relu(a*b+c)", four, || drop(a.mul(&b).unwrap().add(&c).unwrap().relu().unwrap()));
     best("relu new", 8.0 * n as f64, || drop(a.relu().unwrap()));
     best("relu_out", 8.0 * n as f64, || tensor_ops::relu_out(&a, &out).unwrap());

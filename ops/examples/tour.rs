@@ -14,6 +14,13 @@ fn leaky_relu<T: Float>(x: T, #[param] slope: f32) -> T {
     }
 }
 
+/// A user-defined op composed of others: this file's `leaky_relu` and the built-in
+/// `sigmoid` are inlined into its CPU SIMD loop and its CUDA C (one pass over memory).
+#[tensor_op(dtypes = [f32, f64])]
+fn gated_leaky<T: Float>(x: T, #[param] slope: f32) -> T {
+    leaky_relu(x, slope) * tensor_ops::sigmoid(x)
+}
+
 fn main() -> Result<()> {
     println!("== storage and views");
     let a = Tensor::arange(0, 12, 1, DType::F32, Device::Cpu)?.view(&[3, 4])?;
@@ -49,6 +56,25 @@ fn main() -> Result<()> {
     println!("\n== a user-defined op");
     let x = Tensor::from_vec(vec![-2.0f32, -0.5, 0.0, 3.0], &[4])?;
     println!("leaky_relu({x}, 0.1) = {}", leaky_relu(&x, 0.1)?);
+
+    println!("gated_leaky({x}, 0.1) = {}  (composed: leaky_relu(x) * sigmoid(x))", gated_leaky(&x, 0.1)?);
+    println!("silu({x}) = {}  (built-in, composed: x * sigmoid(x))", tensor_ops::silu(&x)?);
+
+    println!("\n== fused chains: many ops, one pass over memory");
+    use tensor_ops::fuse::Expr;
+    let p = Tensor::from_vec(vec![1.0f32, -2.0, 3.0, 0.5], &[4])?;
+    let q = Tensor::from_vec(vec![2.0f32, 2.0, -1.0, 4.0], &[4])?;
+    let r = Tensor::from_vec(vec![0.5f32], &[1])?; // broadcast
+    let (ep, eq, er) = (Expr::input(&p), Expr::input(&q), Expr::input(&r));
+    let fused = (&ep * &eq + &er).relu().eval()?;
+    let eager = p.mul(&q)?.add(&r)?.relu()?;
+    println!("relu(p*q + r) fused = {fused}, eager = {eager}");
+    let d = &ep - &eq;
+    println!("((p - q)²).sum() fused = {}  (the squares never reach memory)", (&d * &d).sum_all().eval()?);
+    match (ep.exp() + Expr::input(&Tensor::zeros(&[3], DType::F32, Device::Cpu)?)).eval() {
+        Err(e) => println!("a shape error names the node: {e}"),
+        Ok(t) => println!("unexpected: {t}"),
+    }
 
     println!("\n== errors are values");
     match a.add(&Tensor::zeros(&[5], DType::F32, Device::Cpu)?) {

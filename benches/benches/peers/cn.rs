@@ -66,6 +66,19 @@ fn prepare_t<T: BenchElem + WithDType>(case: &Case) -> Option<PeerCall> {
             let a = mk::<T>(&shape)?;
             call(move || a.relu())
         }
+        Op::SiluNew if <T as BenchElem>::DTYPE == DType::F32 => {
+            let a = mk::<T>(&shape)?;
+            call(move || a.silu())
+        }
+        // Candle has no fusion: its best is the eager chain, for both rows.
+        Op::FusedTriad | Op::EagerTriad if <T as BenchElem>::DTYPE == DType::F32 => {
+            let (a, b, c) = (mk::<T>(&shape)?, mk::<T>(&shape)?, mk::<T>(&shape)?);
+            call(move || a.mul(&b)?.add(&c)?.relu())
+        }
+        Op::FusedSqDiffSum | Op::EagerSqDiffSum if <T as BenchElem>::DTYPE == DType::F32 => {
+            let (a, b) = (mk::<T>(&shape)?, mk::<T>(&shape)?);
+            call(move || a.sub(&b)?.sqr()?.sum_all())
+        }
         // Reductions as candle's users write them.
         Op::SumLast if <T as BenchElem>::DTYPE == DType::F32 => {
             let a = mk::<T>(&shape)?;

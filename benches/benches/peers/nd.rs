@@ -84,6 +84,36 @@ fn unary_f32(case: &Case, v: Vec<f32>) -> Option<PeerCall> {
         }),
         Op::ExpOut => Box::new(move || Zip::from(&mut o).and(&a).for_each(|o, &x| *o = x.exp())),
         Op::ReluOut => Box::new(move || Zip::from(&mut o).and(&a).for_each(|o, &x| *o = x.max(0.0))),
+        Op::SiluNew => Box::new(move || {
+            black_box(a.mapv(|x| x / (1.0 + (-x).exp())));
+        }),
+        // The fused cases: hand-written one-pass `Zip` (the Rust peer to beat) ...
+        Op::FusedTriad => {
+            let (b, c) = (a.mapv(|x| 0.5 * x), a.mapv(|x| x - 1.0));
+            Box::new(move || {
+                black_box(Zip::from(&a).and(&b).and(&c).par_map_collect(|&x, &y, &z| (x * y + z).max(0.0)));
+            })
+        }
+        Op::FusedSqDiffSum => {
+            let b = a.mapv(|x| 0.5 * x);
+            Box::new(move || {
+                black_box(Zip::from(&a).and(&b).par_fold(|| 0.0f32, |s, &x, &y| s + (x - y) * (x - y), |p, q| p + q));
+            })
+        }
+        // ... and the eager chains as ndarray's users write them.
+        Op::EagerTriad => {
+            let (b, c) = (a.mapv(|x| 0.5 * x), a.mapv(|x| x - 1.0));
+            Box::new(move || {
+                black_box((&a * &b + &c).mapv(|x| x.max(0.0)));
+            })
+        }
+        Op::EagerSqDiffSum => {
+            let b = a.mapv(|x| 0.5 * x);
+            Box::new(move || {
+                let d = &a - &b;
+                black_box((&d * &d).sum());
+            })
+        }
         // Reductions as ndarray's users write them: `sum_axis`, `fold_axis`, `var_axis`.
         Op::SumLast => Box::new(move || {
             black_box(a.sum_axis(Axis(1)));

@@ -80,10 +80,19 @@ impl<'a> Eval<'a> {
 
     /// Computes flat plan positions `start..start + len` (run by run, block by block),
     /// handing each block to `sink(position, m, last node's block in its kernel output dtype)`.
+    /// When `direct(position)` gives an address, the last node writes its `m` results there
+    /// (and the sink gets that address).
     ///
     /// # Safety
-    /// The positions lie inside the plan; the leaves are readable there.
-    unsafe fn eval(&self, start: usize, len: usize, mut sink: impl FnMut(usize, usize, *const u8)) {
+    /// The positions lie inside the plan; the leaves are readable there; a direct address
+    /// is valid for `m` elements of the last node's kernel output dtype, the caller's only.
+    unsafe fn eval(
+        &self,
+        start: usize,
+        len: usize,
+        direct: impl Fn(usize) -> Option<*mut u8>,
+        mut sink: impl FnMut(usize, usize, *const u8),
+    ) {
         SCRATCH.with(|cell| {
             let mut scratch = cell.borrow_mut();
             let need = self.scratch_slots() * SLOT / 8;
@@ -105,7 +114,7 @@ impl<'a> Eval<'a> {
                     let m = (run - done).min(BLOCK);
                     let c = (col + done) as isize;
                     // SAFETY: forwarded; (row, c..c+m) lies in the plan.
-                    let last = unsafe { self.block(bufs, offs, c, m) };
+                    let last = unsafe { self.block(bufs, offs, c, m, direct(i + done)) };
                     sink(i + done, m, last);
                     done += m;
                 }
@@ -119,7 +128,7 @@ impl<'a> Eval<'a> {
     ///
     /// # Safety
     /// As [`Self::eval`].
-    unsafe fn block(&self, bufs: &mut [u64], offs: &[isize], c: isize, m: usize) -> *const u8 {
+    unsafe fn block(&self, bufs: &mut [u64], offs: &[isize], c: isize, m: usize, to: Option<*mut u8>) -> *const u8 {
         let nn = self.nodes.len();
         let base = bufs.as_mut_ptr() as *mut u8;
         let slot = |k: usize| base.wrapping_add(k * SLOT);
@@ -160,9 +169,13 @@ impl<'a> Eval<'a> {
             if i + 1 == nn {
                 // The last node: its kernel output goes to the sink unconverted (the sink
                 // converts once, to the output's dtype).
-                // SAFETY: its slot holds BLOCK elements; inputs are valid for m elements.
-                unsafe { (k.func)(own, &ins, m, node.params) };
-                last = own as *const u8;
+                let dst = to.unwrap_or(own);
+                // SAFETY: its slot holds BLOCK elements (a direct address m, the caller's
+                // contract); inputs are valid for m elements and never alias `dst`: a
+                // direct output partially overlapping a leaf was replaced by a copy, and an
+                // exactly aliased leaf element is read before it is written.
+                unsafe { (k.func)(dst, &ins, m, node.params) };
+                last = dst as *const u8;
             } else if k.output == node.result {
                 // SAFETY: as above (an input of this node is never its own slot: nodes
                 // read earlier nodes only).
@@ -195,26 +208,45 @@ impl<'a> Eval<'a> {
         let from = self.last_output();
         let inner_len = self.plan.inner_len();
         let (out_ptr, out_dtype) = (OutPtr(out.ptr), out.dtype);
+        // The last node writes a plain contiguous output of its own dtype directly.
+        let direct = !large && out_dtype == from && self.inner[0] == 1;
         for_each_chunk(total, GRAIN, |range| {
             let mut row_off = [0isize; 64];
             let mut cur_row = usize::MAX;
             let nops = self.leaves.len() + 1;
             // SAFETY: the chunk lies in the plan; each position's output element is this
             // task's only.
+            let at = |pos: usize, row_off: &mut [isize; 64], cur_row: &mut usize| {
+                let (row, col) = (pos / inner_len, pos % inner_len);
+                if row != *cur_row {
+                    self.plan.row_offsets(row, &mut row_off[..nops]);
+                    *cur_row = row;
+                }
+                out_ptr.at((row_off[0] + col as isize * self.inner[0]) * out_dtype.size() as isize)
+            };
+            let (mut d_off, mut d_row) = ([0isize; 64], usize::MAX);
+            let d_off = std::cell::RefCell::new((&mut d_off, &mut d_row));
             unsafe {
-                self.eval(range.start, range.len(), |pos, m, block| {
-                    let (row, col) = (pos / inner_len, pos % inner_len);
-                    if row != cur_row {
-                        self.plan.row_offsets(row, &mut row_off[..nops]);
-                        cur_row = row;
-                    }
-                    let dst = out_ptr.at((row_off[0] + col as isize * self.inner[0]) * out_dtype.size() as isize);
-                    if large && out_dtype == from {
-                        copy_bytes_nt_unfenced(dst, block, m * from.size());
-                    } else {
-                        scatter_cast(dst, out_dtype, self.inner[0], block, from, m);
-                    }
-                });
+                self.eval(
+                    range.start,
+                    range.len(),
+                    |pos| {
+                        direct.then(|| {
+                            let (o, r) = &mut *d_off.borrow_mut();
+                            at(pos, o, r)
+                        })
+                    },
+                    |pos, m, block| {
+                        let dst = at(pos, &mut row_off, &mut cur_row);
+                        if std::ptr::eq(dst, block) {
+                            // written in place by the last node
+                        } else if large && out_dtype == from {
+                            copy_bytes_nt_unfenced(dst, block, m * from.size());
+                        } else {
+                            scatter_cast(dst, out_dtype, self.inner[0], block, from, m);
+                        }
+                    },
+                );
             }
             if large {
                 store_fence();
@@ -251,10 +283,15 @@ impl InputSource for ChainSource<'_, '_> {
         // SAFETY: the offsets are positions of the plan (the dense virtual result's
         // offsets); `dst` holds `len` elements of the result dtype.
         unsafe {
-            self.eval.eval(off as usize, len, |pos, m, block| {
-                let at = dst.wrapping_add((pos - off as usize) * size);
-                scatter_cast(at, self.dtype, 1, block, from, m);
-            });
+            self.eval.eval(
+                off as usize,
+                len,
+                |_| None,
+                |pos, m, block| {
+                    let at = dst.wrapping_add((pos - off as usize) * size);
+                    scatter_cast(at, self.dtype, 1, block, from, m);
+                },
+            );
         }
     }
 }
