@@ -182,7 +182,7 @@ fn shared_subexpressions_and_user_ops_fuse() {
     let es = a.sigmoid().unwrap();
     assert_eq!(bits(&f), bits(&es.mul(&es).unwrap().add(&es).unwrap()));
     // a composed built-in (silu) and a user op by spec
-    let f = x.silu().maximum(&x.tanh()).eval().unwrap();
+    let f = x.silu().maximum(x.tanh()).eval().unwrap();
     let want = tensor_ops::silu(&a).unwrap().maximum(&a.tanh().unwrap()).unwrap();
     assert_eq!(bits(&f), bits(&want));
     // a bare tensor evaluates to a copy; its reduction is the eager reduction

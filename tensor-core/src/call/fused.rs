@@ -264,7 +264,8 @@ fn dense_strides(shape: &[usize], order: Option<&[usize]>) -> Strides {
 /// use tensor_core::call::fused::{run_chain, Chain, ChainArg, ChainNode};
 /// use tensor_core::Tensor;
 /// let a = Tensor::from_vec(vec![1.0f32, 2.0], &[2])?;
-/// let node = ChainNode { spec: mul, args: [ChainArg::Leaf(0), ChainArg::Leaf(0)].into(), params: Default::default() };
+/// let args = [ChainArg::Leaf(0), ChainArg::Leaf(0)].into_iter().collect();
+/// let node = ChainNode { spec: mul, args, params: Default::default() };
 /// let sq = run_chain(&Chain { leaves: &[&a], nodes: &[node], reduce: None }, None)?.unwrap();
 /// assert_eq!(sq.to_vec::<f32>()?, vec![1.0, 4.0]);
 /// # Ok(()) }

@@ -50,7 +50,7 @@ pub fn case() -> impl Strategy<Value = Case> {
         for i in 0..nnodes {
             let avail = nleaves + i;
             // prefer the latest node so chains are deep
-            let pick = |r: usize| if r % 2 == 0 && i > 0 { avail - 1 } else { r % avail };
+            let pick = |r: usize| if r.is_multiple_of(2) && i > 0 { avail - 1 } else { r % avail };
             if next(3) == 0 {
                 nodes.push((UNARY[next(UNARY.len())], vec![pick(next(8))]));
             } else {
