@@ -37,6 +37,7 @@ fn main() -> tensor_ops::Result<()> {
     best("relu new", 8.0 * n as f64, || drop(a.relu().unwrap()));
     best("relu_out", 8.0 * n as f64, || tensor_ops::relu_out(&a, &out).unwrap());
     best("silu new", 8.0 * n as f64, || drop(tensor_ops::silu(&a).unwrap()));
+    best("sigmoid new", 8.0 * n as f64, || drop(a.sigmoid().unwrap()));
     let d = &x - &y;
     let sq = (&d * &d).sum_all();
     best("fused sum((a-b)^2)", 8.0 * n as f64, || drop(sq.eval().unwrap()));
