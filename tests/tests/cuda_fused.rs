@@ -11,8 +11,8 @@ use chains::{case, fused_expr, leaf_tensors, Case};
 use common::{assert_close, values};
 use proptest::strategy::{Strategy, ValueTree};
 use tensor_ops::__private::tensor_core::call::fused::{plan_nodes, Chain, ChainNode, FusedCall};
-use tensor_ops::__private::tensor_core::{lock_many, Access};
 use tensor_ops::__private::tensor_kernels_cuda::{codegen::KernelSpec, fused, plan};
+use tensor_ops::fuse::Expr;
 use tensor_ops::prelude::*;
 
 /// The core's chain of a case (what `Expr` evaluates: the nodes the result depends on).
@@ -29,15 +29,9 @@ fn plan_case(c: &Case, leaves: &[Tensor], what: String) -> Option<(shim::Planned
     let out = Tensor::empty(&shape, dtype, Device::Cpu).unwrap();
     common::poison(&out);
     let staged: Vec<Tensor> = leaves.iter().map(|t| t.broadcast_to(&shape).unwrap()).collect();
-    let steps = {
-        let mut wants: Vec<_> = staged.iter().map(|t| (t.storage(), Access::Read)).collect();
-        wants.push((out.storage(), Access::Write));
-        let locks = lock_many(&wants).unwrap();
-        let out_raw = out.raw(locks.base(out.storage()));
-        let in_raw: Vec<_> = staged.iter().map(|t| t.raw(locks.base(t.storage()))).collect();
-        let call = FusedCall { nodes: &planned, reduce: None };
-        fused::plan_chain(&call, &out_raw, &in_raw, 3).unwrap_or_else(|e| panic!("{what}: {e}"))
-    };
+    let call = FusedCall { nodes: &planned, reduce: None };
+    let steps = shim::with_raw(&out, &staged, |out_raw, in_raw| fused::plan_chain(&call, out_raw, in_raw, 3))
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
     let specs =
         steps.iter().filter_map(|s| if let plan::Step::Kernel(l) = s { Some(l.spec.clone()) } else { None }).collect();
     Some((shim::planned(what, steps, out, staged), specs))
@@ -146,5 +140,55 @@ fn gpu_fused_chains_match_the_cpu() {
         let r_cpu = fused_expr(c, &leaves).sum_all().eval().unwrap();
         let r_gpu = fused_expr(c, &on_gpu).sum_all().eval().unwrap().to_device(Device::Cpu).unwrap();
         assert_close(&values(&r_gpu), &values(&r_cpu), r_cpu.dtype(), false, &format!("sum of case {i}"));
+    }
+}
+
+/// An op with params of three types, for chains whose params must reach CUDA exactly.
+#[tensor_op(dtypes = [i32, i64, f32, f64])]
+pub fn fz_affine<T: Num>(x: T, #[param] k: i64, #[param] s: f64, #[param] on: bool) -> T {
+    if on {
+        x * T::from_f64(s) + T::from_i64(k)
+    } else {
+        x
+    }
+}
+
+#[test]
+fn fused_chain_params_reach_cuda_exactly() {
+    let mut calls = Vec::new();
+    let mut wants = Vec::new();
+    let big = (1i64 << 53) + 1;
+    for dtype in [DType::I32, DType::I64, DType::F32, DType::F64] {
+        for (k, s, on) in [(16_777_217, 0.1, true), (big, 1.0 / 3.0, true), (i64::MIN, 2.5, false)] {
+            let x = Tensor::from_vec((0..77).map(|i| i as f64 * 1.25 - 40.0).collect(), &[7, 11])
+                .unwrap()
+                .to_dtype(dtype)
+                .unwrap();
+            let y =
+                Tensor::from_vec((0..11).map(|i| i as f64 - 5.0).collect(), &[11]).unwrap().to_dtype(dtype).unwrap();
+            let params = [Scalar::Int(k), Scalar::Float(s), Scalar::Bool(on)];
+            let e = Expr::apply(&fz_affine::SPEC, &[&Expr::input(&x)], &params) + Expr::input(&y);
+            let cpu = e.eval().unwrap();
+            // the eager chain, for good measure: fusion never changes an answer
+            let eager = tensor_ops::__private::call_map_new(&fz_affine::SPEC, &[&x], &params).unwrap().add(&y).unwrap();
+            assert_eq!(common::bits(&cpu), common::bits(&eager), "{dtype} {k} {s} {on}");
+            let (leaves, nodes) = e.to_chain().unwrap();
+            let refs: Vec<&Tensor> = leaves.iter().collect();
+            let (planned, rdt, shape) =
+                plan_nodes(&Chain { leaves: &refs, nodes: &nodes, reduce: None }, Device::Cuda(0)).unwrap();
+            let out = Tensor::empty(&shape, rdt, Device::Cpu).unwrap();
+            common::poison(&out);
+            let staged: Vec<Tensor> = leaves.iter().map(|t| t.broadcast_to(&shape).unwrap()).collect();
+            let call = FusedCall { nodes: &planned, reduce: None };
+            let steps = shim::with_raw(&out, &staged, |o, i| fused::plan_chain(&call, o, i, 3)).unwrap();
+            calls.push(shim::planned(format!("{dtype} {k} {s} {on}"), steps, out, staged));
+            wants.push(cpu);
+        }
+    }
+    if !shim::run_all(&calls) {
+        return;
+    }
+    for (c, want) in calls.iter().zip(&wants) {
+        assert_eq!(common::bits(&c.out), common::bits(want), "{}: CUDA C (shim) != CPU", c.what);
     }
 }

@@ -7,6 +7,7 @@
 
 use std::path::PathBuf;
 
+use tensor_ops::__private::tensor_core::registry::RawTensor;
 use tensor_ops::__private::tensor_core::registry::{registry, OpSpec};
 use tensor_ops::__private::tensor_core::{lock_many, Access, Tensor};
 use tensor_ops::__private::tensor_kernels_cuda::{check, codegen, nvrtc, plan, shim};
@@ -44,15 +45,20 @@ pub fn plan_call(
     let shape = inputs[0].shape().to_vec();
     let out = Tensor::empty(&shape, out_dtype, Device::Cpu).unwrap();
     let staged: Vec<Tensor> = inputs.iter().map(|t| t.broadcast_to(&shape).unwrap()).collect();
-    let steps = {
-        let mut wants: Vec<_> = staged.iter().map(|t| (t.storage(), Access::Read)).collect();
-        wants.push((out.storage(), Access::Write));
-        let locks = lock_many(&wants).unwrap();
-        let out_raw = out.raw(locks.base(out.storage()));
-        let in_raw: Vec<_> = staged.iter().map(|t| t.raw(locks.base(t.storage()))).collect();
-        plan::plan_map(k, &out_raw, &in_raw, params, 3).unwrap_or_else(|e| panic!("{what}: {e}"))
-    };
+    let steps = with_raw(&out, &staged, |out_raw, in_raw| plan::plan_map(k, out_raw, in_raw, params, 3))
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
     Planned { what, steps, out, _keep: staged }
+}
+
+/// Runs `f` on the raw views of `out` and `inputs` under their locks (what a planner needs
+/// to address host memory standing in for device memory).
+pub fn with_raw<R>(out: &Tensor, inputs: &[Tensor], f: impl FnOnce(&RawTensor<'_>, &[RawTensor<'_>]) -> R) -> R {
+    let mut wants: Vec<_> = inputs.iter().map(|t| (t.storage(), Access::Read)).collect();
+    wants.push((out.storage(), Access::Write));
+    let locks = lock_many(&wants).unwrap();
+    let out_raw = out.raw(locks.base(out.storage()));
+    let in_raw: Vec<_> = inputs.iter().map(|t| t.raw(locks.base(t.storage()))).collect();
+    f(&out_raw, &in_raw)
 }
 
 /// A planned call from steps the caller made (`out` and `keep` own the memory they address).

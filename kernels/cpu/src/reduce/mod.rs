@@ -202,6 +202,17 @@ impl KernelImpl for ReduceKernel {
     }
 }
 
+/// The operands' dtypes are the reducer's `In` and `Out`.
+fn check_dtypes<R: Reducer>(op: &'static str, input: tensor_core::DType, out: tensor_core::DType) -> Result<()> {
+    if input == R::In::DTYPE && out == R::Out::DTYPE {
+        return Ok(());
+    }
+    Err(tensor_core::Error::invalid(
+        op,
+        format!("reduction kernel for {} → {} was given {input} → {out}", R::In::DTYPE, R::Out::DTYPE),
+    ))
+}
+
 /// The driver for reducer `R`: checks the operands' dtypes, then walks the plan.
 ///
 /// # Safety
@@ -210,18 +221,7 @@ pub unsafe fn drive<R: Reducer>(call: &PreparedCall<'_>) -> Result<()> {
     let (Some(out), Some(input)) = (call.outputs.first(), call.inputs.first()) else {
         return Err(tensor_core::Error::invalid(call.op.name, "a reduction takes one input and one output"));
     };
-    if input.dtype != R::In::DTYPE || out.dtype != R::Out::DTYPE {
-        return Err(tensor_core::Error::invalid(
-            call.op.name,
-            format!(
-                "reduction kernel for {} → {} was given {} → {}",
-                R::In::DTYPE,
-                R::Out::DTYPE,
-                input.dtype,
-                out.dtype
-            ),
-        ));
-    }
+    check_dtypes::<R>(call.op.name, input.dtype, out.dtype)?;
     let reducer = R::new(call.params);
     // SAFETY: the contract, and the dtypes were checked above.
     unsafe { walk::walk(&reducer, out, input, call.index_strides, None) };
@@ -239,18 +239,7 @@ pub unsafe fn drive_fused<R: Reducer>(
     params: &[Scalar],
     source: &dyn InputSource,
 ) -> Result<()> {
-    if input.dtype != R::In::DTYPE || out.dtype != R::Out::DTYPE {
-        return Err(tensor_core::Error::invalid(
-            "fused",
-            format!(
-                "reduction kernel for {} → {} was given {} → {}",
-                R::In::DTYPE,
-                R::Out::DTYPE,
-                input.dtype,
-                out.dtype
-            ),
-        ));
-    }
+    check_dtypes::<R>("fused", input.dtype, out.dtype)?;
     let reducer = R::new(params);
     // SAFETY: the contract; the walk reads the input only through `source`.
     unsafe { walk::walk(&reducer, out, input, index, Some(source)) };
