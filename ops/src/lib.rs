@@ -35,6 +35,23 @@
 //! Op names are global across crates: defining a second op named like an existing one makes
 //! calls of either an [`Error::DuplicateOp`] naming both definitions.
 //!
+//! A body may call other elementwise ops by their path; the callee is inlined into the SIMD
+//! loop and the CUDA C (one pass over memory):
+//!
+//! ```
+//! use tensor_ops::prelude::*;
+//! #[tensor_op(dtypes = [float])]
+//! fn swish_k<T: Float>(x: T, #[param] k: f32) -> T {
+//!     x * tensor_ops::sigmoid(x * T::from_f32(k))
+//! }
+//! let t = Tensor::from_vec(vec![0.0f32, 2.0], &[2]).unwrap();
+//! assert_eq!(swish_k(&t, 1.0).unwrap().to_vec::<f32>().unwrap()[0], 0.0);
+//! ```
+//!
+//! ## Fused chains
+//! [`fuse::Expr`] evaluates a chain of elementwise ops (optionally ending in a reduction) in
+//! one pass over memory, with the eager chain's exact results: `(&x * &y + &z).relu().eval()`.
+//!
 //! ## Reductions
 //!
 //! Built in: `sum`, `prod`, `mean`, `amax`, `amin`, `all`, `any`, `logsumexp` (`&dims,
