@@ -124,6 +124,10 @@ fn at_node(e: Error, i: usize, name: &'static str) -> Error {
         Error::DType { op, msg } => Error::DType { op, msg: at + &msg },
         Error::InvalidArgument { op, msg } => Error::InvalidArgument { op, msg: at + &msg },
         Error::InvalidOutput { op, msg } => Error::InvalidOutput { op, msg: at + &msg },
+        Error::DeviceMismatch { op, lhs, rhs } => Error::InvalidArgument {
+            op,
+            msg: format!("{at}operands on {lhs} and {rhs} (every leaf of a chain must be on one device)"),
+        },
         Error::NoKernel { op, device, layout, dtype, supported } => {
             Error::NoKernel { op: format!("{op} (node {i} of the fused chain)"), device, layout, dtype, supported }
         }
@@ -143,6 +147,10 @@ fn check_nodes(chain: &Chain<'_>, device: Device) -> Result<Vec<(Meta, &'static 
             args.push(match *a {
                 ChainArg::Leaf(l) if l < chain.leaves.len() => {
                     let t = chain.leaves[l];
+                    if t.device() != device {
+                        let e = Error::DeviceMismatch { op: name, lhs: device, rhs: t.device() };
+                        return Err(at_node(e, i, name));
+                    }
                     Meta {
                         dtype: t.dtype(),
                         shape: Dims::from_slice(t.shape()),
@@ -280,9 +288,7 @@ pub fn run_chain(chain: &Chain<'_>, out: Option<&Tensor>) -> Result<Option<Tenso
             format!("a fused chain takes at most {} leaf tensors, got {}", crate::MAX_INPUTS * 4, chain.leaves.len()),
         ));
     }
-    for t in &chain.leaves[1..] {
-        first.check_same_device("fused", t)?;
-    }
+    // Devices are checked per node, so that a mismatch names the node that mixes them.
     let device = first.device();
     let metas = check_nodes(chain, device)?;
     let (root, _) = metas.last().expect("a node");
@@ -470,5 +476,35 @@ fn reduce_chain(
             o.copy_(&target)?;
             Ok(None)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn node_errors_name_the_node() {
+        let e = at_node(Error::DeviceMismatch { op: "add", lhs: Device::Cpu, rhs: Device::Cuda(0) }, 2, "add");
+        let msg = e.to_string();
+        assert!(msg.contains("node 2 (`add`) of the fused chain") && msg.contains("one device"), "{msg}");
+        let e = at_node(Error::Broadcast { op: "mul", lhs: vec![2, 3], rhs: vec![4] }, 0, "mul").to_string();
+        assert!(e.contains("node 0 (`mul`)") && e.contains("[2, 3]") && e.contains("[4]"), "{e}");
+    }
+
+    #[test]
+    fn unused_leaves_and_nodes_are_errors() {
+        let t = Tensor::from_vec(vec![1.0f32], &[1]).unwrap();
+        let node = |args: &[ChainArg]| ChainNode {
+            spec: &crate::registry::COPY_SPEC,
+            args: args.iter().copied().collect(),
+            params: SmallVec::new(),
+        };
+        let nodes = [node(&[ChainArg::Leaf(0)]), node(&[ChainArg::Leaf(0)])];
+        let chain = Chain { leaves: &[&t, &t], nodes: &nodes, reduce: None };
+        let e = check_used(&chain).unwrap_err().to_string();
+        assert!(e.contains("leaf 1") && e.contains("does not contribute"), "{e}");
+        let chain = Chain { leaves: &[&t], nodes: &nodes, reduce: None };
+        assert!(check_used(&chain).unwrap_err().to_string().contains("node 0"));
     }
 }
