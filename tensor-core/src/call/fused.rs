@@ -147,10 +147,6 @@ fn check_nodes(chain: &Chain<'_>, device: Device) -> Result<Vec<(Meta, &'static 
             args.push(match *a {
                 ChainArg::Leaf(l) if l < chain.leaves.len() => {
                     let t = chain.leaves[l];
-                    if t.device() != device {
-                        let e = Error::DeviceMismatch { op: name, lhs: device, rhs: t.device() };
-                        return Err(at_node(e, i, name));
-                    }
                     Meta {
                         dtype: t.dtype(),
                         shape: Dims::from_slice(t.shape()),
@@ -218,6 +214,21 @@ pub fn plan_nodes<'c>(chain: &Chain<'c>, device: Device) -> Result<(Vec<FusedNod
         .map(|(n, (m, row))| FusedNode { row, args: &n.args, params: &n.params, result: m.dtype })
         .collect();
     Ok((nodes, root.dtype, root.shape))
+}
+
+/// Every leaf is on `device`; a mismatch names the first node that reads another device.
+fn check_devices(chain: &Chain<'_>, device: Device) -> Result<()> {
+    for (i, node) in chain.nodes.iter().enumerate() {
+        for a in &node.args {
+            if let ChainArg::Leaf(l) = *a {
+                if let Some(t) = chain.leaves.get(l).filter(|t| t.device() != device) {
+                    let name = node.spec.name;
+                    return Err(at_node(Error::DeviceMismatch { op: name, lhs: device, rhs: t.device() }, i, name));
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Every leaf and node must contribute to the result (the last node): a chain is the DAG
@@ -288,8 +299,8 @@ pub fn run_chain(chain: &Chain<'_>, out: Option<&Tensor>) -> Result<Option<Tenso
             format!("a fused chain takes at most {} leaf tensors, got {}", crate::MAX_INPUTS * 4, chain.leaves.len()),
         ));
     }
-    // Devices are checked per node, so that a mismatch names the node that mixes them.
     let device = first.device();
+    check_devices(chain, device)?;
     let metas = check_nodes(chain, device)?;
     let (root, _) = metas.last().expect("a node");
     let runner = crate::registry::registry().lookup_spec(&FUSED_SPEC, device, crate::Layout::Strided, DType::F32)?;
