@@ -53,7 +53,7 @@ fn cuda_source_const(op: &OpDef, dtype: crate::dtype::Dtype, f: &CudaFn) -> Toke
         let text = guarded(f, &f.source);
         return quote!(pub const #source: &str = #text;);
     }
-    let guard = format!("TOPS_FN_{}_{:016x}", f.name, fnv(&f.source));
+    let guard = guard_name(f, &f.source);
     let mut parts = Vec::new();
     for callee in &op.body.callees {
         let m = callee_module(callee);
@@ -74,9 +74,14 @@ fn cuda_source_const(op: &OpDef, dtype: crate::dtype::Dtype, f: &CudaFn) -> Toke
     quote!(pub const #source: &str = #p::concat_source!(#(#parts),*);)
 }
 
+/// The include guard of `f` with source `text`: differs when definitions differ.
+fn guard_name(f: &CudaFn, text: &str) -> String {
+    format!("TOPS_FN_{}_{:016x}", f.name, fnv(text))
+}
+
 /// `f`'s text (no calls) inside its include guard.
 fn guarded(f: &CudaFn, text: &str) -> String {
-    let guard = format!("TOPS_FN_{}_{:016x}", f.name, fnv(text));
+    let guard = guard_name(f, text);
     format!("#ifndef {guard}\n#define {guard}\n{text}#endif\n")
 }
 

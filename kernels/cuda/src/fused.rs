@@ -38,11 +38,6 @@ fn conv(from: CType, to: CType, expr: &str) -> String {
     }
 }
 
-/// 64-bit FNV-1a.
-fn fnv(text: &str) -> u64 {
-    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3))
-}
-
 /// Sources and names of the chains built so far, interned: a kernel spec borrows them for
 /// the life of the process, as the compiled-kernel cache keeps the kernels.
 static CHAINS: Mutex<Option<HashMap<String, (&'static str, &'static str)>>> = Mutex::new(None);
@@ -106,7 +101,7 @@ pub fn chain_function(fused: &FusedCall<'_>, leaves: &[DType]) -> Result<DeviceF
         }
     }
     source.push_str(&body);
-    let name = format!("tops_chain_{:016x}", fnv(&source));
+    let name = format!("tops_chain_{:016x}", crate::cache::key(&[source.as_bytes()]));
     let source = source.replace("TOPS_CHAIN", &name);
     let (name, source) = {
         let mut chains = CHAINS.lock().map_err(|_| Error::Cuda("the fused-chain cache is poisoned".into()))?;
