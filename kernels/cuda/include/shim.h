@@ -19,17 +19,16 @@
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
 
+#include <pthread.h>
 #include <ucontext.h>
 
+// Only C-level headers: every kernel library starts with this file, so what it includes is
+// parsed (or loaded from a precompiled header) once per kernel the CUDA stand-in builds.
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <functional>
-#include <memory>
-#include <mutex>
-#include <vector>
 
 #ifdef __CUDA_ARCH__
 #error "shim.h is for host compilers only"
@@ -51,15 +50,16 @@ inline thread_local uint3 blockIdx;
 inline thread_local dim3 blockDim;
 inline thread_local dim3 gridDim;
 
-/// One block's CUDA threads as fibers.
+/// One block's CUDA threads as fibers (arrays sized for the block, owned by the launch).
 struct tops_shim_block {
     ucontext_t scheduler;
-    std::vector<ucontext_t> fibers;
-    std::vector<uint3> index;
-    std::vector<char> done;
-    std::vector<unsigned long long> exchange; // __shfl_down_sync slots, one per thread
-    std::unique_ptr<char[]> stacks;
-    const std::function<void()>* kernel = nullptr;
+    ucontext_t* fibers = nullptr;
+    uint3* index = nullptr;
+    char* done = nullptr;
+    unsigned long long* exchange = nullptr; // __shfl_down_sync slots, one per thread
+    char* stacks = nullptr;
+    void (*kernel)(const void*) = nullptr; // runs the kernel body `body`
+    const void* body = nullptr;
     unsigned current = 0;
 };
 inline thread_local tops_shim_block* tops_shim_current = nullptr;
@@ -101,23 +101,23 @@ template <class T> inline T __shfl_down_sync(unsigned /*mask*/, T v, unsigned de
 /// A fiber's body: the kernel, then marked done (uc_link returns to the scheduler).
 inline void tops_shim_fiber_main() {
     tops_shim_block* b = tops_shim_current;
-    (*b->kernel)();
+    b->kernel(b->body);
     b->done[b->current] = 1;
 }
 
 /// Runs one block of `n` threads as fibers, round after round until every one has ended.
 inline void tops_shim_run_block(tops_shim_block& b, dim3 block) {
     const unsigned n = block.x * block.y * block.z;
-    b.fibers.assign(n, ucontext_t{});
-    b.done.assign(n, 0);
-    b.exchange.assign(n, 0);
-    b.index.clear();
+    std::memset(b.done, 0, n);
+    std::memset(b.exchange, 0, n * sizeof *b.exchange);
+    unsigned k = 0;
     for (unsigned tz = 0; tz < block.z; ++tz)
         for (unsigned ty = 0; ty < block.y; ++ty)
-            for (unsigned tx = 0; tx < block.x; ++tx) b.index.push_back(uint3{tx, ty, tz});
+            for (unsigned tx = 0; tx < block.x; ++tx) b.index[k++] = uint3{tx, ty, tz};
     for (unsigned i = 0; i < n; ++i) {
+        std::memset(&b.fibers[i], 0, sizeof b.fibers[i]);
         getcontext(&b.fibers[i]);
-        b.fibers[i].uc_stack.ss_sp = b.stacks.get() + (size_t)i * TOPS_SHIM_STACK;
+        b.fibers[i].uc_stack.ss_sp = b.stacks + (size_t)i * TOPS_SHIM_STACK;
         b.fibers[i].uc_stack.ss_size = TOPS_SHIM_STACK;
         b.fibers[i].uc_link = &b.scheduler;
         makecontext(&b.fibers[i], tops_shim_fiber_main, 0);
@@ -136,17 +136,33 @@ inline void tops_shim_run_block(tops_shim_block& b, dim3 block) {
     tops_shim_current = nullptr;
 }
 
-/// Runs `kernel` over the grid. `threaded`: the kernel uses __syncthreads (or shuffles), so
-/// each block's threads run as fibers; otherwise a plain loop.
-inline void tops_shim_launch(dim3 grid, dim3 block, bool threaded, const std::function<void()>& kernel) {
-    static std::mutex lock;
-    std::lock_guard<std::mutex> guard(lock);
+/// The one lock launches run under (`__shared__` arrays are statics).
+inline pthread_mutex_t* tops_shim_lock() {
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    return &lock;
+}
+
+/// Runs `kernel` (a callable, `kernel()` runs one CUDA thread) over the grid. `threaded`: the
+/// kernel uses __syncthreads (or shuffles), so each block's threads run as fibers; otherwise
+/// a plain loop.
+template <class F> inline void tops_shim_launch(dim3 grid, dim3 block, bool threaded, const F& kernel) {
+    pthread_mutex_lock(tops_shim_lock());
     blockDim = block;
     gridDim = grid;
     tops_shim_block fibers;
+    const size_t n = (size_t)block.x * block.y * block.z;
     if (threaded) {
-        fibers.kernel = &kernel;
-        fibers.stacks.reset(new char[(size_t)block.x * block.y * block.z * TOPS_SHIM_STACK]);
+        fibers.kernel = [](const void* body) { (*(const F*)body)(); };
+        fibers.body = &kernel;
+        fibers.fibers = (ucontext_t*)std::calloc(n, sizeof(ucontext_t));
+        fibers.index = (uint3*)std::calloc(n, sizeof(uint3));
+        fibers.done = (char*)std::calloc(n, 1);
+        fibers.exchange = (unsigned long long*)std::calloc(n, sizeof(unsigned long long));
+        fibers.stacks = (char*)std::malloc(n * TOPS_SHIM_STACK);
+        if (!fibers.fibers || !fibers.index || !fibers.done || !fibers.exchange || !fibers.stacks) {
+            std::fprintf(stderr, "shim: out of memory for a block of %zu fibers\n", n);
+            std::abort();
+        }
     }
     for (unsigned bz = 0; bz < grid.z; ++bz)
         for (unsigned by = 0; by < grid.y; ++by)
@@ -163,4 +179,10 @@ inline void tops_shim_launch(dim3 grid, dim3 block, bool threaded, const std::fu
                             kernel();
                         }
             }
+    std::free(fibers.fibers);
+    std::free(fibers.index);
+    std::free(fibers.done);
+    std::free(fibers.exchange);
+    std::free(fibers.stacks);
+    pthread_mutex_unlock(tops_shim_lock());
 }

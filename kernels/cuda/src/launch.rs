@@ -33,7 +33,7 @@ pub unsafe fn run(dev: &CudaDevice, steps: &[Step]) -> Result<()> {
         match step {
             // SAFETY: forwarded from the caller; the args block matches the kernel (the
             // planner pairs every spec with its argument struct).
-            Step::Kernel(l) => unsafe { dev.launch(&l.spec, l.grid, l.block, l.args.as_ptr())? },
+            Step::Kernel(l) => unsafe { dev.launch(&l.spec, l.grid, l.block, l.args.as_ptr(), l.args.size())? },
             // SAFETY: forwarded from the caller.
             Step::Memcpy { dst, src, bytes } => unsafe { dev.memcpy_dtod(*dst, *src, *bytes)? },
         }
@@ -122,7 +122,8 @@ pub unsafe fn launch_reduce(
     // Freed back to the stream-ordered cache when this returns: only later work on the
     // same stream reuses it, after these launches.
     let workspace = CudaAllocator::allocate_on(dev.ordinal, plan.workspace_bytes)?;
-    plan.bind_workspace(workspace.as_ptr() as usize as u64);
+    // No workspace: a null pointer, not the empty block's dangling address.
+    plan.bind_workspace(if plan.workspace_bytes == 0 { 0 } else { workspace.as_ptr() as usize as u64 });
     // SAFETY: the caller's contract covers the operands; the workspace is a live device
     // block of the size the plan asked for.
     unsafe { run(&dev, &plan.steps) }

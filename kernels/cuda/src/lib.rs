@@ -13,7 +13,10 @@
 //!   fills and tiled transposes, with their argument blocks in [`args`];
 //! - [`reduce_plan`] / [`reduce_codegen`]: reductions (row, column and second-pass kernels
 //!   over the reducers of `kernels/cuda/include/reduce.cuh`), launched by [`launch`];
-//! - [`check`]: compile every generated kernel and report registers/spills (CI, no GPU).
+//! - [`check`]: compile every generated kernel and report registers/spills (CI, no GPU);
+//! - hidden test harnesses: `shim` (runs generated kernels on the CPU) and `standin` (builds
+//!   the CPU-backed stand-in of the CUDA driver and NVRTC in `kernels/cuda/standin/`, so the
+//!   whole backend runs without a GPU).
 //!
 //! CUDA C headers: `kernels/cuda/include/prelude.cuh` (helpers of generated code), `args.cuh`
 //! (argument structs) and `shim.h` (runs the same source on the CPU in tests, see the
@@ -43,6 +46,8 @@ pub mod runtime;
 pub mod samples;
 #[doc(hidden)]
 pub mod shim;
+#[doc(hidden)]
+pub mod standin;
 pub mod transfer;
 
 pub use launch::launch_map;

@@ -58,6 +58,16 @@ impl Args {
             Args::Reduce(a) => a as *const ReduceArgs as *const c_void,
         }
     }
+    /// Size of the struct in bytes: the kernel parameter's size.
+    pub fn size(&self) -> usize {
+        match self {
+            Args::Contig(_) => std::mem::size_of::<ContigArgs>(),
+            Args::Strided32(_) => std::mem::size_of::<StridedArgs32>(),
+            Args::Strided64(_) => std::mem::size_of::<StridedArgs64>(),
+            Args::Transpose(_) => std::mem::size_of::<TransposeArgs>(),
+            Args::Reduce(_) => std::mem::size_of::<ReduceArgs>(),
+        }
+    }
     /// Which struct it is.
     pub fn kind(&self) -> ArgsKind {
         match self {

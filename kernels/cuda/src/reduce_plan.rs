@@ -72,7 +72,9 @@ pub fn plan_reduce(
     if params.len() > MAX_PARAMS {
         return Err(Error::Cuda(format!("{name}: a CUDA reduction takes at most {MAX_PARAMS} params")));
     }
-    let mut a = ReduceArgs { out: addr(out), input: addr(input), ..Default::default() };
+    // An empty input is never read: null, not its empty block's dangling address.
+    let empty = input.shape.contains(&0);
+    let mut a = ReduceArgs { out: addr(out), input: if empty { 0 } else { addr(input) }, ..Default::default() };
     let (mut kdim, mut rdim) = (0usize, 0usize);
     // Innermost first: the plan lists dims outermost first.
     for d in (0..nd).rev() {

@@ -231,26 +231,69 @@ impl CudaDevice {
         Ok(Function { func })
     }
 
-    /// Launches `spec` with one by-value argument block on this device's stream.
+    /// Launches `spec` with one by-value argument block on this device's stream. The block
+    /// goes as a parameter buffer with its size (`CU_LAUNCH_PARAM_BUFFER_POINTER`/`_SIZE`),
+    /// so the driver checks it against the kernel's parameter layout.
     ///
     /// # Safety
-    /// `args` points at the `#[repr(C)]` argument struct `spec`'s kernel takes, whose
-    /// device pointers address memory of this device valid for every access of the launch
-    /// until the stream reaches it.
+    /// `args` points at the `#[repr(C)]` argument struct of `args_size` bytes that `spec`'s
+    /// kernel takes, whose device pointers address memory of this device valid for every
+    /// access of the launch until the stream reaches it.
     pub unsafe fn launch(
         &self,
         spec: &KernelSpec<'static>,
         grid: u32,
         block: (u32, u32),
         args: *const c_void,
+        args_size: usize,
+    ) -> Result<()> {
+        // SAFETY: the caller's contract.
+        unsafe { self.launch_with_shared_memory(spec, grid, block, 0, args, args_size) }
+    }
+
+    /// [`CudaDevice::launch`] with `shared_bytes` of dynamic shared memory per block.
+    ///
+    /// # Safety
+    /// As [`CudaDevice::launch`].
+    pub unsafe fn launch_with_shared_memory(
+        &self,
+        spec: &KernelSpec<'static>,
+        grid: u32,
+        block: (u32, u32),
+        shared_bytes: u32,
+        args: *const c_void,
+        args_size: usize,
     ) -> Result<()> {
         let f = self.function(spec)?;
         self.bind()?;
-        let mut params = [args as *mut c_void];
-        // SAFETY: the caller's contract; the driver copies the argument block at launch.
+        let mut size = args_size;
+        // CU_LAUNCH_PARAM_BUFFER_POINTER (1), the block, CU_LAUNCH_PARAM_BUFFER_SIZE (2), its
+        // size, CU_LAUNCH_PARAM_END (0): the driver's `extra` protocol.
+        let mut extra = [
+            std::ptr::without_provenance_mut::<c_void>(1),
+            args as *mut c_void,
+            std::ptr::without_provenance_mut::<c_void>(2),
+            &mut size as *mut usize as *mut c_void,
+            std::ptr::null_mut(),
+        ];
+        // SAFETY: the caller's contract; the driver copies the argument block at launch and
+        // reads `extra` and `size` only during the call.
         unsafe {
-            drv::launch_kernel(f.func, (grid.max(1), 1, 1), (block.0, block.1, 1), 0, self.cu_stream(), &mut params)
+            sys::cuLaunchKernel(
+                f.func,
+                grid.max(1),
+                1,
+                1,
+                block.0,
+                block.1,
+                1,
+                shared_bytes,
+                self.cu_stream(),
+                std::ptr::null_mut(),
+                extra.as_mut_ptr(),
+            )
         }
+        .result()
         .map_err(driver_err("launching a kernel", self.ordinal))
     }
 

@@ -62,7 +62,8 @@ const SIZEOF: &str = "extern \"C\" unsigned long long tops_sizeof(int k) {\n\
 
 const FLAGS: [&str; 7] = ["-std=c++20", "-pthread", "-O1", "-fPIC", "-fno-strict-aliasing", "-ffp-contract=off", "-w"];
 
-fn compiler() -> Result<String, ShimError> {
+/// The host C++ compiler (`$CXX`, else `g++`), when it runs.
+pub fn compiler() -> Result<String, ShimError> {
     let cxx = std::env::var("CXX").unwrap_or_else(|_| "g++".into());
     match Command::new(&cxx).arg("--version").output() {
         Ok(o) if o.status.success() => Ok(cxx),

@@ -1,0 +1,504 @@
+//! Every `Device::Cuda` path end to end — context and stream setup, the stream-ordered
+//! caching allocator, host↔device and device↔device copies, the module cache, argument
+//! marshalling into `cuLaunchKernel`, error handling — compared with the CPU results.
+//!
+//! On a machine with a CUDA driver these run on its device. Everywhere else (CI) they run
+//! under the CPU-backed stand-in of the driver and NVRTC (`kernels/cuda/standin/`, see the
+//! runner in `standin/mod.rs`), which also checks what a real driver would reject and a CPU
+//! would not notice, and injects faults: the `standin_only` tests below show each check
+//! firing, and that every injected failure is an `Err` value that leaks nothing.
+
+mod chains;
+mod common;
+#[path = "reduce/cuda_rows.rs"]
+mod cuda_rows;
+mod standin;
+mod user_reduce;
+
+use std::process::ExitCode;
+
+use chains::{case, fused_expr, leaf_tensors};
+use common::{assert_close, gen_values, make, poison, values, Lay};
+use cuda_rows::{close, cpu_result, order_free, reduce_rows, scale_of, Case, SHAPES};
+use proptest::strategy::{Strategy, ValueTree};
+use standin::{control, Test};
+use tensor_ops::__private::tensor_core::registry::{OpSpec, RawTensor};
+use tensor_ops::__private::tensor_kernels_cuda::alloc::{self, CudaAllocator};
+use tensor_ops::__private::tensor_kernels_cuda::kernel::CudaReduceKernel;
+use tensor_ops::__private::tensor_kernels_cuda::plan::{self, Step};
+use tensor_ops::__private::tensor_kernels_cuda::runtime::{self, CudaDevice};
+use tensor_ops::__private::tensor_kernels_cuda::standin::Fault;
+use tensor_ops::__private::CudaMapKernel;
+use tensor_ops::__private::{call_map_inplace, call_map_new, call_map_out};
+use tensor_ops::prelude::*;
+
+const DEV: Device = Device::Cuda(0);
+
+macro_rules! tests {
+    ($($name:ident $(: $($flag:ident),*)?;)*) => {
+        vec![$(Test {
+            name: stringify!($name),
+            run: $name,
+            standin_only: false $($(|| stringify!($flag) == "standin_only")*)?,
+            serial: false $($(|| stringify!($flag) == "serial")*)?,
+        }),*]
+    };
+}
+
+fn main() -> ExitCode {
+    standin::main(tests![
+        init_finds_the_device;
+        ops_match_the_cpu_for_every_op_and_dtype;
+        round_trips_copies_transposes_casts_and_fills;
+        reductions_match_the_cpu_for_every_op_and_dtype;
+        fused_chains_match_the_cpu;
+        allocator_reuses_freed_blocks_in_stream_order;
+        an_argument_block_of_the_wrong_size_is_rejected: standin_only, serial;
+        grids_blocks_and_shared_memory_over_the_limits_are_rejected: standin_only, serial;
+        a_pointer_that_is_not_a_live_allocation_is_rejected: standin_only, serial;
+        a_copy_past_an_allocation_end_is_rejected: standin_only, serial;
+        freeing_a_block_a_stream_still_uses_is_rejected: standin_only, serial;
+        failed_allocations_are_errors_and_leak_nothing: standin_only, serial;
+        failed_launches_are_errors_and_leak_nothing: standin_only, serial;
+        failed_copies_are_errors_and_leak_nothing: standin_only, serial;
+    ])
+}
+
+/// A device copy of `t` with `t`'s strides and relative storage offset.
+fn device_view(t: &Tensor, dev: Device) -> Tensor {
+    let Some((lo, hi)) = t.storage_span() else {
+        return Tensor::empty(t.shape(), t.dtype(), dev).unwrap(); // no elements
+    };
+    let flat = t.as_strided(&[hi - lo + 1], &[1], lo).unwrap();
+    flat.to_device(dev).unwrap().as_strided(t.shape(), t.strides(), t.storage_offset() - lo).unwrap()
+}
+
+fn input(dtype: DType, shape: &[usize], lay: Lay, seed: u64) -> Tensor {
+    let n: usize = shape.iter().product();
+    make(&gen_values(dtype, n, seed), shape, dtype, lay)
+}
+
+fn params_for(spec: &OpSpec) -> Vec<Scalar> {
+    spec.params.iter().enumerate().map(|(i, _)| [Scalar::Float(0.25), Scalar::Float(3.0)][i % 2]).collect()
+}
+
+fn device() -> std::sync::Arc<CudaDevice> {
+    runtime::device(0).unwrap_or_else(|e| panic!("cuda:0: {e}"))
+}
+
+fn init_finds_the_device() {
+    let info = runtime::init().unwrap_or_else(|e| panic!("{e}"));
+    assert!(info.devices >= 1);
+    let dev = device();
+    println!("{dev:?}: {} SMs, NVRTC {:?}", dev.sm_count, info.nvrtc);
+    if control().is_some() {
+        assert!(dev.name.contains("stand-in"), "{}", dev.name);
+    }
+}
+
+/// Every CUDA elementwise row (op × dtype) on contiguous, misaligned and transposed +
+/// broadcast inputs into `_out` tensors, as a new tensor, and in place.
+fn ops_match_the_cpu_for_every_op_and_dtype() {
+    let rows = common::cuda_rows_of::<CudaMapKernel>();
+    assert!(rows.len() > 100, "{} CUDA map rows", rows.len());
+    // Two threads: most of the time goes into building each kernel at its first launch.
+    std::thread::scope(|s| {
+        for part in 0..2 {
+            let rows = &rows;
+            s.spawn(move || rows.iter().skip(part).step_by(2).for_each(|&(spec, d, _)| op_matches_the_cpu(spec, d)));
+        }
+    });
+}
+
+fn op_matches_the_cpu(spec: &'static OpSpec, d: DType) {
+    let shape = [7usize, 300];
+    let params = params_for(spec);
+    let out_dtype = if spec.bool_output { DType::Bool } else { d };
+    for (lay, bcast) in [(Lay::Contiguous, false), (Lay::Offset, false), (Lay::Transposed, true)] {
+        let what = format!("{} {d} {lay:?}", spec.name);
+        let cpu: Vec<Tensor> = (0..spec.arity)
+            .map(|i| {
+                // with two or more inputs, the last one broadcast along the first dim
+                let s: &[usize] = if bcast && i > 0 && i == spec.arity - 1 { &shape[1..] } else { &shape };
+                input(d, s, lay, i as u64 + 1)
+            })
+            .collect();
+        let gpu_in: Vec<Tensor> = cpu.iter().map(|t| device_view(t, DEV)).collect();
+        let cpu_refs: Vec<&Tensor> = cpu.iter().collect();
+        let gpu_refs: Vec<&Tensor> = gpu_in.iter().collect();
+        let want = Tensor::empty(&shape, out_dtype, Device::Cpu).unwrap();
+        call_map_out(spec, &cpu_refs, &params, &want).unwrap();
+        let got = Tensor::zeros(&shape, out_dtype, DEV).unwrap();
+        call_map_out(spec, &gpu_refs, &params, &got).unwrap_or_else(|e| panic!("{what} _out: {e}"));
+        assert_close(&values(&got), &values(&want), out_dtype, false, &format!("{what} _out"));
+        if lay != Lay::Contiguous {
+            continue;
+        }
+        let new = call_map_new(spec, &gpu_refs, &params).unwrap_or_else(|e| panic!("{what} new: {e}"));
+        assert_eq!(new.device(), DEV);
+        let want_new = call_map_new(spec, &cpu_refs, &params).unwrap();
+        assert_close(&values(&new), &values(&want_new), want_new.dtype(), false, &format!("{what} new"));
+        if !spec.bool_output && want_new.dtype() == d {
+            call_map_inplace(spec, &gpu_refs, &params).unwrap_or_else(|e| panic!("{what} in place: {e}"));
+            assert_close(&values(&gpu_in[0]), &values(&want_new), d, false, &format!("{what} in place"));
+        }
+    }
+}
+
+fn round_trips_copies_transposes_casts_and_fills() {
+    for d in DType::ALL {
+        let shape = [3usize, 70, 45];
+        let t = input(d, &shape, Lay::Contiguous, 2);
+        let g = t.to_device(DEV).unwrap();
+        assert_eq!(g.device(), DEV);
+        assert_close(&values(&g), &values(&t), d, true, &format!("{d} round trip"));
+        for perm in [[0usize, 2, 1], [2, 1, 0], [1, 0, 2]] {
+            let c = g.permute(&perm).unwrap().contiguous().unwrap();
+            let want = t.permute(&perm).unwrap().contiguous().unwrap();
+            assert_close(&values(&c), &values(&want), d, true, &format!("{d} permute {perm:?}"));
+        }
+        // copy_ across devices into strided destinations, both ways, and on the device
+        let dst = Tensor::zeros(&[45, 70], d, Device::Cpu).unwrap().to_device(DEV).unwrap().t().unwrap();
+        let src = input(d, &[70, 45], Lay::Flipped, 4);
+        dst.copy_(&src).unwrap();
+        assert_close(&values(&dst), &values(&src), d, true, &format!("{d} copy_ host -> device"));
+        let host = Tensor::zeros(&[70, 45], d, Device::Cpu).unwrap();
+        host.copy_(&dst).unwrap();
+        assert_close(&values(&host), &values(&src), d, true, &format!("{d} copy_ device -> host"));
+        let on_dev = Tensor::zeros(&[70, 45], d, DEV).unwrap();
+        on_dev.copy_(&dst).unwrap();
+        assert_close(&values(&on_dev), &values(&src), d, true, &format!("{d} copy_ device -> device"));
+        for to in DType::ALL {
+            let c = g.to_dtype(to).unwrap();
+            assert_close(&values(&c), &values(&t.to_dtype(to).unwrap()), to, true, &format!("{d} -> {to}"));
+        }
+        let f = Tensor::empty(&shape, d, DEV).unwrap();
+        f.fill_(2).unwrap();
+        f.select(1, 3).unwrap().fill_(1).unwrap();
+        let want = Tensor::full(&shape, 2, d, Device::Cpu).unwrap();
+        want.select(1, 3).unwrap().fill_(1).unwrap();
+        assert_close(&values(&f), &values(&want), d, true, &format!("{d} fill"));
+    }
+}
+
+/// Every CUDA reduction row through the public API on the device — new results and `_out`
+/// into a poisoned tensor — and softmax, including a split 2^22-element extent.
+fn reductions_match_the_cpu_for_every_op_and_dtype() {
+    let rows = reduce_rows();
+    // Two threads: most of the time goes into building each kernel at its first launch.
+    std::thread::scope(|s| {
+        for part in 0..2 {
+            let rows = &rows;
+            s.spawn(move || {
+                rows.iter().skip(part).step_by(2).for_each(|&(op, dtype, k)| reduction_matches_the_cpu(op, dtype, k))
+            });
+        }
+    });
+    let big = Tensor::from_vec((0..1u32 << 22).map(|i| (i % 1000) as f32 * 1e-3).collect(), &[1 << 22]).unwrap();
+    let want = big.sum_all().unwrap().to_vec::<f32>().unwrap()[0];
+    let got = big.to_device(DEV).unwrap().sum_all().unwrap().to_vec::<f32>().unwrap()[0];
+    assert!((got - want).abs() <= 1e-5 * want.abs(), "sum of 2^22: device {got}, cpu {want}");
+    let x = make(&gen_values(DType::F32, 6 * 37, 9), &[6, 37], DType::F32, Lay::Transposed);
+    let want = x.softmax(1).unwrap().to_vec::<f32>().unwrap();
+    let got = device_view(&x, DEV).softmax(1).unwrap().to_vec::<f32>().unwrap();
+    for (g, w) in got.iter().zip(&want) {
+        assert!(g == w || (g - w).abs() <= 1e-6 * w.abs().max(1e-3) || g.is_nan() && w.is_nan(), "softmax: {g} vs {w}");
+    }
+}
+
+fn reduction_matches_the_cpu(op: &'static OpSpec, dtype: DType, k: &CudaReduceKernel) {
+    if op.name == "softmax" {
+        return; // its pass is checked through softmax
+    }
+    let name = op.name;
+    for (i, &(shape, lay, dims, keepdim, _)) in SHAPES.iter().enumerate() {
+        let arg = matches!(name, "argmax" | "argmin" | "my_argmax");
+        let dims_only = matches!(name, "all" | "any" | "var" | "std" | "welford_var" | "my_argmax");
+        if arg && dims.is_none_or(|d| d.len() != 1) || dims_only && dims.is_none() {
+            continue;
+        }
+        let n: usize = shape.iter().product();
+        if n == 0 && matches!(name, "amax" | "amin" | "argmax" | "argmin" | "my_argmax") {
+            continue;
+        }
+        let vals = cuda_rows::no_nan_for_users(name, gen_values(dtype, n, 3 + i as u64));
+        let input = make(&vals, shape, dtype, lay);
+        let want = cpu_result(name, &input, dims, keepdim);
+        let got = cpu_result(name, &device_view(&input, DEV), dims, keepdim);
+        assert_eq!(got.device(), DEV, "{name}");
+        let case = Case {
+            what: format!("{name} {dtype} {shape:?} {lay:?} dims {dims:?}"),
+            name,
+            steps: Vec::new(),
+            got: got.to_device(Device::Cpu).unwrap(),
+            scale: scale_of(&input),
+            want,
+            _input: input,
+            _work: Vec::new(),
+            order_free: order_free(name, dtype),
+            compute: k.compute,
+        };
+        close(&case);
+    }
+    if name == "sum" {
+        // _out into a poisoned device tensor
+        let x = input(dtype, &[6, 37], Lay::Transposed, 8);
+        let want = tensor_ops::sum(&x, &[1], false).unwrap();
+        let out = Tensor::empty(want.shape(), want.dtype(), DEV).unwrap();
+        poison(&out);
+        tensor_ops::sum_out(&device_view(&x, DEV), &[1], false, &out).unwrap();
+        assert_close(&values(&out), &values(&want), want.dtype(), false, &format!("sum_out {dtype}"));
+    }
+}
+
+/// Random fused chains (broadcasts, strides, mixed dtypes) on the device equal the CPU's,
+/// and so do those chains ending in a reduction.
+fn fused_chains_match_the_cpu() {
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    let mut ran = 0;
+    while ran < 40 {
+        let mut c = case().new_tree(&mut runner).unwrap().current();
+        c.reduce = None;
+        let leaves = leaf_tensors(&c);
+        let Ok(cpu) = fused_expr(&c, &leaves).eval() else { continue };
+        ran += 1;
+        let on_dev: Vec<Tensor> = leaves.iter().map(|t| device_view(t, DEV)).collect();
+        let got = fused_expr(&c, &on_dev).eval().unwrap_or_else(|e| panic!("{c:?}: {e}"));
+        assert_eq!(got.device(), DEV);
+        let exact = !cpu.dtype().is_float();
+        assert_close(&values(&got), &values(&cpu), cpu.dtype(), exact, &format!("{c:?}"));
+        let r_cpu = fused_expr(&c, &leaves).sum_all().eval().unwrap();
+        let r_dev = fused_expr(&c, &on_dev).sum_all().eval().unwrap();
+        assert_close(&values(&r_dev), &values(&r_cpu), r_cpu.dtype(), false, &format!("sum of {c:?}"));
+    }
+}
+
+fn allocator_reuses_freed_blocks_in_stream_order() {
+    let block = CudaAllocator::allocate_on(0, 1000).unwrap();
+    assert_eq!(block.len(), 1000);
+    let src: Vec<u8> = (0..1000).map(|i| i as u8).collect();
+    let mut back = vec![0u8; 1000];
+    let dev = device();
+    // SAFETY: the block holds 1000 bytes on cuda:0 and nothing else uses it.
+    unsafe {
+        dev.copy_from_host(&src, block.as_ptr() as u64).unwrap();
+        dev.copy_to_host(block.as_ptr() as u64, &mut back).unwrap();
+    }
+    assert_eq!(src, back);
+    // (other tests allocate concurrently: reuse of this very block is checked serially in
+    // the fault-injection tests' accounting)
+    drop(block);
+    let again = CudaAllocator::allocate_on(0, 900).unwrap();
+    assert_eq!(again.len(), 900);
+}
+
+// ------------------------------------------------------------------ the stand-in's checks
+
+/// A fill kernel's launch over `bytes` bytes at `addr` (a plan of the real launcher).
+fn fill_launch(addr: u64, n: usize) -> plan::Launch {
+    let shape = [n];
+    let strides = [1isize];
+    let raw =
+        RawTensor { ptr: addr as usize as *mut u8, dtype: DType::F32, shape: &shape, strides: &strides, device: DEV };
+    let steps = plan::plan_fill(&raw, Scalar::Float(1.0), 4).unwrap();
+    match steps.into_iter().next() {
+        Some(Step::Kernel(l)) => l,
+        other => panic!("a fill plan is one kernel: {other:?}"),
+    }
+}
+
+/// Launches `l` with an argument buffer of `size` bytes and the given block / shared memory.
+fn launch(l: &plan::Launch, grid: u32, block: (u32, u32), shared: u32, size: usize) -> Result<()> {
+    // SAFETY: the stand-in checks everything this launch names before running it; the
+    // tests only pass blocks of live device memory or expect the launch to be refused.
+    unsafe { device().launch_with_shared_memory(&l.spec, grid, block, shared, l.args.as_ptr(), size) }
+}
+
+/// The checks that fired since the last call; asserts one of them mentions `what`.
+fn expect_fired(what: &str) {
+    let fired = control().expect("runs under the stand-in").take_violations();
+    assert!(fired.iter().any(|v| v.contains(what)), "expected a check about {what:?}, got {fired:?}");
+}
+
+fn an_argument_block_of_the_wrong_size_is_rejected() {
+    let block = CudaAllocator::allocate_on(0, 4096).unwrap();
+    let l = fill_launch(block.as_ptr() as u64, 1024);
+    let size = l.args.size();
+    for wrong in [size - 8, size + 8, 4] {
+        let e = launch(&l, l.grid, l.block, 0, wrong).unwrap_err();
+        assert!(e.to_string().contains("launching a kernel"), "{e}");
+        expect_fired("argument buffer");
+    }
+    launch(&l, l.grid, l.block, 0, size).unwrap();
+    device().synchronize().unwrap();
+}
+
+fn grids_blocks_and_shared_memory_over_the_limits_are_rejected() {
+    let block = CudaAllocator::allocate_on(0, 4096).unwrap();
+    let l = fill_launch(block.as_ptr() as u64, 1024);
+    let size = l.args.size();
+    for (grid, threads) in [(l.grid, (2048, 1)), (l.grid, (512, 4)), (l.grid, (0, 1)), (u32::MAX, l.block)] {
+        assert!(launch(&l, grid, threads, 0, size).is_err(), "grid {grid} block {threads:?}");
+        expect_fired("outside the device limits");
+    }
+    assert!(launch(&l, l.grid, l.block, 64 * 1024, size).is_err());
+    expect_fired("shared memory");
+    launch(&l, l.grid, l.block, 1024, size).unwrap();
+    device().synchronize().unwrap();
+}
+
+fn a_pointer_that_is_not_a_live_allocation_is_rejected() {
+    // a host pointer passed as a device pointer, to a kernel and to copies
+    let host = vec![0f32; 1024];
+    let l = fill_launch(host.as_ptr() as u64, 1024);
+    let e = launch(&l, l.grid, l.block, 0, l.args.size()).unwrap_err();
+    assert!(e.to_string().contains("ILLEGAL_ADDRESS"), "{e}");
+    expect_fired("device allocation");
+    let dev = device();
+    let mut back = vec![0u8; 64];
+    // SAFETY: the stand-in refuses the copy before touching either side.
+    assert!(unsafe { dev.copy_to_host(host.as_ptr() as u64, &mut back) }.is_err());
+    expect_fired("device allocation");
+    // a freed block (given back to the driver by emptying the cache)
+    let block = CudaAllocator::allocate_on(0, 3 << 20).unwrap();
+    let addr = block.as_ptr() as u64;
+    drop(block);
+    alloc::empty_cache(0).unwrap();
+    dev.synchronize().unwrap();
+    let l = fill_launch(addr, 1024);
+    assert!(launch(&l, l.grid, l.block, 0, l.args.size()).is_err());
+    expect_fired("device allocation");
+}
+
+fn a_copy_past_an_allocation_end_is_rejected() {
+    let dev = device();
+    // 1000 bytes asked, its 1024-byte size class given by the driver
+    let a = CudaAllocator::allocate_on(0, 1000).unwrap();
+    let b = CudaAllocator::allocate_on(0, 1000).unwrap();
+    let big = vec![7u8; 2000];
+    // SAFETY: the stand-in refuses each copy before moving a byte.
+    unsafe {
+        assert!(dev.copy_from_host(&big, a.as_ptr() as u64).is_err());
+        expect_fired("runs past the end");
+        let mut back = vec![0u8; 1500];
+        assert!(dev.copy_to_host(a.as_ptr() as u64 + 100, &mut back).is_err());
+        expect_fired("runs past the end");
+        assert!(dev.memcpy_dtod(b.as_ptr() as u64 + 512, a.as_ptr() as u64, 1000).is_err());
+        expect_fired("runs past the end");
+        // in bounds: fine
+        dev.copy_from_host(&big[..1024], a.as_ptr() as u64).unwrap();
+        dev.memcpy_dtod(b.as_ptr() as u64, a.as_ptr() as u64, 1024).unwrap();
+        let mut back = vec![0u8; 1024];
+        dev.copy_to_host(b.as_ptr() as u64, &mut back).unwrap();
+        assert_eq!(back, big[..1024]);
+    }
+}
+
+fn freeing_a_block_a_stream_still_uses_is_rejected() {
+    let c = control().expect("runs under the stand-in");
+    let dev = device();
+    let block = CudaAllocator::allocate_on(0, 4096).unwrap();
+    let l = fill_launch(block.as_ptr() as u64, 1024);
+    c.hold_streams(true);
+    launch(&l, l.grid, l.block, 0, l.args.size()).unwrap();
+    // SAFETY: the stand-in refuses the free: the queued fill still uses the block.
+    let r = unsafe { c.free_now(block.as_ptr() as u64) };
+    c.hold_streams(false);
+    assert!(r.is_err(), "the free of a block in use went through");
+    expect_fired("while a stream still uses it");
+    dev.synchronize().unwrap();
+}
+
+// ------------------------------------------------------------------ fault injection
+
+/// The allocator's live bytes on cuda:0 (blocks held by tensors).
+fn allocated() -> usize {
+    alloc::memory_stats(0).unwrap().allocated
+}
+
+/// After a failure: nothing leaked (the allocator holds no block for a tensor; with the
+/// cache emptied, the driver has no live allocation) and the next call works.
+fn leak_free_and_working() {
+    device().synchronize().unwrap();
+    assert_eq!(allocated(), 0, "the caching allocator still accounts blocks after the failure");
+    alloc::empty_cache(0).unwrap();
+    device().synchronize().unwrap();
+    let (n, bytes) = control().unwrap().live();
+    assert_eq!((n, bytes), (0, 0), "the stand-in still holds allocations");
+    let x = Tensor::from_vec(vec![1.0f32, 2.0, 3.0], &[3]).unwrap().to_device(DEV).unwrap();
+    assert_eq!(x.add(&x).unwrap().to_vec::<f32>().unwrap(), vec![2.0, 4.0, 6.0]);
+}
+
+fn failed_allocations_are_errors_and_leak_nothing() {
+    let c = control().unwrap();
+    let host = Tensor::from_vec((0..5000).map(|i| i as f32).collect(), &[50, 100]).unwrap();
+    // one failure: the allocator empties its cache and retries, the call works
+    alloc::empty_cache(0).unwrap();
+    c.inject(Fault::Alloc, 1, 1);
+    let g = host.to_device(DEV).unwrap();
+    assert_eq!(g.to_vec::<f32>().unwrap(), host.to_vec::<f32>().unwrap());
+    drop(g);
+    // the retry fails too: out of memory, as a value
+    alloc::empty_cache(0).unwrap();
+    c.inject(Fault::Alloc, 1, 2);
+    let e = host.to_device(DEV).unwrap_err();
+    assert!(matches!(e, Error::OutOfMemory { .. }), "{e}");
+    leak_free_and_working();
+    // in the middle of an op: the output's allocation, a reduction's workspace
+    let g = host.to_device(DEV).unwrap();
+    for nth in 1..=3 {
+        alloc::empty_cache(0).unwrap();
+        c.inject(Fault::Alloc, nth, 2);
+        let r = g.add(&g).and_then(|s| s.sum(&[1], false)).and_then(|s| s.to_vec::<f32>());
+        c.inject(Fault::Alloc, 0, 0);
+        if let Err(e) = &r {
+            assert!(e.to_string().contains("out of memory"), "{e}");
+        }
+    }
+    drop(g);
+    leak_free_and_working();
+}
+
+fn failed_launches_are_errors_and_leak_nothing() {
+    let c = control().unwrap();
+    let a = Tensor::from_vec((0..6000).map(|i| i as f32 * 0.5).collect(), &[60, 100]).unwrap().to_device(DEV).unwrap();
+    let before = allocated();
+    c.inject(Fault::Launch, 1, 1);
+    let e = a.add(&a).unwrap_err();
+    assert!(e.to_string().contains("LAUNCH_OUT_OF_RESOURCES"), "{e}");
+    assert_eq!(allocated(), before, "the failed op's output was not given back");
+    // each launch of a split reduction (first pass, second pass) and of a fused chain
+    let long = Tensor::from_vec(vec![1.0f32; 1 << 20], &[1 << 20]).unwrap().to_device(DEV).unwrap();
+    for nth in 1..=2 {
+        c.inject(Fault::Launch, nth, 1);
+        assert!(long.sum_all().and_then(|s| s.to_vec::<f32>()).is_err(), "launch {nth} of the reduction");
+        assert_eq!(allocated(), before + alloc::size_class(4 << 20), "workspace or output leaked");
+    }
+    c.inject(Fault::Launch, 1, 1);
+    let x = tensor_ops::fuse::Expr::input(&a);
+    assert!((x.clone() * x.clone() + x).relu().eval().is_err());
+    assert_eq!(long.sum_all().unwrap().to_vec::<f32>().unwrap(), vec![(1 << 20) as f32]);
+    drop((a, long));
+    leak_free_and_working();
+}
+
+fn failed_copies_are_errors_and_leak_nothing() {
+    let c = control().unwrap();
+    let host = Tensor::from_vec((0..300).map(|i| i as f64).collect(), &[3, 100]).unwrap();
+    c.inject(Fault::Copy, 1, 1);
+    let e = host.to_device(DEV).unwrap_err();
+    assert!(e.to_string().contains("copying from the host"), "{e}");
+    assert_eq!(allocated(), 0);
+    let g = host.to_device(DEV).unwrap();
+    c.inject(Fault::Copy, 1, 1);
+    assert!(g.to_vec::<f64>().is_err());
+    assert_eq!(g.to_vec::<f64>().unwrap(), host.to_vec::<f64>().unwrap());
+    // a device-to-device copy inside copy_ (a dense copy is one memcpy)
+    let dst = Tensor::zeros(&[3, 100], DType::F64, DEV).unwrap();
+    c.inject(Fault::Copy, 1, 1);
+    assert!(dst.copy_(&g).is_err());
+    dst.copy_(&g).unwrap();
+    assert_eq!(dst.to_vec::<f64>().unwrap(), host.to_vec::<f64>().unwrap());
+    drop((g, dst));
+    leak_free_and_working();
+}
