@@ -20,6 +20,7 @@
 #include <dlfcn.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <cstdio>
@@ -480,6 +481,7 @@ EXPORT CUresult cuDeviceGetAttribute(int* v, int attr, CUdevice d) {
     case 8: *v = MAX_SHARED; break;                        // MAX_SHARED_MEMORY_PER_BLOCK
     case 10: *v = 32; break;                               // WARP_SIZE
     case 16: *v = SM_COUNT; break;                         // MULTIPROCESSOR_COUNT
+    case 38: *v = 4 << 20; break;                          // L2_CACHE_SIZE
     case 75: *v = CC_MAJOR; break;                         // COMPUTE_CAPABILITY_MAJOR
     case 76: *v = CC_MINOR; break;                         // COMPUTE_CAPABILITY_MINOR
     case 115: *v = 1; break;                               // MEMORY_POOLS_SUPPORTED
@@ -673,6 +675,111 @@ EXPORT CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char v, size_t n, void
                      return OK;
                  },
                  {base}, "cuMemsetD8Async"});
+    return OK;
+}
+
+// ---- events ----
+
+namespace {
+struct Event {
+    std::mutex m;
+    std::condition_variable cv;
+    bool complete = true; // a new event counts as reached
+    std::chrono::steady_clock::time_point at{};
+};
+std::vector<Event*> g_events;
+
+Event* event_of(void* e) {
+    std::lock_guard<std::mutex> l(g_lock);
+    for (Event* x : g_events)
+        if (x == e) return x;
+    return nullptr;
+}
+} // namespace
+
+EXPORT CUresult cuEventCreate(void** out, unsigned) {
+    if (CUresult e = check_init()) return e;
+    if (!t_current) return INVALID_CONTEXT;
+    if (!out) return INVALID_VALUE;
+    Event* ev = new Event();
+    std::lock_guard<std::mutex> l(g_lock);
+    g_events.push_back(ev);
+    *out = ev;
+    return OK;
+}
+
+EXPORT CUresult cuEventRecord(void* e, void* hstream) {
+    Event* ev = event_of(e);
+    Stream* s = stream_of(hstream);
+    if (!ev || !s) return INVALID_HANDLE;
+    {
+        std::lock_guard<std::mutex> l(ev->m);
+        ev->complete = false;
+    }
+    s->push(Work{[ev] {
+                     std::lock_guard<std::mutex> l(ev->m);
+                     ev->at = std::chrono::steady_clock::now();
+                     ev->complete = true;
+                     ev->cv.notify_all();
+                     return OK;
+                 },
+                 {}, "cuEventRecord"});
+    return OK;
+}
+EXPORT CUresult cuEventRecordWithFlags(void* e, void* hstream, unsigned) { return cuEventRecord(e, hstream); }
+
+EXPORT CUresult cuEventSynchronize(void* e) {
+    Event* ev = event_of(e);
+    if (!ev) return INVALID_HANDLE;
+    std::unique_lock<std::mutex> l(ev->m);
+    ev->cv.wait(l, [ev] { return ev->complete; });
+    return OK;
+}
+
+EXPORT CUresult cuEventQuery(void* e) {
+    Event* ev = event_of(e);
+    if (!ev) return INVALID_HANDLE;
+    std::lock_guard<std::mutex> l(ev->m);
+    return ev->complete ? OK : 600; // CUDA_ERROR_NOT_READY
+}
+
+EXPORT CUresult cuEventElapsedTime(float* ms, void* start, void* end) {
+    Event *a = event_of(start), *b = event_of(end);
+    if (!a || !b) return INVALID_HANDLE;
+    if (!ms) return INVALID_VALUE;
+    if (cuEventQuery(a) != OK || cuEventQuery(b) != OK) return 600;
+    std::chrono::steady_clock::time_point ta, tb;
+    {
+        std::lock_guard<std::mutex> l(a->m);
+        ta = a->at;
+    }
+    {
+        std::lock_guard<std::mutex> l(b->m);
+        tb = b->at;
+    }
+    *ms = std::chrono::duration<float, std::milli>(tb - ta).count();
+    return OK;
+}
+EXPORT CUresult cuEventElapsedTime_v2(float* ms, void* start, void* end) { return cuEventElapsedTime(ms, start, end); }
+
+EXPORT CUresult cuEventDestroy_v2(void* e) {
+    Event* ev = event_of(e);
+    if (!ev) return INVALID_HANDLE;
+    cuEventSynchronize(e); // kept allocated: a queued record may still name it
+    return OK;
+}
+EXPORT CUresult cuEventDestroy(void* e) { return cuEventDestroy_v2(e); }
+
+EXPORT CUresult cuStreamWaitEvent(void* hstream, void* e, unsigned) {
+    Event* ev = event_of(e);
+    Stream* s = stream_of(hstream);
+    if (!ev || !s) return INVALID_HANDLE;
+    s->push(Work{[ev] {
+                     std::unique_lock<std::mutex> l(ev->m);
+                     ev->cv.wait(l, [ev] { return ev->complete; });
+                     return OK;
+                 },
+                 {}, "cuStreamWaitEvent"});
     return OK;
 }
 
