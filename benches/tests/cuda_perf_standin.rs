@@ -9,16 +9,23 @@ use std::path::PathBuf;
 use tensor_kernels_cuda::shim::ShimError;
 use tensor_kernels_cuda::standin;
 
-#[test]
-fn cuda_perf_runs_end_to_end_on_the_standin() {
+/// The stand-in (built in the target dir, shared with `tests/tests/cuda_device.rs`); `None`
+/// (with a message) where it cannot be built, which fails under `CI`.
+fn standin() -> Option<standin::Standin> {
     let target = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).parent().map(PathBuf::from).unwrap_or_default();
-    let s = match standin::build(&target) {
-        Ok(s) => s,
+    match standin::build(&target) {
+        Ok(s) => Some(s),
         Err(ShimError::Unavailable(why)) if std::env::var_os("CI").is_none() => {
-            return println!("SKIPPED: the CUDA stand-in cannot be built here ({why})");
+            println!("SKIPPED: the CUDA stand-in cannot be built here ({why})");
+            None
         }
         Err(e) => panic!("{e}"),
-    };
+    }
+}
+
+#[test]
+fn cuda_perf_runs_end_to_end_on_the_standin() {
+    let Some(s) = standin() else { return };
     let out_dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cuda-perf-standin");
     let out = s
         .command(env!("CARGO_BIN_EXE_cuda-perf"))
@@ -34,4 +41,24 @@ fn cuda_perf_runs_end_to_end_on_the_standin() {
         assert!(stdout.contains(key), "the table has no {key} row");
     }
     assert!(stdout.contains("stand-in run complete"), "the run did not finish");
+}
+
+/// The stand-in's fault injection from the environment (`TOPS_STANDIN_FAIL`): the third
+/// kernel launch fails with the driver's error code, and `cuda-perf` reports it as an error
+/// (exit 2, the driver's error named) instead of panicking.
+#[test]
+fn an_injected_launch_failure_is_an_error_in_cuda_perf() {
+    let Some(s) = standin() else { return };
+    let out_dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cuda-perf-standin-fault");
+    let out = s
+        .command(env!("CARGO_BIN_EXE_cuda-perf"))
+        .args(["--out", &out_dir.display().to_string()])
+        .env("TOPS_STANDIN_FAIL", "launch:3")
+        .output()
+        .expect("running cuda-perf");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    println!("{stderr}");
+    assert_eq!(out.status.code(), Some(2), "cuda-perf should exit 2 on a driver error: {stderr}");
+    assert!(stderr.contains("CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"), "the driver's error is not named: {stderr}");
+    assert!(!stderr.contains("panicked"), "cuda-perf panicked: {stderr}");
 }
