@@ -23,15 +23,22 @@ fn standin() -> Option<standin::Standin> {
     }
 }
 
+/// Runs `cuda-perf` under the stand-in, results into `out` below the test temp dir, with
+/// `fail` as `TOPS_STANDIN_FAIL` when given.
+fn cuda_perf(s: &standin::Standin, out: &str, fail: Option<&str>) -> std::process::Output {
+    let out_dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(out);
+    let mut cmd = s.command(env!("CARGO_BIN_EXE_cuda-perf"));
+    cmd.args(["--out", &out_dir.display().to_string()]);
+    if let Some(f) = fail {
+        cmd.env("TOPS_STANDIN_FAIL", f);
+    }
+    cmd.output().expect("running cuda-perf")
+}
+
 #[test]
 fn cuda_perf_runs_end_to_end_on_the_standin() {
     let Some(s) = standin() else { return };
-    let out_dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cuda-perf-standin");
-    let out = s
-        .command(env!("CARGO_BIN_EXE_cuda-perf"))
-        .args(["--out", &out_dir.display().to_string()])
-        .output()
-        .expect("running cuda-perf");
+    let out = cuda_perf(&s, "cuda-perf-standin", None);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     println!("{stdout}\n{stderr}");
@@ -49,13 +56,7 @@ fn cuda_perf_runs_end_to_end_on_the_standin() {
 #[test]
 fn an_injected_launch_failure_is_an_error_in_cuda_perf() {
     let Some(s) = standin() else { return };
-    let out_dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cuda-perf-standin-fault");
-    let out = s
-        .command(env!("CARGO_BIN_EXE_cuda-perf"))
-        .args(["--out", &out_dir.display().to_string()])
-        .env("TOPS_STANDIN_FAIL", "launch:3")
-        .output()
-        .expect("running cuda-perf");
+    let out = cuda_perf(&s, "cuda-perf-standin-fault", Some("launch:3"));
     let stderr = String::from_utf8_lossy(&out.stderr);
     println!("{stderr}");
     assert_eq!(out.status.code(), Some(2), "cuda-perf should exit 2 on a driver error: {stderr}");
