@@ -96,8 +96,10 @@ fn init_finds_the_device() {
     }
 }
 
-/// Every CUDA elementwise row (op × dtype) on contiguous, misaligned and transposed +
-/// broadcast inputs into `_out` tensors, as a new tensor, and in place.
+/// Every CUDA elementwise row (op × dtype) on contiguous, misaligned, transposed with a
+/// broadcast row, and 0-dim scalar inputs into `_out` tensors (the layout classes of the
+/// contiguous and 32-bit strided kernels; the 64-bit ones need > 2^31 elements and are run
+/// on the shim in `cuda_kernels.rs`), and as a new tensor and in place.
 fn ops_match_the_cpu_for_every_op_and_dtype() {
     let rows = common::cuda_rows_of::<CudaMapKernel>();
     assert!(rows.len() > 100, "{} CUDA map rows", rows.len());
@@ -114,12 +116,22 @@ fn op_matches_the_cpu(spec: &'static OpSpec, d: DType) {
     let shape = [7usize, 300];
     let params = params_for(spec);
     let out_dtype = if spec.bool_output { DType::Bool } else { d };
-    for (lay, bcast) in [(Lay::Contiguous, false), (Lay::Offset, false), (Lay::Transposed, true)] {
-        let what = format!("{} {d} {lay:?}", spec.name);
+    // (layout, the last input's shape when the op has two or more inputs): dense; misaligned;
+    // strided with a row broadcast along the first dim; dense with a 0-dim scalar
+    let row: &[usize] = &shape[1..];
+    for (lay, last) in
+        [(Lay::Contiguous, None), (Lay::Offset, None), (Lay::Transposed, Some(row)), (Lay::Contiguous, Some(&[][..]))]
+    {
+        if last.is_some_and(|l| l.is_empty()) && spec.arity < 2 {
+            continue;
+        }
+        let what = format!("{} {d} {lay:?} last input {last:?}", spec.name);
         let cpu: Vec<Tensor> = (0..spec.arity)
             .map(|i| {
-                // with two or more inputs, the last one broadcast along the first dim
-                let s: &[usize] = if bcast && i > 0 && i == spec.arity - 1 { &shape[1..] } else { &shape };
+                let s: &[usize] = match last {
+                    Some(l) if i > 0 && i == spec.arity - 1 => l,
+                    _ => &shape,
+                };
                 input(d, s, lay, i as u64 + 1)
             })
             .collect();
@@ -131,7 +143,7 @@ fn op_matches_the_cpu(spec: &'static OpSpec, d: DType) {
         let got = Tensor::zeros(&shape, out_dtype, DEV).unwrap();
         call_map_out(spec, &gpu_refs, &params, &got).unwrap_or_else(|e| panic!("{what} _out: {e}"));
         assert_close(&values(&got), &values(&want), out_dtype, false, &format!("{what} _out"));
-        if lay != Lay::Contiguous {
+        if lay != Lay::Contiguous || last.is_some() {
             continue;
         }
         let new = call_map_new(spec, &gpu_refs, &params).unwrap_or_else(|e| panic!("{what} new: {e}"));
