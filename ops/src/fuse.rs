@@ -88,7 +88,7 @@ impl Expr {
 
     /// Evaluates into a new tensor (memory order as the eager chain's result).
     pub fn eval(&self) -> Result<Tensor> {
-        let Some((leaves, nodes)) = self.flatten() else { return self.leaf_copy() };
+        let Some((leaves, nodes)) = self.flatten_on_device()? else { return self.leaf_copy() };
         let leaves: Vec<&Tensor> = leaves.iter().collect();
         let out = run_chain(&Chain { leaves: &leaves, nodes: &nodes, reduce: None }, None)?;
         out.ok_or_else(|| Error::invalid("fused", "the chain produced no result"))
@@ -96,7 +96,7 @@ impl Expr {
 
     /// Evaluates into `out` (the result's shape; a dtype the result can be cast to).
     pub fn eval_into(&self, out: &Tensor) -> Result<()> {
-        let Some((leaves, nodes)) = self.flatten() else { return out.copy_(&self.leaf_copy()?) };
+        let Some((leaves, nodes)) = self.flatten_on_device()? else { return out.copy_(&self.leaf_copy()?) };
         let leaves: Vec<&Tensor> = leaves.iter().collect();
         run_chain(&Chain { leaves: &leaves, nodes: &nodes, reduce: None }, Some(out)).map(|_| ())
     }
@@ -145,6 +145,24 @@ impl Expr {
             ChainArg::Leaf(_) => None,
         }
     }
+
+    /// `flatten`, with 0-dim CPU leaves (number operands, scalars) copied to the device of
+    /// the chain's other leaves when those all sit on one other device — as PyTorch lets a
+    /// CPU scalar take part in a CUDA op. Leaves on two other devices stay as they are (the
+    /// chain then reports the mismatch).
+    fn flatten_on_device(&self) -> Result<Option<(Vec<Tensor>, Vec<ChainNode>)>> {
+        let Some((mut leaves, nodes)) = self.flatten() else { return Ok(None) };
+        let cpu_scalar = |t: &Tensor| t.device() == Device::Cpu && t.ndim() == 0;
+        let mut others = leaves.iter().filter(|t| !cpu_scalar(t)).map(Tensor::device);
+        if let Some(device) = others.next().filter(|&d| d != Device::Cpu) {
+            if others.all(|d| d == device) {
+                for t in leaves.iter_mut().filter(|t| cpu_scalar(t)) {
+                    *t = t.to_device(device)?;
+                }
+            }
+        }
+        Ok(Some((leaves, nodes)))
+    }
 }
 
 #[derive(Default)]
@@ -190,7 +208,7 @@ impl Reduction {
 
     fn run(&self, out: Option<&Tensor>) -> Result<Option<Tensor>> {
         let r = &self.reduce;
-        let Some((leaves, nodes)) = self.expr.flatten() else {
+        let Some((leaves, nodes)) = self.expr.flatten_on_device()? else {
             // A reduction of a bare tensor is the eager reduction.
             let t = self.expr.leaf_copy()?;
             let dims = match &r.dims {
@@ -318,7 +336,7 @@ impl Expr {
 
 /// The right operand of a binary method or operator: an expression, or a number (a 0-dim
 /// CPU constant of the number's own dtype, promoted as eager calls promote 0-dim tensors:
-/// `x * 2.0f32` keeps an f16 `x` in f16).
+/// `x * 2.0f32` keeps an f16 `x` in f16; copied to the chain's device when it runs there).
 #[derive(Debug, Clone)]
 pub struct Operand(Expr);
 

@@ -30,6 +30,7 @@ use tensor_ops::__private::tensor_kernels_cuda::runtime::{self, CudaDevice};
 use tensor_ops::__private::tensor_kernels_cuda::standin::Fault;
 use tensor_ops::__private::CudaMapKernel;
 use tensor_ops::__private::{call_map_inplace, call_map_new, call_map_out};
+use tensor_ops::fuse::Expr;
 use tensor_ops::prelude::*;
 
 const DEV: Device = Device::Cuda(0);
@@ -283,6 +284,18 @@ fn fused_chains_match_the_cpu() {
         let r_dev = fused_expr(&c, &on_dev).sum_all().eval().unwrap();
         assert_close(&values(&r_dev), &values(&r_cpu), r_cpu.dtype(), false, &format!("sum of {c:?}"));
     }
+    // number operands (0-dim CPU constants) join a chain on the device, as in PyTorch
+    for d in [DType::F16, DType::F32, DType::I32] {
+        let x = input(d, &[5, 40], Lay::Transposed, 11);
+        let chain = |t: &Tensor| (Expr::input(t) * 2.0f32 - 1i32).maximum(0.5f64);
+        let want = chain(&x).eval().unwrap();
+        let got = chain(&device_view(&x, DEV)).eval().unwrap_or_else(|e| panic!("numbers on the device, {d}: {e}"));
+        assert_eq!((got.device(), got.dtype()), (DEV, want.dtype()));
+        assert_close(&values(&got), &values(&want), want.dtype(), true, &format!("numbers {d}"));
+        let s = chain(&device_view(&x, DEV)).sum_all().eval().unwrap();
+        let w = chain(&x).sum_all().eval().unwrap();
+        assert_close(&values(&s), &values(&w), w.dtype(), false, &format!("sum with numbers {d}"));
+    }
 }
 
 fn allocator_reuses_freed_blocks_in_stream_order() {
@@ -487,7 +500,7 @@ fn failed_launches_are_errors_and_leak_nothing() {
         assert_eq!(allocated(), before + alloc::size_class(4 << 20), "workspace or output leaked");
     }
     c.inject(Fault::Launch, 1, 1);
-    let x = tensor_ops::fuse::Expr::input(&a);
+    let x = Expr::input(&a);
     assert!((x.clone() * x.clone() + x).relu().eval().is_err());
     assert_eq!(long.sum_all().unwrap().to_vec::<f32>().unwrap(), vec![(1 << 20) as f32]);
     drop((a, long));

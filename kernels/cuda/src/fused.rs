@@ -132,6 +132,11 @@ impl KernelImpl for CudaFusedRunner {
         "cuda-fused"
     }
 
+    /// One kernel takes [`tensor_core::MAX_INPUTS`] leaves (its argument block's pointers).
+    fn max_leaves(&self) -> usize {
+        tensor_core::MAX_INPUTS
+    }
+
     unsafe fn run(&self, call: &PreparedCall<'_>) -> Result<()> {
         let (Some(fused), Some(out)) = (call.fused, call.outputs.first()) else {
             return Err(Error::invalid(call.op.name, "the fused runner needs a chain and one output"));

@@ -304,6 +304,9 @@ pub fn run_chain(chain: &Chain<'_>, out: Option<&Tensor>) -> Result<Option<Tenso
     let metas = check_nodes(chain, device)?;
     let (root, _) = metas.last().expect("a node");
     let runner = crate::registry::registry().lookup_spec(&FUSED_SPEC, device, crate::Layout::Strided, DType::F32)?;
+    if chain.leaves.len() > runner.kernel.max_leaves() {
+        return run_eager(chain, out);
+    }
     let nodes: Vec<FusedNode<'_>> = chain
         .nodes
         .iter()
@@ -327,6 +330,45 @@ pub fn run_chain(chain: &Chain<'_>, out: Option<&Tensor>) -> Result<Option<Tenso
             Ok(target)
         }
         Some(red) => reduce_chain(runner, chain, root, &nodes, red, out),
+    }
+}
+
+/// The chain node by node through the eager call path — what a fused run must equal bit for
+/// bit — for chains with more leaves than the device's runner takes in one kernel.
+fn run_eager(chain: &Chain<'_>, out: Option<&Tensor>) -> Result<Option<Tensor>> {
+    let mut results: Vec<Tensor> = Vec::with_capacity(chain.nodes.len());
+    let last = chain.nodes.len() - 1;
+    for (i, n) in chain.nodes.iter().enumerate() {
+        let result = {
+            let args: Vec<&Tensor> = n
+                .args
+                .iter()
+                .map(|a| match *a {
+                    ChainArg::Leaf(j) => chain.leaves[j],
+                    ChainArg::Node(j) => &results[j],
+                })
+                .collect();
+            match out {
+                Some(o) if i == last && chain.reduce.is_none() => {
+                    return super::map_into(n.spec, &args, &n.params, Some(o))
+                        .map(|()| None)
+                        .map_err(|e| at_node(e, i, n.spec.name));
+                }
+                _ => super::map_new(n.spec, &args, &n.params).map_err(|e| at_node(e, i, n.spec.name))?,
+            }
+        };
+        results.push(result);
+    }
+    let root = results.pop().expect("a node");
+    match chain.reduce {
+        None => Ok(Some(root)),
+        Some(red) => {
+            let dims = match &red.dims {
+                None => ReduceDims::All,
+                Some(d) => ReduceDims::Dims(d),
+            };
+            super::reduce::reduce(red.spec, &root, dims, red.keepdim, &red.params, out)
+        }
     }
 }
 

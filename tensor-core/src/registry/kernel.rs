@@ -70,6 +70,11 @@ pub trait KernelImpl: Send + Sync + std::fmt::Debug {
     fn priority(&self) -> i32 {
         0
     }
+    /// Fused-chain runners: the most leaf tensors one run takes. A longer chain runs node by
+    /// node through the eager call path (the same answer, bit for bit).
+    fn max_leaves(&self) -> usize {
+        usize::MAX
+    }
 }
 
 /// The priority of the core's reference kernels: any backend row replaces them.
