@@ -54,11 +54,13 @@ fn main() -> ExitCode {
         reductions_match_the_cpu_for_every_op_and_dtype;
         fused_chains_match_the_cpu;
         allocator_reuses_freed_blocks_in_stream_order;
+        two_devices_and_copies_between_them: standin_only;
         an_argument_block_of_the_wrong_size_is_rejected: standin_only, serial;
         grids_blocks_and_shared_memory_over_the_limits_are_rejected: standin_only, serial;
         a_pointer_that_is_not_a_live_allocation_is_rejected: standin_only, serial;
         a_copy_past_an_allocation_end_is_rejected: standin_only, serial;
         freeing_a_block_a_stream_still_uses_is_rejected: standin_only, serial;
+        another_devices_memory_in_a_launch_is_rejected: standin_only, serial;
         failed_allocations_are_errors_and_leak_nothing: standin_only, serial;
         failed_launches_are_errors_and_leak_nothing: standin_only, serial;
         failed_copies_are_errors_and_leak_nothing: standin_only, serial;
@@ -317,6 +319,31 @@ fn allocator_reuses_freed_blocks_in_stream_order() {
     assert_eq!(again.len(), 900);
 }
 
+/// Ops on `cuda:1`, copies between the two devices (both ways, strided), and an op mixing
+/// them is an error value. (Stand-in only: it simulates two devices; a one-GPU machine has
+/// no `cuda:1`.)
+fn two_devices_and_copies_between_them() {
+    let one = Device::Cuda(1);
+    let x = input(DType::F32, &[20, 30], Lay::Transposed, 5);
+    let a = x.to_device(one).unwrap();
+    assert_eq!(a.device(), one);
+    let b = a.add(&a).unwrap().exp().unwrap();
+    assert_eq!(b.device(), one);
+    let want = x.add(&x).unwrap().exp().unwrap();
+    assert_close(&values(&b), &values(&want), DType::F32, false, "ops on cuda:1");
+    let c = b.to_device(DEV).unwrap();
+    assert_close(&values(&c), &values(&b), DType::F32, true, "cuda:1 -> cuda:0");
+    let d = Tensor::zeros(&[30, 20], DType::F64, DEV).unwrap().t().unwrap();
+    d.copy_(&b).unwrap();
+    assert_close(&values(&d), &values(&b), DType::F64, true, "copy_ cuda:1 -> cuda:0");
+    let back = Tensor::zeros(&[20, 30], DType::F32, one).unwrap();
+    back.copy_(&d).unwrap();
+    assert_close(&values(&back), &values(&b), DType::F32, true, "copy_ cuda:0 -> cuda:1");
+    let e = a.add(&c).unwrap_err();
+    assert!(matches!(e, Error::DeviceMismatch { .. }), "{e}");
+    assert!(alloc::memory_stats(1).unwrap().allocated > 0);
+}
+
 // ------------------------------------------------------------------ the stand-in's checks
 
 /// A fill kernel's launch over `bytes` bytes at `addr` (a plan of the real launcher).
@@ -434,6 +461,14 @@ fn freeing_a_block_a_stream_still_uses_is_rejected() {
     dev.synchronize().unwrap();
 }
 
+fn another_devices_memory_in_a_launch_is_rejected() {
+    let block = CudaAllocator::allocate_on(1, 4096).unwrap();
+    let l = fill_launch(block.as_ptr() as u64, 1024);
+    let e = launch(&l, l.grid, l.block, 0, l.args.size()).unwrap_err();
+    assert!(e.to_string().contains("ILLEGAL_ADDRESS"), "{e}");
+    expect_fired("memory of device 1");
+}
+
 // ------------------------------------------------------------------ fault injection
 
 /// The allocator's live bytes on cuda:0 (blocks held by tensors).
@@ -446,8 +481,10 @@ fn allocated() -> usize {
 fn leak_free_and_working() {
     device().synchronize().unwrap();
     assert_eq!(allocated(), 0, "the caching allocator still accounts blocks after the failure");
-    alloc::empty_cache(0).unwrap();
-    device().synchronize().unwrap();
+    for d in 0..runtime::device_count().unwrap() as u32 {
+        alloc::empty_cache(d).unwrap();
+        runtime::device(d).unwrap().synchronize().unwrap();
+    }
     let (n, bytes) = control().unwrap().live();
     assert_eq!((n, bytes), (0, 0), "the stand-in still holds allocations");
     let x = Tensor::from_vec(vec![1.0f32, 2.0, 3.0], &[3]).unwrap().to_device(DEV).unwrap();

@@ -3,8 +3,9 @@
 //
 // - Device memory is host memory (256-byte aligned); a table of live allocations lets every
 //   call check its pointers: a launch whose argument block names a pointer that is not a
-//   live allocation (a host pointer, a freed block), a copy past an allocation's end, a free
-//   of a block a stream still uses.
+//   live allocation (a host pointer, a freed block) or is another device's memory, a copy
+//   past an allocation's end, a free of a block a stream still uses.
+// - `TOPS_STANDIN_DEVICES=N` devices (default 1), sharing the host's memory.
 // - Each stream is a worker thread running its queue in order; errors of queued work are
 //   sticky and come back from the next synchronisation, as on a GPU.
 // - Modules are the host libraries the stand-in's NVRTC builds (see standin.h); a launch runs
@@ -144,10 +145,18 @@ void parse_fault_env() {
     }
 }
 
+// ---- contexts ----
+struct Context {
+    int device;
+};
+std::vector<Context*> g_contexts;
+thread_local Context* t_current = nullptr;
+
 // ---- streams ----
 struct Stream;
 struct Allocation {
     size_t size;
+    int device = 0;                   // the device of the context it was allocated in
     bool freeing = false;             // a stream-ordered free is queued
     std::map<Stream*, long> inflight; // queued work per stream that uses it
 };
@@ -264,13 +273,6 @@ CUdeviceptr find_range(CUdeviceptr p, size_t bytes, std::string* why) {
     return base;
 }
 
-// ---- contexts ----
-struct Context {
-    int device;
-};
-std::vector<Context*> g_contexts;
-thread_local Context* t_current = nullptr;
-
 CUresult check_init() { return g_init ? OK : NOT_INITIALIZED; }
 
 // ---- modules and functions ----
@@ -308,7 +310,7 @@ CUresult alloc(CUdeviceptr* out, size_t bytes) {
     void* p = std::aligned_alloc(ALIGN, padded);
     if (!p) return OUT_OF_MEMORY;
     std::lock_guard<std::mutex> l(g_lock);
-    g_allocs[(CUdeviceptr)(uintptr_t)p] = Allocation{bytes, false, {}};
+    g_allocs[(CUdeviceptr)(uintptr_t)p] = Allocation{bytes, t_current ? t_current->device : 0, false, {}};
     g_live_bytes += padded;
     *out = (CUdeviceptr)(uintptr_t)p;
     return OK;
@@ -897,6 +899,16 @@ EXPORT CUresult cuLaunchKernel(void* func, unsigned gx, unsigned gy, unsigned gz
         CUdeviceptr base = find_range(ptrs[i], 0, &why);
         if (!base) {
             violation(who + ": argument pointer " + why);
+            return ILLEGAL_ADDRESS;
+        }
+        int owner = 0;
+        {
+            std::lock_guard<std::mutex> l(g_lock);
+            owner = g_allocs[base].device;
+        }
+        if (owner != t_current->device) {
+            violation(who + ": argument pointer " + hex(ptrs[i]) + " is memory of device " + std::to_string(owner) +
+                      ", launched on device " + std::to_string(t_current->device) + " (no peer access)");
             return ILLEGAL_ADDRESS;
         }
         uses.push_back(base);

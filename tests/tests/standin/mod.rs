@@ -4,7 +4,8 @@
 //! and runs itself again with the stand-in first on the library search path, so cudarc
 //! loads it by name as it loads the real driver.
 //!
-//! - `TENSOR_OPS_TEST_STANDIN=1` uses the stand-in even where a driver is present.
+//! - `TENSOR_OPS_TEST_STANDIN=1` uses the stand-in even where a driver is present. The
+//!   stand-in simulates two devices.
 //! - Without a host C++ compiler or the CUDA headers (they come with
 //!   `.ci/install-nvrtc.sh`) the tests are skipped with a message — a failure under `CI`.
 //! - Arguments as libtest's: name filters, `--exact`, `--list`, `--ignored`,
@@ -85,7 +86,8 @@ fn reexec_under_standin() -> ExitCode {
                     return ExitCode::FAILURE;
                 }
             };
-            let err = s.command(exe).args(std::env::args_os().skip(1)).exec();
+            // two simulated devices, for the tests of more than one
+            let err = s.command(exe).args(std::env::args_os().skip(1)).env("TOPS_STANDIN_DEVICES", "2").exec();
             eprintln!("running this test binary under the CUDA stand-in failed: {err}");
             ExitCode::FAILURE
         }
