@@ -70,6 +70,10 @@ pub fn build(root: &Path) -> Result<Standin, ShimError> {
     parts.extend(includes.iter().map(|s| s.as_bytes()));
     let key = cache::key(&parts);
     let dir = root.join(format!("cuda-standin-{key:016x}"));
+    // One build at a time in this process (threads of one test binary share its temp name);
+    // other processes build under their own pid and the first rename wins.
+    static BUILDING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = BUILDING.lock().unwrap_or_else(|e| e.into_inner());
     if dir.join("libcuda.so").is_file() && dir.join("libnvrtc.so.13").is_file() {
         return Ok(Standin { dir });
     }
