@@ -12,8 +12,7 @@ use tensor_kernels_cuda::standin;
 /// The stand-in (built in the target dir, shared with `tests/tests/cuda_device.rs`); `None`
 /// (with a message) where it cannot be built, which fails under `CI`.
 fn standin() -> Option<standin::Standin> {
-    let target = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).parent().map(PathBuf::from).unwrap_or_default();
-    match standin::build(&target) {
+    match standin::build(&tensor_kernels_cuda::cache::target_dir()) {
         Ok(s) => Some(s),
         Err(ShimError::Unavailable(why)) if std::env::var_os("CI").is_none() => {
             println!("SKIPPED: the CUDA stand-in cannot be built here ({why})");

@@ -211,11 +211,7 @@ impl Reduction {
         let Some((leaves, nodes)) = self.expr.flatten_on_device()? else {
             // A reduction of a bare tensor is the eager reduction.
             let t = self.expr.leaf_copy()?;
-            let dims = match &r.dims {
-                Some(d) => tensor_core::call::ReduceDims::Dims(d),
-                None => tensor_core::call::ReduceDims::All,
-            };
-            return tensor_core::call::reduce(r.spec, &t, dims, r.keepdim, &r.params, out);
+            return tensor_core::call::reduce(r.spec, &t, r.reduce_dims(), r.keepdim, &r.params, out);
         };
         let leaves: Vec<&Tensor> = leaves.iter().collect();
         run_chain(&Chain { leaves: &leaves, nodes: &nodes, reduce: Some(r) }, out)

@@ -18,7 +18,7 @@ mod user_reduce;
 use std::process::ExitCode;
 
 use chains::{case, fused_expr, leaf_tensors};
-use common::{assert_close, gen_values, make, poison, values, Lay};
+use common::{assert_close, gen_values, input, make, params_for, poison, values, Lay};
 use cuda_rows::{close, cpu_result, order_free, reduce_rows, scale_of, Case, SHAPES};
 use proptest::strategy::{Strategy, ValueTree};
 use standin::{control, Test};
@@ -53,7 +53,7 @@ fn main() -> ExitCode {
         round_trips_copies_transposes_casts_and_fills;
         reductions_match_the_cpu_for_every_op_and_dtype;
         fused_chains_match_the_cpu;
-        allocator_reuses_freed_blocks_in_stream_order;
+        allocator_round_trip;
         two_devices_and_copies_between_them: standin_only;
         an_argument_block_of_the_wrong_size_is_rejected: standin_only, serial;
         grids_blocks_and_shared_memory_over_the_limits_are_rejected: standin_only, serial;
@@ -74,15 +74,6 @@ fn device_view(t: &Tensor, dev: Device) -> Tensor {
     };
     let flat = t.as_strided(&[hi - lo + 1], &[1], lo).unwrap();
     flat.to_device(dev).unwrap().as_strided(t.shape(), t.strides(), t.storage_offset() - lo).unwrap()
-}
-
-fn input(dtype: DType, shape: &[usize], lay: Lay, seed: u64) -> Tensor {
-    let n: usize = shape.iter().product();
-    make(&gen_values(dtype, n, seed), shape, dtype, lay)
-}
-
-fn params_for(spec: &OpSpec) -> Vec<Scalar> {
-    spec.params.iter().enumerate().map(|(i, _)| [Scalar::Float(0.25), Scalar::Float(3.0)][i % 2]).collect()
 }
 
 fn device() -> std::sync::Arc<CudaDevice> {
@@ -300,7 +291,7 @@ fn fused_chains_match_the_cpu() {
     }
 }
 
-fn allocator_reuses_freed_blocks_in_stream_order() {
+fn allocator_round_trip() {
     let block = CudaAllocator::allocate_on(0, 1000).unwrap();
     assert_eq!(block.len(), 1000);
     let src: Vec<u8> = (0..1000).map(|i| i as u8).collect();

@@ -17,7 +17,7 @@ mod common;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use common::{assert_close, empty_with, gen_values, make, values, Lay};
+use common::{assert_close, empty_with, input, params_for, values, Lay};
 use tensor_ops::__private::tensor_core::registry::{registry, KernelRow, OpSpec};
 use tensor_ops::__private::tensor_core::{lock_many, Access, DeviceKind, Tensor};
 use tensor_ops::__private::tensor_kernels_cuda::{check, nvrtc, plan, runtime, shim};
@@ -50,10 +50,6 @@ pub fn cuda_between<T: Num>(x: T, #[param] lo: f64, #[param] hi: f64) -> bool {
 
 fn ci() -> bool {
     std::env::var_os("CI").is_some()
-}
-
-fn params_for(spec: &OpSpec) -> Vec<Scalar> {
-    spec.params.iter().enumerate().map(|(i, _)| [Scalar::Float(0.25), Scalar::Float(3.0)][i % 2]).collect()
 }
 
 /// Every (op spec, dtype, row) with a CUDA elementwise kernel.
@@ -139,11 +135,6 @@ fn map_case(
     let mut keep = inputs;
     keep.extend(staged);
     Case { what, steps, got, want, _keep: keep, exact: false }
-}
-
-fn input(dtype: DType, shape: &[usize], lay: Lay, seed: u64) -> Tensor {
-    let n: usize = shape.iter().product();
-    make(&gen_values(dtype, n, seed), shape, dtype, lay)
 }
 
 fn map_cases() -> Vec<Case> {

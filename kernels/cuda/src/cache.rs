@@ -32,10 +32,16 @@ pub fn dir() -> PathBuf {
     if let Some(d) = std::env::var_os("TENSOR_OPS_CACHE_DIR") {
         return PathBuf::from(d);
     }
-    let target = std::env::current_exe()
+    target_dir().join("tensor-ops-nvrtc")
+}
+
+/// The cargo target dir the running binary lives in (found by its `CACHEDIR.TAG`), else the
+/// system temp dir: where the compile cache and the test harnesses' builds go.
+pub fn target_dir() -> PathBuf {
+    std::env::current_exe()
         .ok()
-        .and_then(|exe| exe.ancestors().find(|a| a.join("CACHEDIR.TAG").is_file()).map(Path::to_path_buf));
-    target.unwrap_or_else(std::env::temp_dir).join("tensor-ops-nvrtc")
+        .and_then(|exe| exe.ancestors().find(|a| a.join("CACHEDIR.TAG").is_file()).map(Path::to_path_buf))
+        .unwrap_or_else(std::env::temp_dir)
 }
 
 /// A cached result for `key`, from memory or disk.

@@ -121,9 +121,11 @@ pub unsafe fn launch_reduce(
     let mut plan = reduce_plan::plan_reduce(kernel, out, input, index_strides, params, dev.max_blocks())?;
     // Freed back to the stream-ordered cache when this returns: only later work on the
     // same stream reuses it, after these launches.
-    let workspace = CudaAllocator::allocate_on(dev.ordinal, plan.workspace_bytes)?;
-    // No workspace: a null pointer, not the empty block's dangling address.
-    plan.bind_workspace(if plan.workspace_bytes == 0 { 0 } else { workspace.as_ptr() as usize as u64 });
+    let workspace = (plan.workspace_bytes > 0)
+        .then(|| CudaAllocator::allocate_on(dev.ordinal, plan.workspace_bytes))
+        .transpose()?;
+    // No workspace: a null pointer.
+    plan.bind_workspace(workspace.as_ref().map_or(0, |w| w.as_ptr() as usize as u64));
     // SAFETY: the caller's contract covers the operands; the workspace is a live device
     // block of the size the plan asked for.
     unsafe { run(&dev, &plan.steps) }

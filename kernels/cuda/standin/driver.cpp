@@ -33,6 +33,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <unordered_set>
 #include <vector>
 
 #include "standin.h"
@@ -229,7 +230,7 @@ struct Stream {
 };
 
 Stream* g_default_stream = nullptr;
-std::vector<Stream*> g_streams;
+std::unordered_set<Stream*> g_streams; // every known handle below is checked by lookup
 
 Stream* stream_of(void* s) {
     // 0, CU_STREAM_LEGACY (1) and CU_STREAM_PER_THREAD (2) are the default stream.
@@ -237,17 +238,16 @@ Stream* stream_of(void* s) {
     if ((uintptr_t)s <= 2) {
         if (!g_default_stream) {
             g_default_stream = new Stream();
-            g_streams.push_back(g_default_stream);
+            g_streams.insert(g_default_stream);
         }
         return g_default_stream;
     }
-    for (Stream* st : g_streams)
-        if (st == s) return st;
-    return nullptr;
+    return g_streams.count((Stream*)s) ? (Stream*)s : nullptr;
 }
 
-/// The base of the live allocation holding [p, p + bytes), or 0 (and the reason).
-CUdeviceptr find_range(CUdeviceptr p, size_t bytes, std::string* why) {
+/// The base of the live allocation holding [p, p + bytes), or 0 (and the reason); its device
+/// in `*device` when given.
+CUdeviceptr find_range(CUdeviceptr p, size_t bytes, std::string* why, int* device = nullptr) {
     std::lock_guard<std::mutex> l(g_lock);
     auto it = g_allocs.upper_bound(p);
     if (it == g_allocs.begin()) {
@@ -270,6 +270,7 @@ CUdeviceptr find_range(CUdeviceptr p, size_t bytes, std::string* why) {
                ", " + std::to_string(size) + " bytes)";
         return 0;
     }
+    if (device) *device = it->second.device;
     return base;
 }
 
@@ -288,14 +289,12 @@ struct Function {
     ArgSizeFn argsize;
     PointersFn pointers;
 };
-std::vector<Module*> g_modules;
-std::vector<Function*> g_functions;
+std::unordered_set<Module*> g_modules;
+std::unordered_set<Function*> g_functions;
 
 bool known_function(Function* f) {
     std::lock_guard<std::mutex> l(g_lock);
-    for (Function* g : g_functions)
-        if (g == f) return true;
-    return false;
+    return g_functions.count(f) > 0;
 }
 
 CUresult alloc(CUdeviceptr* out, size_t bytes) {
@@ -329,24 +328,25 @@ void release(CUdeviceptr base) {
 /// Checks a free of `p`; `on` is the stream of a stream-ordered free (its own queued uses
 /// are fine), null for cuMemFree (any queued use is an error).
 CUresult check_free(CUdeviceptr p, Stream* on, const char* api) {
-    std::lock_guard<std::mutex> l(g_lock);
-    auto it = g_allocs.find(p);
-    if (it == g_allocs.end() || it->second.freeing) {
-        std::string msg = std::string(api) + "(" + hex(p) + "): not a live device allocation (double free, or a host pointer?)";
-        g_violations.push_back(msg);
-        std::fprintf(stderr, "cuda stand-in: %s\n", msg.c_str());
-        return INVALID_VALUE;
-    }
-    for (auto& [s, n] : it->second.inflight) {
-        if (n > 0 && s != on) {
-            std::string msg = std::string(api) + "(" + hex(p) + "): the block is freed while a stream still uses it";
-            g_violations.push_back(msg);
-            std::fprintf(stderr, "cuda stand-in: %s\n", msg.c_str());
-            return ILLEGAL_STATE;
+    const char* why = nullptr;
+    CUresult r = OK;
+    {
+        std::lock_guard<std::mutex> l(g_lock);
+        auto it = g_allocs.find(p);
+        if (it == g_allocs.end() || it->second.freeing) {
+            why = "not a live device allocation (double free, or a host pointer?)";
+            r = INVALID_VALUE;
+        } else {
+            for (auto& [s, n] : it->second.inflight)
+                if (n > 0 && s != on) {
+                    why = "the block is freed while a stream still uses it";
+                    r = ILLEGAL_STATE;
+                }
+            if (!why) it->second.freeing = on != nullptr;
         }
     }
-    it->second.freeing = on != nullptr;
-    return OK;
+    if (why) violation(std::string(api) + "(" + hex(p) + "): " + why);
+    return r;
 }
 
 CUresult copy(CUdeviceptr dst, bool dst_dev, CUdeviceptr src, bool src_dev, size_t bytes, void* hstream, const char* api) {
@@ -410,7 +410,7 @@ EXPORT void tops_standin_hold(int on) {
     std::vector<Stream*> all;
     {
         std::lock_guard<std::mutex> l(g_lock);
-        all = g_streams;
+        all.assign(g_streams.begin(), g_streams.end());
     }
     for (Stream* s : all) {
         std::lock_guard<std::mutex> l(s->m);
@@ -552,7 +552,7 @@ static CUresult sync_all() {
     std::vector<Stream*> all;
     {
         std::lock_guard<std::mutex> l(g_lock);
-        all = g_streams;
+        all.assign(g_streams.begin(), g_streams.end());
     }
     CUresult first = OK;
     for (Stream* s : all) {
@@ -576,7 +576,7 @@ EXPORT CUresult cuStreamCreate(void** out, unsigned flags) {
     if (!out || flags > 1) return INVALID_VALUE;
     Stream* s = new Stream();
     std::lock_guard<std::mutex> l(g_lock);
-    g_streams.push_back(s);
+    g_streams.insert(s);
     *out = s;
     return OK;
 }
@@ -689,13 +689,11 @@ struct Event {
     bool complete = true; // a new event counts as reached
     std::chrono::steady_clock::time_point at{};
 };
-std::vector<Event*> g_events;
+std::unordered_set<Event*> g_events;
 
 Event* event_of(void* e) {
     std::lock_guard<std::mutex> l(g_lock);
-    for (Event* x : g_events)
-        if (x == e) return x;
-    return nullptr;
+    return g_events.count((Event*)e) ? (Event*)e : nullptr;
 }
 } // namespace
 
@@ -705,7 +703,7 @@ EXPORT CUresult cuEventCreate(void** out, unsigned) {
     if (!out) return INVALID_VALUE;
     Event* ev = new Event();
     std::lock_guard<std::mutex> l(g_lock);
-    g_events.push_back(ev);
+    g_events.insert(ev);
     *out = ev;
     return OK;
 }
@@ -803,28 +801,25 @@ EXPORT CUresult cuModuleLoadData(void** module, const void* image) {
     }
     Module* m = new Module{lib};
     std::lock_guard<std::mutex> l(g_lock);
-    g_modules.push_back(m);
+    g_modules.insert(m);
     *module = m;
     return OK;
 }
 
 EXPORT CUresult cuModuleUnload(void* module) {
     std::lock_guard<std::mutex> l(g_lock);
-    for (Module* m : g_modules)
-        if (m == module) return OK; // kept loaded: launches may still be queued
-    return INVALID_HANDLE;
+    // kept loaded: launches may still be queued
+    return g_modules.count((Module*)module) ? OK : INVALID_HANDLE;
 }
 
 EXPORT CUresult cuModuleGetFunction(void** out, void* module, const char* name) {
     if (CUresult e = check_init()) return e;
     if (!out || !name) return INVALID_VALUE;
-    Module* m = nullptr;
+    Module* m = (Module*)module;
     {
         std::lock_guard<std::mutex> l(g_lock);
-        for (Module* x : g_modules)
-            if (x == module) m = x;
+        if (!g_modules.count(m)) return INVALID_HANDLE;
     }
-    if (!m) return INVALID_HANDLE;
     std::string n(name);
     auto launch = (LaunchFn)dlsym(m->lib, (TOPS_STANDIN_LAUNCH + n).c_str());
     auto argsize = (ArgSizeFn)dlsym(m->lib, (TOPS_STANDIN_ARGSIZE + n).c_str());
@@ -832,7 +827,7 @@ EXPORT CUresult cuModuleGetFunction(void** out, void* module, const char* name) 
     if (!launch || !argsize || !pointers) return NOT_FOUND;
     Function* f = new Function{n, launch, argsize, pointers};
     std::lock_guard<std::mutex> l(g_lock);
-    g_functions.push_back(f);
+    g_functions.insert(f);
     *out = f;
     return OK;
 }
@@ -896,15 +891,11 @@ EXPORT CUresult cuLaunchKernel(void* func, unsigned gx, unsigned gy, unsigned gz
     std::vector<CUdeviceptr> uses;
     for (int i = 0; i < n && i < 64; ++i) {
         std::string why;
-        CUdeviceptr base = find_range(ptrs[i], 0, &why);
+        int owner = 0;
+        CUdeviceptr base = find_range(ptrs[i], 0, &why, &owner);
         if (!base) {
             violation(who + ": argument pointer " + why);
             return ILLEGAL_ADDRESS;
-        }
-        int owner = 0;
-        {
-            std::lock_guard<std::mutex> l(g_lock);
-            owner = g_allocs[base].device;
         }
         if (owner != t_current->device) {
             violation(who + ": argument pointer " + hex(ptrs[i]) + " is memory of device " + std::to_string(owner) +

@@ -52,6 +52,24 @@ pub struct ChainReduce {
     pub params: SmallVec<[Scalar; 4]>,
 }
 
+impl ChainReduce {
+    /// The reduced dims as the reduction call takes them.
+    ///
+    /// ```
+    /// use tensor_core::call::fused::ChainReduce;
+    /// use tensor_core::call::ReduceDims;
+    /// # fn check(r: &ChainReduce) {
+    /// assert!(matches!(r.reduce_dims(), ReduceDims::All) == r.dims.is_none());
+    /// # }
+    /// ```
+    pub fn reduce_dims(&self) -> ReduceDims<'_> {
+        match &self.dims {
+            None => ReduceDims::All,
+            Some(d) => ReduceDims::Dims(d),
+        }
+    }
+}
+
 /// A chain: leaves, nodes in order (each node's args are leaves or earlier nodes; the last
 /// node is the result), and an optional final reduction.
 #[derive(Debug, Clone, Copy)]
@@ -362,13 +380,7 @@ fn run_eager(chain: &Chain<'_>, out: Option<&Tensor>) -> Result<Option<Tensor>> 
     let root = results.pop().expect("a node");
     match chain.reduce {
         None => Ok(Some(root)),
-        Some(red) => {
-            let dims = match &red.dims {
-                None => ReduceDims::All,
-                Some(d) => ReduceDims::Dims(d),
-            };
-            super::reduce::reduce(red.spec, &root, dims, red.keepdim, &red.params, out)
-        }
+        Some(red) => super::reduce::reduce(red.spec, &root, red.reduce_dims(), red.keepdim, &red.params, out),
     }
 }
 
@@ -441,10 +453,7 @@ fn reduce_chain(
 ) -> Result<Option<Tensor>> {
     let spec = red.spec;
     let name = spec.op.name;
-    let dims = match &red.dims {
-        None => ReduceDims::All,
-        Some(d) => ReduceDims::Dims(d),
-    };
+    let dims = red.reduce_dims();
     if red.params.len() != spec.op.params.len() {
         return Err(Error::invalid(
             name,

@@ -173,6 +173,17 @@ pub fn empty_with(lay: Lay, shape: &[usize], dtype: DType) -> Tensor {
 }
 
 /// A tensor holding `vals` (logical order) in layout `lay`.
+/// Deterministic values of `dtype` (`gen_values`) laid out as `lay`.
+pub fn input(dtype: DType, shape: &[usize], lay: Lay, seed: u64) -> Tensor {
+    let n: usize = shape.iter().product();
+    make(&gen_values(dtype, n, seed), shape, dtype, lay)
+}
+
+/// Params for a generic op test: 0.25, 3.0, 0.25, ... (converted to each param's type).
+pub fn params_for(spec: &tensor_ops::__private::OpSpec) -> Vec<Scalar> {
+    spec.params.iter().enumerate().map(|(i, _)| [Scalar::Float(0.25), Scalar::Float(3.0)][i % 2]).collect()
+}
+
 pub fn make(vals: &[V], shape: &[usize], dtype: DType, lay: Lay) -> Tensor {
     let c = from_values(vals, shape, dtype);
     let t = empty_with(lay, shape, dtype);

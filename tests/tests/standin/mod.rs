@@ -16,12 +16,12 @@
 
 use std::io::Write;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
+use tensor_ops::__private::tensor_kernels_cuda::cache;
 use tensor_ops::__private::tensor_kernels_cuda::shim::ShimError;
 use tensor_ops::__private::tensor_kernels_cuda::standin::{self, Control};
 
@@ -51,13 +51,6 @@ pub fn control() -> Option<Control> {
     Control::get()
 }
 
-fn target_dir() -> PathBuf {
-    std::env::current_exe()
-        .ok()
-        .and_then(|exe| exe.ancestors().find(|a| a.join("CACHEDIR.TAG").is_file()).map(PathBuf::from))
-        .unwrap_or_else(std::env::temp_dir)
-}
-
 /// Picks the device (re-running this binary under the stand-in when needed), then runs
 /// `tests` as libtest would.
 pub fn main(tests: Vec<Test>) -> ExitCode {
@@ -76,7 +69,7 @@ pub fn main(tests: Vec<Test>) -> ExitCode {
 
 fn reexec_under_standin() -> ExitCode {
     let ci = std::env::var_os("CI").is_some();
-    match standin::build(&target_dir()) {
+    match standin::build(&cache::target_dir()) {
         Ok(s) => {
             use std::os::unix::process::CommandExt;
             let exe = match std::env::current_exe() {
