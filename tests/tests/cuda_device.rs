@@ -49,6 +49,7 @@ macro_rules! tests {
 fn main() -> ExitCode {
     standin::main(tests![
         init_finds_the_device;
+        threads_building_one_new_kernel_at_once_all_load;
         ops_match_the_cpu_for_every_op_and_dtype;
         round_trips_copies_transposes_casts_and_fills;
         reductions_match_the_cpu_for_every_op_and_dtype;
@@ -87,6 +88,39 @@ fn init_finds_the_device() {
     println!("{dev:?}: {} SMs, NVRTC {:?}", dev.sm_count, info.nvrtc);
     if control().is_some() {
         assert!(dev.name.contains("stand-in"), "{}", dev.name);
+    }
+}
+
+/// Eight threads compile and load the same never-seen kernel at once, four times: each gets
+/// a complete module (the compile caches — ours, and the stand-in's library cache — are
+/// written by several threads of one process at once; a half-written entry must never be
+/// read).
+fn threads_building_one_new_kernel_at_once_all_load() {
+    // A few rounds: the race this guards against needs two builds' link steps to overlap.
+    for _round in 0..4 {
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+        let source = format!(
+            "// a program no cache holds: {nanos}\n\
+         struct one_block {{ float* out; const float* in; float* work; }};\n\
+         extern \"C\" __global__ void fresh_{nanos}(one_block a) {{ a.out[0] = 1.0f; }}\n"
+        );
+        let name = format!("fresh_{nanos}");
+        let barrier = std::sync::Barrier::new(8);
+        std::thread::scope(|s| {
+            let loads: Vec<_> = (0..8)
+                .map(|_| {
+                    s.spawn(|| {
+                        barrier.wait();
+                        device().compile_and_load(&source, &name)
+                    })
+                })
+                .collect();
+            for load in loads {
+                if let Err(e) = load.join().expect("the thread ran") {
+                    panic!("a thread's build of {name} did not load: {e}");
+                }
+            }
+        });
     }
 }
 

@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use super::compiled::Compiled;
@@ -57,12 +58,19 @@ pub fn get(key: u64, arch: &str) -> Option<Arc<Compiled>> {
     Some(compiled)
 }
 
+/// A name part no other writer uses: this process's id and a per-process count, so that two
+/// threads building the same entry at once never write to, or rename, each other's file.
+pub fn unique_suffix() -> String {
+    static WRITES: AtomicU64 = AtomicU64::new(0);
+    format!("{}-{}", std::process::id(), WRITES.fetch_add(1, Ordering::Relaxed))
+}
+
 /// Stores `compiled` under `key` in memory and (best effort, atomically) on disk.
 pub fn put(key: u64, compiled: Arc<Compiled>) {
     let dir = dir();
     let base = dir.join(format!("{key:016x}"));
     let write = |ext: &str, bytes: &[u8]| -> std::io::Result<()> {
-        let tmp = base.with_extension(format!("{ext}.{}.tmp", std::process::id()));
+        let tmp = base.with_extension(format!("{ext}.{}.tmp", unique_suffix()));
         std::fs::write(&tmp, bytes)?;
         std::fs::rename(&tmp, base.with_extension(ext))
     };

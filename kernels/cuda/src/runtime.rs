@@ -186,7 +186,26 @@ impl CudaDevice {
             return Ok(*f);
         }
         let generated = codegen::generate(spec)?;
-        let source = generated.program();
+        let f = self.load_for_this_device(&generated.program(), &generated.name)?;
+        self.functions.lock().unwrap_or_else(|e| e.into_inner()).insert(spec.clone(), f);
+        Ok(f)
+    }
+
+    /// Compiles `source` for this device (through the NVRTC cache, with the fallbacks the
+    /// generated kernels get) and loads its kernel `name`: the check that hand-written CUDA C
+    /// builds and links here, before anything launches it.
+    ///
+    /// ```no_run
+    /// let dev = tensor_kernels_cuda::runtime::device(0)?;
+    /// dev.compile_and_load("extern \"C\" __global__ void k(float* x) { x[0] = 1.0f; }", "k")?;
+    /// # Ok::<(), tensor_core::Error>(())
+    /// ```
+    pub fn compile_and_load(&self, source: &str, name: &str) -> Result<()> {
+        self.load_for_this_device(source, name).map(|_| ())
+    }
+
+    /// `load` of `source` for this device's `sm_XX`, then its PTX, then older PTX.
+    fn load_for_this_device(&self, source: &str, name: &str) -> Result<Function> {
         let (major, minor) = self.compute_capability;
         let mut archs = vec![self.arch(), format!("compute_{major}{minor}")];
         for fallback in ["compute_90", "compute_80"] {
@@ -197,20 +216,12 @@ impl CudaDevice {
         }
         let mut failures = Vec::new();
         for arch in &archs {
-            match self.load(&source, arch, &generated.name) {
-                Ok(f) => {
-                    self.functions.lock().unwrap_or_else(|e| e.into_inner()).insert(spec.clone(), f);
-                    return Ok(f);
-                }
+            match self.load(source, arch, name) {
+                Ok(f) => return Ok(f),
                 Err(e) => failures.push(format!("{arch}: {e}")),
             }
         }
-        Err(Error::Cuda(format!(
-            "no usable image of {} for cuda:{}:\n{}",
-            generated.name,
-            self.ordinal,
-            failures.join("\n")
-        )))
+        Err(Error::Cuda(format!("no usable image of {} for cuda:{}:\n{}", name, self.ordinal, failures.join("\n"))))
     }
 
     fn load(&self, source: &str, arch: &str, name: &str) -> Result<Function> {

@@ -125,7 +125,7 @@ fn compile_units(
 ) -> Result<(), ShimError> {
     let fail = |what: String| ShimError::Failed(what);
     std::fs::create_dir_all(dir).map_err(|e| fail(format!("creating {}: {e}", dir.display())))?;
-    let tag = format!("{key:016x}-{}", std::process::id());
+    let tag = format!("{key:016x}-{}", cache::unique_suffix());
     let mut children = Vec::new();
     let mut objects = Vec::new();
     for (i, unit) in units.iter().enumerate() {

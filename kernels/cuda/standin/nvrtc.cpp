@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cerrno>
 #include <cstdint>
@@ -214,7 +215,11 @@ nvrtcResult compile(Program& p, const std::vector<std::string>& options) {
     const std::string dir = TOPS_STANDIN_CACHE;
     const std::string so = dir + "/k-" + key + ".so";
     if (!file_exists(so)) {
-        const std::string tag = dir + "/k-" + key + "-" + std::to_string(getpid());
+        // Unique per build, not just per process: threads of one process may build the same
+        // program at once, and each must rename only a library it finished writing itself.
+        static std::atomic<unsigned long> builds{0};
+        const std::string tag =
+            dir + "/k-" + key + "-" + std::to_string(getpid()) + "-" + std::to_string(builds.fetch_add(1));
         {
             std::ofstream out(tag + ".cpp");
             out << text;
