@@ -100,9 +100,10 @@ macro_rules! sum_exp {
                 let mv = <$v>::splat(m);
                 let mut acc = <$v>::zero();
                 let mut chunks = xs.chunks_exact($lanes);
-                for c in &mut chunks {
+                for (k, c) in (&mut chunks).enumerate() {
                     // One vector per iteration: no widening across iterations (gathers).
                     tensor_kernels_cpu::map::no_loop_vectorize();
+                    prefetch_next_block(xs, k * $lanes);
                     acc = acc + (<$v>::load(c) - mv).exp();
                 }
                 let mut lanes = [0 as $t; $lanes];
@@ -175,3 +176,20 @@ pub fn convert_block<'b, I: Element, C: Element>(xs: &'b [I], buf: &'b mut [C; B
 
 /// Elements a block fast path converts and folds at a time (a row leaf's size).
 pub const BLOCK: usize = tensor_kernels_cpu::reduce::ROW_LEAF;
+
+/// Asks for the 16 elements one [`BLOCK`] after `xs[at..]` (the next block of a row leaf's
+/// run, or the next leaf's): called once per 16 elements of a block's compute-bound pass
+/// (exp, the squared deviations), which reads the block from cache, so the next block
+/// streams in meanwhile instead of compute and memory taking turns: measured logsumexp
+/// over rows 0.46 → 0.8 of the read speed. Not in the pass that first reads a block from
+/// memory (it would only add requests to a memory-bound loop: logsumexp fell back to 0.55),
+/// and one line per call (a burst of prefetches per block stalls).
+#[inline(always)]
+pub fn prefetch_next_block<C>(xs: &[C], at: usize) {
+    let next = xs.as_ptr().wrapping_add(BLOCK + at).cast::<u8>();
+    let mut line = 0;
+    while line < 16 * std::mem::size_of::<C>() {
+        tensor_kernels_cpu::map::prefetch(next.wrapping_add(line));
+        line += 64;
+    }
+}

@@ -1,7 +1,9 @@
 //! The built-in reducers, generic over the stored input `I`, the accumulator type `C` and
 //! the stored output `O` (the rows in `rows.rs` pick them per dtype).
 
-use super::compute::{convert_block, max_and_nan, min_and_nan, Compute, FloatCompute, SumExp, BLOCK};
+use super::compute::{
+    convert_block, max_and_nan, min_and_nan, prefetch_next_block, Compute, FloatCompute, SumExp, BLOCK,
+};
 use std::marker::PhantomData;
 use tensor_core::{Element, Scalar};
 use tensor_kernels_cpu::reduce::Reducer;
@@ -281,8 +283,9 @@ impl<I: Element, C: FloatCompute, O: Element, const SQRT: bool> Reducer for Var<
         for chunk in xs.chunks(BLOCK) {
             let b = convert_block(chunk, &mut buf);
             let n = b.len() as f64;
-            let mean = lane_sum(b, |x| x).div(C::from_count(n));
-            let m2 = lane_sum(b, |x| {
+            let mean = lane_sum(b, false, |x| x).div(C::from_count(n));
+            // The second pass reads the block from cache: the next one streams in meanwhile.
+            let m2 = lane_sum(b, true, |x| {
                 let d = x.sub(mean);
                 d.mul(d)
             });
@@ -347,12 +350,16 @@ fn first_hit<C: Compute>(b: &[C], m: C, nan: bool, reverse: bool) -> Option<usiz
     None
 }
 
-/// Σ f(x) over a slice with 16 independent accumulators, combined pairwise.
+/// Σ f(x) over a slice with 16 independent accumulators, combined pairwise; with
+/// `prefetch`, asking for the next block as it goes ([`prefetch_next_block`]).
 #[inline(always)]
-fn lane_sum<C: FloatCompute>(xs: &[C], f: impl Fn(C) -> C) -> C {
+fn lane_sum<C: FloatCompute>(xs: &[C], prefetch: bool, f: impl Fn(C) -> C) -> C {
     let mut acc = [C::ZERO; 16];
     let mut chunks = xs.chunks_exact(16);
-    for c in &mut chunks {
+    for (i, c) in (&mut chunks).enumerate() {
+        if prefetch {
+            prefetch_next_block(xs, 16 * i);
+        }
         for k in 0..16 {
             acc[k] = acc[k].add(f(c[k]));
         }

@@ -6,7 +6,7 @@
 use tensor_core::registry::{KernelRow, OpSpec, RowCache};
 use tensor_core::{DType, DeviceKind, Layout};
 use tensor_kernels_cpu::copy::stream::copy_bytes_nt_unfenced;
-use tensor_kernels_cpu::map::{no_loop_vectorize, simd_level, SimdLevel};
+use tensor_kernels_cpu::map::{no_loop_vectorize, prefetch, simd_level, SimdLevel};
 use tensor_kernels_cpu::rows::{RowKernel, RowScratch};
 use tensor_kernels_cpu::value::{F32x16, F64x4, Lane, Value};
 
@@ -69,10 +69,13 @@ where
     }
     let mv = V::splat(m.0);
     let mut vs = V::zero();
-    for (c, o) in x[..body].chunks_exact(n).zip(tmp[..body].chunks_exact_mut(n)) {
+    for (k, (c, o)) in x[..body].chunks_exact(n).zip(tmp[..body].chunks_exact_mut(n)).enumerate() {
         // Each iteration is already one vector: keep LLVM from widening across them
         // (it would turn the lane arrays into gathers).
         no_loop_vectorize();
+        // The next row (dense rows follow each other) streams in while this one computes:
+        // its maximum pass then reads from cache, not memory.
+        prefetch(x.as_ptr().wrapping_add(len + k * n));
         let e = (V::load(c) - mv).exp();
         if !log {
             e.store(o);
