@@ -529,3 +529,24 @@ fn fused_softmax_rows_larger_than_the_cache_stream_the_same_values() {
         assert!(got.iter().all(|x| !x.is_nan()), "every element written (log {log})");
     }
 }
+
+/// Column reductions (over dim 0) of tensors wide enough to span several column tiles of
+/// every accumulator size (4-byte sums to 16-byte var/argmax accumulators), with a partial
+/// last tile and more rows than one leaf: the model for every output.
+#[test]
+fn wide_column_reductions_across_tiles_match_the_model() {
+    let (rows, cols) = (70, 17_000);
+    let t = tensor_of(&values(rows * cols, DType::F32), &[rows, cols], DType::F32);
+    let what = |op: &str| format!("{op} over dim 0 of [{rows}, {cols}]");
+    check("sum", &t, &[0], false, 0.0, &t.sum(&[0], false).unwrap(), &what("sum"));
+    check("amax", &t, &[0], false, 0.0, &t.amax(&[0], false).unwrap(), &what("amax"));
+    check("logsumexp", &t, &[0], false, 0.0, &t.logsumexp(&[0], false).unwrap(), &what("logsumexp"));
+    check("var", &t, &[0], false, 1.0, &t.var(&[0], 1, false).unwrap(), &what("var"));
+    let arg = t.argmax(0, false).unwrap().to_vec::<i64>().unwrap();
+    let vals = t.to_vec::<f32>().unwrap();
+    for (c, &got) in arg.iter().enumerate() {
+        let column = (0..rows).map(|r| vals[r * cols + c]);
+        let want = column.enumerate().fold((0, f32::NEG_INFINITY), |b, (r, x)| if x > b.1 { (r, x) } else { b }).0;
+        assert_eq!(got, want as i64, "argmax over dim 0, column {c}");
+    }
+}

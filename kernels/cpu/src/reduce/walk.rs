@@ -11,8 +11,11 @@ use tensor_core::registry::RawTensor;
 pub const ROW_LEAF: usize = 1024;
 /// Reduced positions (rows) per leaf of a column reduction.
 pub const COLUMN_LEAF: usize = 64;
-/// Bytes of the accumulator row a column tile keeps in cache.
-const TILE_BYTES: usize = 16 * 1024;
+/// Bytes of the accumulator row a column tile keeps in cache (in L2). Not smaller: with
+/// 16-byte accumulators (var, argmax) a 16 KiB row made each input row a 4 KiB piece, a new
+/// page for the hardware prefetcher every time (measured var over dim 0 of [8192, 8192]
+/// f32 0.25 → 0.45 of the read speed, argmax 0.3 → 0.6; sums and maxima unchanged).
+const TILE_BYTES: usize = 64 * 1024;
 /// Elements below which a subtree is not split across threads.
 const PARALLEL_MIN: usize = 64 * 1024;
 

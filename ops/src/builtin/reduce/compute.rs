@@ -119,11 +119,14 @@ sum_exp!(f64, tensor_kernels_cpu::value::F64x4, 4);
 
 /// The greatest element of a slice by `>` (16 independent lanes) and whether any is NaN.
 #[inline(always)]
-pub fn max_and_nan<C: Compute>(xs: &[C]) -> (C, bool) {
+pub fn max_and_nan<C: Compute, const PREFETCH: bool>(xs: &[C]) -> (C, bool) {
     let mut m = [C::LOWEST; 16];
     let mut nan = [false; 16];
     let mut chunks = xs.chunks_exact(16);
-    for c in &mut chunks {
+    for (i, c) in (&mut chunks).enumerate() {
+        if PREFETCH {
+            prefetch_next_block(xs, 16 * i);
+        }
         for k in 0..16 {
             m[k] = if c[k] > m[k] { c[k] } else { m[k] };
             nan[k] |= c[k].is_nan();
@@ -140,11 +143,14 @@ pub fn max_and_nan<C: Compute>(xs: &[C]) -> (C, bool) {
 
 /// The least element of a slice by `<` and whether any is NaN.
 #[inline(always)]
-pub fn min_and_nan<C: Compute>(xs: &[C]) -> (C, bool) {
+pub fn min_and_nan<C: Compute, const PREFETCH: bool>(xs: &[C]) -> (C, bool) {
     let mut m = [C::HIGHEST; 16];
     let mut nan = [false; 16];
     let mut chunks = xs.chunks_exact(16);
-    for c in &mut chunks {
+    for (i, c) in (&mut chunks).enumerate() {
+        if PREFETCH {
+            prefetch_next_block(xs, 16 * i);
+        }
         for k in 0..16 {
             m[k] = if c[k] < m[k] { c[k] } else { m[k] };
             nan[k] |= c[k].is_nan();

@@ -109,7 +109,7 @@ fn min_nan<C: Compute>(a: C, b: C) -> C {
 /// The fast path of amax/amin over a contiguous run: blocks converted to `C`, the extreme
 /// by 16 independent lanes, NaN detected on the side.
 macro_rules! extreme_run {
-    ($scan:ident, $merge:ident) => {
+    ($scan:path, $merge:ident) => {
         #[inline(always)]
         fn fold_run(&self, xs: &[I], _: i64, _: i64) -> C {
             let mut buf = [C::ZERO; BLOCK];
@@ -126,9 +126,9 @@ macro_rules! extreme_run {
 }
 
 one_value_reducer!(AMax: Compute, identity = C::LOWEST, merge = max_nan, finish = |a: C, _| a.cast(),
-    extreme_run!(max_and_nan, max_nan););
+    extreme_run!(max_and_nan::<C, false>, max_nan););
 one_value_reducer!(AMin: Compute, identity = C::HIGHEST, merge = min_nan, finish = |a: C, _| a.cast(),
-    extreme_run!(min_and_nan, min_nan););
+    extreme_run!(min_and_nan::<C, false>, min_nan););
 
 /// all/any: a `bool` accumulator, `x != 0` folded with `&` (from `true`) or `|` (from
 /// `false`).
@@ -209,7 +209,7 @@ impl<I: Element, C: SumExp, O: Element> Reducer for LogSumExp<I, C, O> {
         let mut acc = self.identity();
         for chunk in xs.chunks(BLOCK) {
             let b = convert_block(chunk, &mut buf);
-            let (m, nan) = max_and_nan(b);
+            let (m, nan) = max_and_nan::<C, false>(b);
             let block = if nan {
                 (m, C::NAN)
             } else if m == C::LOWEST || m == C::HIGHEST {
@@ -412,7 +412,7 @@ fn pick<C: Compute>(a: (C, i64), b: (C, i64), better: impl Fn(C, C) -> bool) -> 
 }
 
 macro_rules! arg_reducer {
-    ($name:ident, $scan:ident, $better:expr) => {
+    ($name:ident, $scan:path, $better:expr) => {
         impl<I: Element, C: Compute> Reducer for $name<I, C> {
             type In = I;
             type Acc = (C, i64);
@@ -499,5 +499,5 @@ macro_rules! arg_reducer {
         }
     };
 }
-arg_reducer!(ArgMax, max_and_nan, |x: C, y: C| x > y);
-arg_reducer!(ArgMin, min_and_nan, |x: C, y: C| x < y);
+arg_reducer!(ArgMax, max_and_nan::<C, true>, |x: C, y: C| x > y);
+arg_reducer!(ArgMin, min_and_nan::<C, true>, |x: C, y: C| x < y);
