@@ -12,6 +12,7 @@
 mod value_common;
 
 use proptest::prelude::*;
+use tensor_kernels_cpu::map::MapBody;
 use tensor_kernels_cpu::value::{Lane, Value};
 use value_common::{check, check_pred, inputs, TestElem};
 
@@ -373,24 +374,26 @@ proptest! {
     }
 }
 
-/// A sweep of f32 `exp` (written with `mul_add`) over every 61st bit pattern from 2^-30 to
-/// 104 (about 700 000 inputs, both signs: overflow, underflow to subnormals and 0): within
-/// 1 ulp of the correctly rounded result everywhere (the whole f32 range was checked once,
-/// outside the tests: at most 1 ulp, every SIMD level the same bits).
-#[test]
-fn f32_exp_sweep() {
-    let (lo, hi) = ((2f32).powi(-30).to_bits(), 104f32.to_bits());
+/// The worst ulp distance of a one-input f32 function from `reference` (in f64, rounded)
+/// over every 61st bit pattern from 2^-30 to `hi`, both signs; asserts at most 1.
+fn sweep(name: &str, body: &impl MapBody<1>, hi: f32, reference: fn(f64) -> f64) -> u64 {
+    let (lo, hi) = ((2f32).powi(-30).to_bits(), hi.to_bits());
     let xs: Vec<f32> = (lo..hi).step_by(61).map(f32::from_bits).flat_map(|x| [x, -x]).collect();
-    let worst = check("exp", &ExpB, &[xs], |[x]| (x as f64).exp() as f32, 1);
-    println!("f32 exp sweep: worst {worst} ulp");
+    check(name, body, &[xs], |[x]| reference(x as f64) as f32, 1)
 }
 
-/// A sweep of f32 `tanh` over every 61st bit pattern from 2^-30 to 12 (about 400 000
-/// inputs, both signs): within 1 ulp of the correctly rounded result everywhere.
+/// A sweep of f32 `exp` (written with `mul_add`) up to 104 (about 700 000 inputs: overflow,
+/// underflow to subnormals and 0): within 1 ulp of the correctly rounded result everywhere
+/// (the whole f32 range was checked once, outside the tests: at most 1 ulp, every SIMD level
+/// the same bits).
+#[test]
+fn f32_exp_sweep() {
+    println!("f32 exp sweep: worst {} ulp", sweep("exp", &ExpB, 104.0, f64::exp));
+}
+
+/// A sweep of f32 `tanh` up to 12 (about 400 000 inputs): within 1 ulp of the correctly
+/// rounded result everywhere.
 #[test]
 fn f32_tanh_sweep() {
-    let (lo, hi) = ((2f32).powi(-30).to_bits(), 12f32.to_bits());
-    let xs: Vec<f32> = (lo..hi).step_by(61).map(f32::from_bits).flat_map(|x| [x, -x]).collect();
-    let worst = check("tanh", &TanhB, &[xs], |[x]| (x as f64).tanh() as f32, 1);
-    println!("f32 tanh sweep: worst {worst} ulp");
+    println!("f32 tanh sweep: worst {} ulp", sweep("tanh", &TanhB, 12.0, f64::tanh));
 }

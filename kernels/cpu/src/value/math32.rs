@@ -13,8 +13,8 @@
 //! Methods (all constants are computed here from `f64` values):
 //! - `exp`, `exp2`: Cody–Waite reduction `x = n ln2 + r` (`|r| <= ln2/2`) with a split
 //!   `ln 2`, a degree-6 minimax polynomial for `e^r - 1` evaluated with `mul_add` (`exp`:
-//!   ≤ 1 ulp from the rounded `f64` result for every `f32`, checked exhaustively) or the Taylor polynomial of `2^r`
-//!   to degree 7 (`exp2`), and a scale by `2^n` done as two exact power-of-two factors so
+//!   ≤ 1 ulp from the rounded `f64` result for every `f32`, checked exhaustively) or the
+//!   Taylor polynomial of `2^r` to degree 7 (`exp2`), and a scale by `2^n` done as two exact power-of-two factors so
 //!   that a subnormal result is rounded once;
 //! - `ln`, `log2`: `x = 2^e (1 + f)` with `1 + f` in `[sqrt(1/2), sqrt(2))`,
 //!   `ln(1 + f) = f - f²/2 + s (f²/2 + R(s²))` with `s = f / (2 + f)` and `R` the series
@@ -109,7 +109,12 @@ fn with_sign_of(a: f32, s: f32) -> f32 {
 /// `(round(x), round(x) as i32)` for `|x| < 2^22`, ties to even.
 #[inline(always)]
 fn rint(x: f32) -> (f32, i32) {
-    let t = x + RND;
+    rint_of_sum(x + RND)
+}
+
+/// [`rint`] from `t = x + RND` already summed (with one rounding, e.g. by a `mul_add`).
+#[inline(always)]
+fn rint_of_sum(t: f32) -> (f32, i32) {
     (t - RND, (t.to_bits() as i32).wrapping_sub(RND_BITS))
 }
 
@@ -150,9 +155,7 @@ pub fn exp_lane(x: f32) -> f32 {
     let xc = if x < -104.0 { -104.0 } else { x };
     let xc = if xc > 89.0 { 89.0 } else { xc };
     // n = round(x log2 e) (the product rounded once, then to an integer by the RND trick).
-    let t = xc.mul_add(LOG2E, RND);
-    let kf = t - RND;
-    let n = (t.to_bits() as i32).wrapping_sub(RND_BITS);
+    let (kf, n) = rint_of_sum(xc.mul_add(LOG2E, RND));
     // r = x - n ln 2 with the split ln 2 (`kf * LN2_HI` is exact).
     let r = kf.mul_add(-LN2_HI, xc);
     let r = kf.mul_add(-LN2_LO, r);
