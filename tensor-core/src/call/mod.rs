@@ -10,7 +10,12 @@
 //!    must have the result's shape and a dtype the result can be cast to;
 //! 5. `execute` (private): output overlap, partial input/output overlap, locks, the canonical
 //!    plan, and the backend's kernel through [`crate::registry::KernelImpl::run`].
+//!
+//! Dense elementwise calls (every operand row-major contiguous, one shape, the inputs of one
+//! dtype) take a shorter way through the same checks (`dense`, private), without the
+//! broadcast, promotion, plan and overlap machinery they do not need.
 
+mod dense;
 mod execute;
 pub mod fused;
 mod output;
@@ -99,6 +104,9 @@ pub fn map(spec: &'static OpSpec, inputs: &[&Tensor], params: &[Scalar], output:
 /// [`map`] into a new tensor (memory order of the inputs where they agree).
 pub fn map_new(spec: &'static OpSpec, inputs: &[&Tensor], params: &[Scalar]) -> Result<Tensor> {
     check_arity(spec, inputs, params)?;
+    if let Some(done) = dense::map_new_dense(spec, inputs, params) {
+        return done;
+    }
     let device = check_devices(spec, inputs, None)?;
     let types = call_types(spec, inputs);
     let row = lookup(spec, device, types.kernel)?;
@@ -116,6 +124,9 @@ pub fn map_into(spec: &'static OpSpec, inputs: &[&Tensor], params: &[Scalar], ou
         Some(t) => (t, "out"),
         None => (inputs[0], "in-place"),
     };
+    if let Some(done) = dense::map_into_dense(spec, inputs, params, out) {
+        return done;
+    }
     let device = check_devices(spec, inputs, Some(out))?;
     let types = call_types(spec, inputs);
     let row = lookup(spec, device, types.kernel)?;

@@ -2,6 +2,7 @@
 
 use crate::{Device, DeviceKind, Error, Result};
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock, RwLock};
 
 /// Alignment of every CPU allocation made by the library (one cache line, AVX-512 width).
@@ -152,28 +153,35 @@ inventory::collect!(AllocatorFactory);
 static OVERRIDES: [RwLock<Option<Arc<dyn Allocator>>>; DeviceKind::ALL.len()] =
     [const { RwLock::new(None) }; DeviceKind::ALL.len()];
 
+/// Set (for good) once an override is installed for the kind: until then an allocation
+/// skips the override lock.
+static OVERRIDDEN: [AtomicBool; DeviceKind::ALL.len()] = [const { AtomicBool::new(false) }; DeviceKind::ALL.len()];
+
 fn registered(kind: DeviceKind) -> Result<Arc<dyn Allocator>> {
+    registered_ref(kind).clone()
+}
+
+/// The registered allocator of `kind` (made at the first call), by reference.
+fn registered_ref(kind: DeviceKind) -> &'static Result<Arc<dyn Allocator>> {
     static REGISTERED: [OnceLock<Result<Arc<dyn Allocator>>>; DeviceKind::ALL.len()] =
         [const { OnceLock::new() }; DeviceKind::ALL.len()];
-    REGISTERED[kind.index()]
-        .get_or_init(|| {
-            let mut factories: Vec<&AllocatorFactory> =
-                inventory::iter::<AllocatorFactory>.into_iter().filter(|f| f.device == kind).collect();
-            factories.sort_by_key(|f| std::cmp::Reverse(f.priority));
-            let mut last_err = None;
-            for f in factories {
-                match (f.make)() {
-                    Ok(a) => return Ok(a),
-                    Err(e) => last_err = Some(e),
-                }
+    REGISTERED[kind.index()].get_or_init(|| {
+        let mut factories: Vec<&AllocatorFactory> =
+            inventory::iter::<AllocatorFactory>.into_iter().filter(|f| f.device == kind).collect();
+        factories.sort_by_key(|f| std::cmp::Reverse(f.priority));
+        let mut last_err = None;
+        for f in factories {
+            match (f.make)() {
+                Ok(a) => return Ok(a),
+                Err(e) => last_err = Some(e),
             }
-            match kind {
-                // The host always has the plain allocator.
-                DeviceKind::Cpu => Ok(Arc::new(CpuAllocator) as Arc<dyn Allocator>),
-                _ => Err(last_err.unwrap_or_else(|| crate::runtime::no_backend(kind))),
-            }
-        })
-        .clone()
+        }
+        match kind {
+            // The host always has the plain allocator.
+            DeviceKind::Cpu => Ok(Arc::new(CpuAllocator) as Arc<dyn Allocator>),
+            _ => Err(last_err.unwrap_or_else(|| crate::runtime::no_backend(kind))),
+        }
+    })
 }
 
 /// Installs the allocator used for new storage on devices of `device`'s kind, overriding
@@ -186,6 +194,20 @@ fn registered(kind: DeviceKind) -> Result<Arc<dyn Allocator>> {
 /// ```
 pub fn set_allocator(device: Device, alloc: Arc<dyn Allocator>) {
     *OVERRIDES[device.kind().index()].write().unwrap_or_else(|e| e.into_inner()) = Some(alloc);
+    OVERRIDDEN[device.kind().index()].store(true, Ordering::Release);
+}
+
+/// Calls `f` with the allocator [`allocator_for`] returns, without cloning its handle
+/// (what lazy allocation uses: no lock or reference count when no override is installed).
+pub(crate) fn with_allocator<R>(device: Device, f: impl FnOnce(&dyn Allocator) -> R) -> Result<R> {
+    let kind = device.kind();
+    if OVERRIDDEN[kind.index()].load(Ordering::Acquire) {
+        return Ok(f(&*allocator_for(device)?));
+    }
+    match registered_ref(kind) {
+        Ok(a) => Ok(f(&**a)),
+        Err(e) => Err(e.clone()),
+    }
 }
 
 /// The allocator for `device`: an installed override, else the best registered one, else

@@ -61,6 +61,44 @@ pub(super) fn release(id: usize) {
     });
 }
 
+/// True when this thread holds any guard (the table is not empty): only then can a lock
+/// it asks for be one it already holds.
+#[inline]
+pub(super) fn holds_any() -> bool {
+    HELD.with(|h| !h.borrow().is_empty())
+}
+
+/// Records one more guard of each `(id, access)` (a lock set's storages, each once).
+#[inline]
+pub(super) fn acquire_many(entries: impl Iterator<Item = (usize, Access)>) {
+    HELD.with(|h| {
+        let mut h = h.borrow_mut();
+        for (id, access) in entries {
+            match h.iter_mut().find(|e| e.0 == id) {
+                Some(e) => e.2 += 1,
+                None => h.push((id, access, 1)),
+            }
+        }
+    })
+}
+
+/// Records that one guard on each of `ids` was dropped.
+#[inline]
+pub(super) fn release_many(ids: impl Iterator<Item = usize>) {
+    // `try_with`: a set dropped during thread teardown finds the table gone; nothing to do.
+    let _ = HELD.try_with(|h| {
+        let mut h = h.borrow_mut();
+        for id in ids {
+            if let Some(i) = h.iter().position(|e| e.0 == id) {
+                h[i].2 -= 1;
+                if h[i].2 == 0 {
+                    h.swap_remove(i);
+                }
+            }
+        }
+    });
+}
+
 /// The error for `op` wanting `want` on a storage this thread already holds as `have`.
 pub(super) fn reentrant(op: &'static str, want: Access, have: Access, why: &str) -> Error {
     let name = |a: Access| if a == Access::Read { "read" } else { "write" };

@@ -268,12 +268,14 @@ impl Storage {
             return Ok(());
         }
         let (device, bytes) = (self.inner.device, self.inner.capacity);
-        let alloc = allocator_for(device)?;
-        let data = if self.inner.zeroed {
-            alloc.allocate_on(device, bytes)?
-        } else {
-            alloc.allocate_uninit_on(device, bytes)?
-        };
+        let zeroed = self.inner.zeroed;
+        let data = alloc::with_allocator(device, |a| {
+            if zeroed {
+                a.allocate_on(device, bytes)
+            } else {
+                a.allocate_uninit_on(device, bytes)
+            }
+        })??;
         if data.len() < bytes {
             return Err(Error::OutOfMemory { bytes, device });
         }
@@ -302,31 +304,36 @@ impl Storage {
     /// [`Storage::read`] with `op` named in its errors.
     pub fn read_for(&self, op: &'static str) -> Result<StorageRead<'_>> {
         let id = self.id();
-        let guard = match held::held(id) {
+        let guard = self.read_raw(op, held::held(id))?;
+        held::acquire(id, Access::Read);
+        Ok(StorageRead { guard, id })
+    }
+
+    /// The read lock, given what this thread already holds on this storage (`have`),
+    /// allocating a lazy buffer first. Records nothing in the held table.
+    #[inline(always)]
+    fn read_raw(&self, op: &'static str, have: Option<Access>) -> Result<RwLockReadGuard<'_, Option<DataPtr>>> {
+        match have {
             Some(Access::Write) => {
-                return Err(held::reentrant(op, Access::Read, Access::Write, "waiting for it would never return"))
+                Err(held::reentrant(op, Access::Read, Access::Write, "waiting for it would never return"))
             }
             Some(Access::Read) => match self.inner.buffer.try_read() {
-                Ok(g) => g,
-                Err(TryLockError::Poisoned(p)) => p.into_inner(),
-                Err(TryLockError::WouldBlock) => {
-                    return Err(held::reentrant(
-                        op,
-                        Access::Read,
-                        Access::Read,
-                        "a writer on another thread is waiting for that guard, so a second read would deadlock",
-                    ))
-                }
+                Ok(g) => Ok(g),
+                Err(TryLockError::Poisoned(p)) => Ok(p.into_inner()),
+                Err(TryLockError::WouldBlock) => Err(held::reentrant(
+                    op,
+                    Access::Read,
+                    Access::Read,
+                    "a writer on another thread is waiting for that guard, so a second read would deadlock",
+                )),
             },
             None => {
                 if !self.is_allocated() {
                     self.ensure_allocated()?;
                 }
-                self.inner.buffer.read().unwrap_or_else(|e| e.into_inner())
+                Ok(self.inner.buffer.read().unwrap_or_else(|e| e.into_inner()))
             }
-        };
-        held::acquire(id, Access::Read);
-        Ok(StorageRead { guard, id })
+        }
     }
 
     /// Exclusive (write) access to the buffer, allocating it first if lazy. Taking it while
@@ -337,17 +344,27 @@ impl Storage {
 
     /// [`Storage::write`] with `op` named in its errors.
     pub fn write_for(&self, op: &'static str) -> Result<StorageWrite<'_>> {
+        let id = self.id();
+        let guard = self.write_raw(op, held::held(id))?;
+        held::acquire(id, Access::Write);
+        Ok(StorageWrite { guard, id })
+    }
+
+    /// The write lock, given what this thread already holds on this storage (`have`),
+    /// allocating a lazy buffer. Records nothing in the held table.
+    #[inline(always)]
+    fn write_raw(&self, op: &'static str, have: Option<Access>) -> Result<RwLockWriteGuard<'_, Option<DataPtr>>> {
         if self.is_read_only() {
             return Err(Error::ReadOnly { op });
         }
-        let id = self.id();
-        if let Some(have) = held::held(id) {
+        if let Some(have) = have {
             return Err(held::reentrant(op, Access::Write, have, "waiting for it would never return"));
         }
         let mut guard = self.inner.buffer.write().unwrap_or_else(|e| e.into_inner());
-        self.fill_lazy(&mut guard)?;
-        held::acquire(id, Access::Write);
-        Ok(StorageWrite { guard, id })
+        if guard.is_none() {
+            self.fill_lazy(&mut guard)?;
+        }
+        Ok(guard)
     }
 }
 
@@ -418,15 +435,21 @@ pub enum Access {
     Write,
 }
 
-enum Guard<'a> {
-    Read(StorageRead<'a>),
-    Write(StorageWrite<'a>),
-}
-
 /// The locks of every operand of one call, taken in a deadlock-free order.
 pub struct LockSet<'a> {
-    /// Inline for the usual ≤ 4 operands of a call (no heap allocation).
-    guards: SmallVec<[(usize, Guard<'a>); 4]>,
+    /// Each locked storage's id and buffer address (null for an empty buffer).
+    bases: SmallVec<[(usize, *mut u8); 4]>,
+    /// The guards (recorded in the held table by the set, not by themselves). Inline for
+    /// the usual ≤ 4 operands of a call: no heap allocation, and no enum to move around.
+    reads: SmallVec<[RwLockReadGuard<'a, Option<DataPtr>>; 4]>,
+    writes: SmallVec<[RwLockWriteGuard<'a, Option<DataPtr>>; 2]>,
+}
+
+impl Drop for LockSet<'_> {
+    fn drop(&mut self) {
+        // The table forgets the set first; the guards (fields) unlock right after.
+        held::release_many(self.bases.iter().map(|(id, _)| *id));
+    }
 }
 
 impl LockSet<'_> {
@@ -434,10 +457,7 @@ impl LockSet<'_> {
     /// Writable only if it was locked for [`Access::Write`].
     pub fn base(&self, storage: &Storage) -> *mut u8 {
         let id = storage.id();
-        self.guards.iter().find(|(g, _)| *g == id).map_or(std::ptr::null_mut(), |(_, g)| match g {
-            Guard::Read(r) => r.as_ptr() as *mut u8,
-            Guard::Write(w) => w.guard.as_ref().map_or(std::ptr::null_mut(), |d| d.as_ptr()),
-        })
+        self.bases.iter().find(|(b, _)| *b == id).map_or(std::ptr::null_mut(), |(_, p)| *p)
     }
 }
 
@@ -454,6 +474,9 @@ pub fn lock_many<'a>(ops: &[(&'a Storage, Access)]) -> Result<LockSet<'a>> {
 }
 
 /// [`lock_many`] with `op` named in its errors (e.g. a lock this thread already holds).
+///
+/// The held table (re-entry detection) is consulted once for the whole set, and only when
+/// this thread holds some guard; the set is recorded in it once, after every lock is taken.
 pub fn lock_many_for<'a>(op: &'static str, ops: &[(&'a Storage, Access)]) -> Result<LockSet<'a>> {
     let mut want: SmallVec<[(usize, &'a Storage, Access); 4]> = SmallVec::new();
     for &(s, a) in ops {
@@ -466,14 +489,40 @@ pub fn lock_many_for<'a>(op: &'static str, ops: &[(&'a Storage, Access)]) -> Res
             None => want.push((s.id(), s, a)),
         }
     }
-    want.sort_by_key(|w| w.0);
-    let mut guards = SmallVec::new();
-    for (id, s, a) in want {
-        let g = match a {
-            Access::Read => Guard::Read(s.read_for(op)?),
-            Access::Write => Guard::Write(s.write_for(op)?),
-        };
-        guards.push((id, g));
+    // Insertion sort: a call has a handful of operands.
+    for i in 1..want.len() {
+        let mut j = i;
+        while j > 0 && want[j - 1].0 > want[j].0 {
+            want.swap(j - 1, j);
+            j -= 1;
+        }
     }
-    Ok(LockSet { guards })
+    let holds_any = held::holds_any();
+    let mut set = LockSet { bases: SmallVec::new(), reads: SmallVec::new(), writes: SmallVec::new() };
+    for &(id, s, a) in &want {
+        let have = if holds_any { held::held(id) } else { None };
+        let data = match a {
+            Access::Read => {
+                let g = s.read_raw(op, have).inspect_err(|_| forget_unrecorded(&mut set))?;
+                let p = g.as_ref().map_or(std::ptr::null_mut(), |d| d.as_ptr());
+                set.reads.push(g);
+                p
+            }
+            Access::Write => {
+                let g = s.write_raw(op, have).inspect_err(|_| forget_unrecorded(&mut set))?;
+                let p = g.as_ref().map_or(std::ptr::null_mut(), |d| d.as_ptr());
+                set.writes.push(g);
+                p
+            }
+        };
+        set.bases.push((id, data));
+    }
+    held::acquire_many(want.iter().map(|&(id, _, a)| (id, a)));
+    Ok(set)
+}
+
+/// Empties the ids of a set not yet recorded in the held table (a lock failed midway), so
+/// its drop releases the guards taken so far without touching the table.
+fn forget_unrecorded(set: &mut LockSet<'_>) {
+    set.bases.clear();
 }

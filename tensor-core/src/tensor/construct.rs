@@ -54,8 +54,16 @@ impl Tensor {
     /// assert!(!t.storage().is_allocated());
     /// ```
     pub fn empty(shape: &[usize], dtype: DType, device: Device) -> Result<Tensor> {
-        let numel = shape::checked_numel("empty", shape, dtype)?;
-        Tensor::from_storage(Storage::new_lazy_uninit(dtype, numel, device)?, shape)
+        Tensor::empty_for("empty", shape, dtype, device)
+    }
+
+    /// [`Tensor::empty`] with `op` named in its errors (an op's new output).
+    pub(crate) fn empty_for(op: &'static str, shape: &[usize], dtype: DType, device: Device) -> Result<Tensor> {
+        let numel = shape::checked_numel(op, shape, dtype)?;
+        let storage = Storage::new_lazy_uninit(dtype, numel, device)?;
+        // `numel` elements fit `storage` (made for them) and isize (checked): every offset
+        // of the dense strides lies in it.
+        Ok(Tensor::from_parts_unchecked(storage, shape::Dims::from_slice(shape), shape::dense_strides(shape), 0))
     }
 
     /// A tensor filled with `value` cast to `dtype`.

@@ -1,0 +1,125 @@
+//! The short way through the call path for dense elementwise calls: every input and the
+//! output row-major contiguous and of one shape, the inputs of one dtype on one device.
+//!
+//! Such a call needs no broadcast, no promotion between dtypes, no memory-order choice, no
+//! iteration plan and no overlap analysis beyond "another storage, or the very same view",
+//! so it skips that machinery and its small-vector bookkeeping (the per-call overhead of
+//! small ops). It makes every check the general path makes for such operands — arity (by
+//! the caller), devices, the dtype rule, the kernel row, the output's shape and dtype,
+//! aliasing, locks — and anything it does not recognise, errors included, goes the general
+//! way, which reports them.
+
+use super::types::{can_cast, CallTypes};
+use crate::registry::{KernelRow, OpSpec, PreparedCall, RawTensor};
+use crate::{lock_many_for, Access, DType, Result, Scalar, Storage, Tensor, MAX_INPUTS};
+
+/// The dtypes of a call whose inputs are all dense, of one shape, dtype and device; `None`
+/// when they are not (or there are more inputs than any op takes).
+///
+/// With every input of one dtype `D`, PyTorch's promotion gives `D` (0-dim inputs
+/// included); a float-only op computes integers and bool in f32; a predicate yields `Bool`.
+fn dense_types(spec: &OpSpec, inputs: &[&Tensor]) -> Option<CallTypes> {
+    let (first, rest) = inputs.split_first()?;
+    if inputs.len() > MAX_INPUTS || !first.is_contiguous() {
+        return None;
+    }
+    let (shape, dtype, device) = (first.shape(), first.dtype(), first.device());
+    let alike = |t: &&Tensor| t.dtype() == dtype && t.device() == device && t.shape() == shape && t.is_contiguous();
+    if !rest.iter().all(alike) {
+        return None;
+    }
+    let kernel = if spec.float_only && !dtype.is_float() { DType::F32 } else { dtype };
+    Some(CallTypes { kernel, result: if spec.bool_output { DType::Bool } else { kernel } })
+}
+
+/// [`super::map_new`] for dense inputs; `None` sends the call the general way.
+pub(super) fn map_new_dense(spec: &'static OpSpec, inputs: &[&Tensor], params: &[Scalar]) -> Option<Result<Tensor>> {
+    let types = dense_types(spec, inputs)?;
+    let first = inputs[0];
+    let run = || {
+        let row = super::lookup(spec, first.device(), types.kernel)?;
+        // Dense inputs of one shape: the eager rule gives a row-major result.
+        let out = Tensor::empty_for(spec.name, first.shape(), types.result, first.device())?;
+        run_dense(spec, row, &out, inputs, params)?;
+        Ok(out)
+    };
+    Some(run())
+}
+
+/// [`super::map_into`] for dense inputs and a dense `out` of their shape on their device,
+/// which is either another storage or exactly the same view as each input it shares a
+/// storage with (in place); `None` sends the call the general way.
+pub(super) fn map_into_dense(
+    spec: &'static OpSpec,
+    inputs: &[&Tensor],
+    params: &[Scalar],
+    out: &Tensor,
+) -> Option<Result<()>> {
+    let types = dense_types(spec, inputs)?;
+    let first = inputs[0];
+    let fits = out.device() == first.device()
+        && out.shape() == first.shape()
+        && out.is_contiguous()
+        && can_cast(types.result, out.dtype());
+    // Dense views of one shape on one storage are the same view exactly when they start at
+    // the same element; any other sharing is a partial overlap (the general path copies).
+    let aliasing_ok = inputs.iter().all(|t| !t.shares_storage(out) || t.storage_offset() == out.storage_offset());
+    if !fits || !aliasing_ok {
+        return None;
+    }
+    let run = || {
+        let row = super::lookup(spec, first.device(), types.kernel)?;
+        run_dense(spec, row, out, inputs, params)
+    };
+    Some(run())
+}
+
+/// Locks the operands and runs `row` on them as one contiguous run (no dim for a single
+/// element, as the canonical plan has it).
+fn run_dense(
+    spec: &'static OpSpec,
+    row: &'static KernelRow,
+    out: &Tensor,
+    inputs: &[&Tensor],
+    params: &[Scalar],
+) -> Result<()> {
+    let numel = [out.numel()];
+    if numel[0] == 0 {
+        return Ok(());
+    }
+    // The output fills the slots past the inputs: `lock_many_for` merges repeats.
+    let want = |i: usize| inputs.get(i).map_or((out.storage(), Access::Write), |t| (t.storage(), Access::Read));
+    let wants: [(&Storage, Access); MAX_INPUTS + 1] = [want(0), want(1), want(2), (out.storage(), Access::Write)];
+    let locks = lock_many_for(spec.name, &wants)?;
+    let dims = usize::from(numel[0] != 1);
+    let raw = |t: &Tensor| RawTensor {
+        ptr: locks.base(t.storage()).wrapping_add(t.storage_offset() * t.elem_size()),
+        dtype: t.dtype(),
+        shape: &numel[..dims],
+        strides: &UNIT[..dims],
+        device: t.device(),
+    };
+    let outputs = [raw(out)];
+    let input = |i: usize| raw(inputs[i.min(inputs.len() - 1)]);
+    let in_raw: [RawTensor<'_>; MAX_INPUTS] = [input(0), input(1), input(2)];
+    let call = PreparedCall {
+        op: spec,
+        outputs: &outputs,
+        inputs: &in_raw[..inputs.len()],
+        params,
+        index_strides: &[],
+        fused: None,
+    };
+    // SAFETY: every operand is a contiguous view of `numel` elements of a storage locked
+    // above (out exclusively), so in bounds by the view invariant; all have one shape, so
+    // one unit-stride run is their canonical plan; out (contiguous) has no internal overlap
+    // and shares a storage with an input only as the very same view (checked by the
+    // callers): the PreparedCall contract.
+    unsafe { row.kernel.run(&call) }
+}
+
+// The arrays above name each slot (no `array::from_fn`, which costs on this hot path).
+const _: () = assert!(MAX_INPUTS == 3, "run_dense lists one slot per input");
+
+/// The unit stride of a dense one-run plan.
+const UNIT: [isize; 1] = [1];
