@@ -9,6 +9,10 @@
 //! - The cache holds at most [`CachingAllocator::cap`] bytes (default [`default_cap`]: the
 //!   smaller of 1 GiB and a quarter of physical memory); releasing a block that does not
 //!   fit evicts the largest cached blocks first, or frees the block if it exceeds the cap.
+//! - The process-wide cache ([`global`]) also parks, per thread, one freed block of each
+//!   size class up to 1 KiB (`thread_slots`): a small op's output is then allocated and
+//!   freed without the cache's lock. Those blocks are not in [`CacheStats::bytes_cached`]
+//!   and [`empty_cache`] frees only the calling thread's.
 //! - Turn it off with the environment variable `TENSOR_OPS_CPU_CACHE=0` (read when the
 //!   global allocator is first used) or [`set_enabled`]; empty it with [`empty_cache`].
 //! - [`Allocator::allocate`] returns zeroed memory (a recycled block is zeroed first);
@@ -18,9 +22,11 @@
 //! - Allocation failure is [`Error::OutOfMemory`] (after emptying the cache and retrying),
 //!   never an abort.
 
+mod thread_slots;
+
 use std::collections::BTreeMap;
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use tensor_core::{Allocator, DataPtr, Device, Error, Result, CPU_ALIGN};
 
@@ -94,6 +100,8 @@ struct State {
 
 struct Inner {
     state: Mutex<State>,
+    /// Mirrors `State::enabled` for the lock-free per-thread slots (global cache only).
+    slots_on: AtomicBool,
     hits: AtomicU64,
     misses: AtomicU64,
     evictions: AtomicU64,
@@ -281,11 +289,17 @@ impl CachingAllocator {
         CachingAllocator {
             inner: Arc::new(Inner {
                 state: Mutex::new(state),
+                slots_on: AtomicBool::new(true),
                 hits: AtomicU64::new(0),
                 misses: AtomicU64::new(0),
                 evictions: AtomicU64::new(0),
             }),
         }
+    }
+
+    /// True for [`global`] and its clones.
+    fn is_global(&self) -> bool {
+        GLOBAL.get().is_some_and(|g| Arc::ptr_eq(&g.inner, &self.inner))
     }
 
     /// The cap in bytes.
@@ -309,13 +323,18 @@ impl CachingAllocator {
     /// Turns caching on or off; turning it off frees every cached block.
     pub fn set_enabled(&self, on: bool) {
         self.inner.lock().enabled = on;
+        self.inner.slots_on.store(on, Ordering::Relaxed);
         if !on {
-            self.inner.empty();
+            self.empty();
         }
     }
 
-    /// Frees every cached block (blocks in use are unaffected).
+    /// Frees every cached block (blocks in use are unaffected). For the global cache, of the
+    /// per-thread slots only the calling thread's are emptied.
     pub fn empty(&self) {
+        if self.is_global() {
+            thread_slots::flush();
+        }
         self.inner.empty();
     }
 
@@ -363,7 +382,10 @@ impl CachingAllocator {
             return Err(oom());
         }
         let class = size_class(bytes);
-        let block = match self.inner.take(class) {
+        let global = self.is_global();
+        let parked =
+            if global && self.inner.slots_on.load(Ordering::Relaxed) { thread_slots::take(class) } else { None };
+        let block = match parked.or_else(|| self.inner.take(class)) {
             Some(b) => {
                 self.inner.hits.fetch_add(1, Ordering::Relaxed);
                 if zeroed {
@@ -384,8 +406,14 @@ impl CachingAllocator {
             }
         };
         let ptr = block.0;
-        let inner = Arc::clone(&self.inner);
-        let deleter = Box::new(move |p: NonNull<u8>, _len: usize| inner.give_back(Block(p), class));
+        // The process-wide cache's blocks go back through `global()`: a deleter that
+        // captures nothing is a `Box` without a heap allocation (and no reference count).
+        let deleter: tensor_core::Deleter = if global {
+            Box::new(|p: NonNull<u8>, len: usize| give_back_global(Block(p), size_class(len)))
+        } else {
+            let inner = Arc::clone(&self.inner);
+            Box::new(move |p: NonNull<u8>, _len: usize| inner.give_back(Block(p), class))
+        };
         // SAFETY: the block is `class >= bytes` bytes, 64-byte aligned, exclusively ours,
         // initialized (zeroed when fresh or asked for; else a previous tensor's bytes), and
         // the deleter returns it to the cache exactly once.
@@ -393,10 +421,22 @@ impl CachingAllocator {
     }
 }
 
+/// Returns a block of the global cache: into the calling thread's slot of its class when
+/// that is free, else to the shared cache.
+fn give_back_global(block: Block, class: usize) {
+    let inner = &global().inner;
+    let block = if inner.slots_on.load(Ordering::Relaxed) { thread_slots::put(block, class) } else { Some(block) };
+    if let Some(b) = block {
+        inner.give_back(b, class);
+    }
+}
+
+/// The process-wide cache behind [`global`].
+static GLOBAL: OnceLock<CachingAllocator> = OnceLock::new();
+
 /// The process-wide caching allocator (enabled unless `TENSOR_OPS_CPU_CACHE=0`, cap
 /// [`default_cap`]).
 pub fn global() -> &'static CachingAllocator {
-    static GLOBAL: OnceLock<CachingAllocator> = OnceLock::new();
     GLOBAL.get_or_init(|| {
         let a = CachingAllocator::new(default_cap());
         if std::env::var("TENSOR_OPS_CPU_CACHE").is_ok_and(|v| v.trim() == "0") {

@@ -119,3 +119,45 @@ fn installed_allocator_serves_tensors_and_bool_storage_is_clean() {
     tensor_kernels_cpu::alloc::empty_cache();
     assert_eq!(tensor_kernels_cpu::alloc::stats().bytes_cached, 0);
 }
+
+#[test]
+fn the_global_cache_parks_small_blocks_per_thread() {
+    use tensor_kernels_cpu::alloc::global;
+    // On a fresh thread, so no other test's blocks sit in its slots.
+    std::thread::spawn(|| {
+        let g = global();
+        let b = g.allocate_uninit_on(Device::Cpu, 200).unwrap();
+        // SAFETY: the block is 200 bytes, exclusively ours.
+        unsafe { std::ptr::write_bytes(b.as_ptr(), 0xAB, 200) };
+        let addr = b.as_ptr();
+        let before = g.stats();
+        drop(b);
+        // Parked in this thread's slot, not in the shared cache's counts...
+        assert_eq!(g.stats().bytes_cached, before.bytes_cached);
+        // ...and handed back to this thread for the same class (a hit), contents kept...
+        let c = g.allocate_uninit_on(Device::Cpu, 250).unwrap();
+        assert_eq!(c.as_ptr(), addr);
+        // SAFETY: reading a byte of our block.
+        assert_eq!(unsafe { *c.as_ptr() }, 0xAB);
+        assert!(g.stats().hits > before.hits);
+        drop(c);
+        // ...or zeroed for `allocate`.
+        let z = g.allocate(256).unwrap();
+        assert_eq!(z.as_ptr(), addr);
+        // SAFETY: the block is 256 bytes long and ours.
+        assert!(unsafe { std::slice::from_raw_parts(z.as_ptr(), 256) }.iter().all(|&x| x == 0));
+        // A second block of the class finds the slot taken by the first and goes to the
+        // shared cache; the slot's block comes back first.
+        let w = g.allocate(256).unwrap();
+        let first = z.as_ptr();
+        drop(z);
+        drop(w);
+        let x = g.allocate(256).unwrap();
+        assert_eq!(x.as_ptr(), first);
+        // A block freed on a thread that then exits is freed with that thread's slots.
+        let moved = g.allocate(64).unwrap();
+        std::thread::spawn(move || drop(moved)).join().unwrap();
+    })
+    .join()
+    .unwrap();
+}

@@ -38,9 +38,10 @@ pub(super) fn map_new_dense(spec: &'static OpSpec, inputs: &[&Tensor], params: &
     let first = inputs[0];
     let run = || {
         let row = super::lookup(spec, first.device(), types.kernel)?;
-        // Dense inputs of one shape: the eager rule gives a row-major result.
-        let out = Tensor::empty_for(spec.name, first.shape(), types.result, first.device())?;
-        run_dense(spec, row, &out, inputs, params)?;
+        // Dense inputs of one shape: the eager rule gives a row-major result. It is fresh:
+        // no other handle, so no lock, until it is returned.
+        let (out, base) = Tensor::empty_now_for(spec.name, first.shape(), types.result, first.device())?;
+        run_dense(spec, row, &out, Some(base), inputs, params)?;
         Ok(out)
     };
     Some(run())
@@ -69,17 +70,20 @@ pub(super) fn map_into_dense(
     }
     let run = || {
         let row = super::lookup(spec, first.device(), types.kernel)?;
-        run_dense(spec, row, out, inputs, params)
+        run_dense(spec, row, out, None, inputs, params)
     };
     Some(run())
 }
 
 /// Locks the operands and runs `row` on them as one contiguous run (no dim for a single
-/// element, as the canonical plan has it).
+/// element, as the canonical plan has it). `fresh_out`: the base address of an output the
+/// caller has just made and holds the only handle of (left unlocked); `None`: `out` is
+/// locked for writing like any given output.
 fn run_dense(
     spec: &'static OpSpec,
     row: &'static KernelRow,
     out: &Tensor,
+    fresh_out: Option<*mut u8>,
     inputs: &[&Tensor],
     params: &[Scalar],
 ) -> Result<()> {
@@ -87,20 +91,25 @@ fn run_dense(
     if numel[0] == 0 {
         return Ok(());
     }
-    // The output fills the slots past the inputs: `lock_many_for` merges repeats.
-    let want = |i: usize| inputs.get(i).map_or((out.storage(), Access::Write), |t| (t.storage(), Access::Read));
-    let wants: [(&Storage, Access); MAX_INPUTS + 1] = [want(0), want(1), want(2), (out.storage(), Access::Write)];
+    // Slots past the inputs repeat the first input (or hold the output): `lock_many_for`
+    // merges repeats.
+    let read = |i: usize| (inputs[i.min(inputs.len() - 1)].storage(), Access::Read);
+    let last = if fresh_out.is_some() { read(0) } else { (out.storage(), Access::Write) };
+    let wants: [(&Storage, Access); MAX_INPUTS + 1] = [read(0), read(1), read(2), last];
     let locks = lock_many_for(spec.name, &wants)?;
     let dims = usize::from(numel[0] != 1);
-    let raw = |t: &Tensor| RawTensor {
-        ptr: locks.base(t.storage()).wrapping_add(t.storage_offset() * t.elem_size()),
+    let raw = |t: &Tensor, base: *mut u8| RawTensor {
+        ptr: base.wrapping_add(t.storage_offset() * t.elem_size()),
         dtype: t.dtype(),
         shape: &numel[..dims],
         strides: &UNIT[..dims],
         device: t.device(),
     };
-    let outputs = [raw(out)];
-    let input = |i: usize| raw(inputs[i.min(inputs.len() - 1)]);
+    let outputs = [raw(out, fresh_out.unwrap_or_else(|| locks.base(out.storage())))];
+    let input = |i: usize| {
+        let t = inputs[i.min(inputs.len() - 1)];
+        raw(t, locks.base(t.storage()))
+    };
     let in_raw: [RawTensor<'_>; MAX_INPUTS] = [input(0), input(1), input(2)];
     let call = PreparedCall {
         op: spec,
@@ -110,11 +119,13 @@ fn run_dense(
         index_strides: &[],
         fused: None,
     };
-    // SAFETY: every operand is a contiguous view of `numel` elements of a storage locked
-    // above (out exclusively), so in bounds by the view invariant; all have one shape, so
-    // one unit-stride run is their canonical plan; out (contiguous) has no internal overlap
-    // and shares a storage with an input only as the very same view (checked by the
-    // callers): the PreparedCall contract.
+    // SAFETY: every operand is a contiguous view of `numel` elements of its storage, so in
+    // bounds by the view invariant; the inputs' storages are locked above, and the output's
+    // is locked exclusively or is fresh with its only handle held by the caller (nothing
+    // else can read or write it); all have one shape, so one unit-stride run is their
+    // canonical plan; out (contiguous) has no internal overlap and shares a storage with an
+    // input only as the very same view (checked by the callers; never, when fresh): the
+    // PreparedCall contract.
     unsafe { row.kernel.run(&call) }
 }
 

@@ -267,29 +267,23 @@ impl Storage {
         if slot.is_some() {
             return Ok(());
         }
-        let (device, bytes) = (self.inner.device, self.inner.capacity);
-        let zeroed = self.inner.zeroed;
-        let data = alloc::with_allocator(device, |a| {
-            if zeroed {
-                a.allocate_on(device, bytes)
-            } else {
-                a.allocate_uninit_on(device, bytes)
-            }
-        })??;
-        if data.len() < bytes {
-            return Err(Error::OutOfMemory { bytes, device });
-        }
-        if device.is_cpu() && self.inner.dtype == DType::Bool {
-            // Bool storage must hold only 0/1 whatever the allocator (a safe impl) returned:
-            // zero it ourselves. (`allocate` promises zeroed bytes for the other dtypes.)
-            // SAFETY: the block is exclusively ours and at least `bytes` long.
-            unsafe { std::ptr::write_bytes(data.as_ptr(), 0, bytes) };
-        } else if !device.is_cpu() && self.inner.zeroed {
-            zero_device_bytes(device, &data, bytes)?;
-        }
-        *slot = Some(data);
+        let inner = &self.inner;
+        *slot = Some(allocate_buffer(inner.device, inner.dtype, inner.capacity, inner.zeroed)?);
         self.inner.allocated.store(true, Ordering::Release);
         Ok(())
+    }
+
+    /// A storage for `numel` elements with its buffer allocated now (contents as
+    /// [`Storage::new_lazy_uninit`]'s), and the buffer's base address.
+    ///
+    /// For a new op output: while the caller holds the only handle, nothing else can lock
+    /// the storage, so the caller may write through the address without taking its lock
+    /// (the call path's dense way does, for its fresh output).
+    pub(crate) fn new_uninit_now(dtype: DType, numel: usize, device: Device) -> Result<(Storage, *mut u8)> {
+        let capacity = Self::capacity_for(dtype, numel)?;
+        let data = allocate_buffer(device, dtype, capacity, false)?;
+        let base = data.as_ptr();
+        Ok((Self::from_parts(device, dtype, capacity, Some(data), false), base))
     }
 
     /// Shared (read) access to the buffer, allocating it first if lazy.
@@ -366,6 +360,31 @@ impl Storage {
         }
         Ok(guard)
     }
+}
+
+/// A buffer of `bytes` bytes for `dtype` on `device` from the device's allocator: zeroed
+/// when `zeroed` (and always for CPU `Bool`, whose bytes must be 0 or 1), else
+/// initialized but unspecified. Too little memory is an `Err`.
+fn allocate_buffer(device: Device, dtype: DType, bytes: usize, zeroed: bool) -> Result<DataPtr> {
+    let data = alloc::with_allocator(device, |a| {
+        if zeroed {
+            a.allocate_on(device, bytes)
+        } else {
+            a.allocate_uninit_on(device, bytes)
+        }
+    })??;
+    if data.len() < bytes {
+        return Err(Error::OutOfMemory { bytes, device });
+    }
+    if device.is_cpu() && dtype == DType::Bool {
+        // Bool storage must hold only 0/1 whatever the allocator (a safe impl) returned:
+        // zero it ourselves. (`allocate` promises zeroed bytes for the other dtypes.)
+        // SAFETY: the block is exclusively ours and at least `bytes` long.
+        unsafe { std::ptr::write_bytes(data.as_ptr(), 0, bytes) };
+    } else if !device.is_cpu() && zeroed {
+        zero_device_bytes(device, &data, bytes)?;
+    }
+    Ok(data)
 }
 
 /// Zero-fills `bytes` bytes of a device block through the device's runtime, in chunks.

@@ -66,6 +66,22 @@ impl Tensor {
         Ok(Tensor::from_parts_unchecked(storage, shape::Dims::from_slice(shape), shape::dense_strides(shape), 0))
     }
 
+    /// [`Tensor::empty_for`] with the buffer allocated now, and its base address: the
+    /// caller, holding the only handle, may write the elements through it without the
+    /// storage's lock until it shares the tensor (see `Storage::new_uninit_now`).
+    pub(crate) fn empty_now_for(
+        op: &'static str,
+        shape: &[usize],
+        dtype: DType,
+        device: Device,
+    ) -> Result<(Tensor, *mut u8)> {
+        let numel = shape::checked_numel(op, shape, dtype)?;
+        let (storage, base) = Storage::new_uninit_now(dtype, numel, device)?;
+        // As in `empty_for`: the dense strides of `shape` stay inside `numel` elements.
+        let t = Tensor::from_parts_unchecked(storage, shape::Dims::from_slice(shape), shape::dense_strides(shape), 0);
+        Ok((t, base))
+    }
+
     /// A tensor filled with `value` cast to `dtype`.
     ///
     /// ```
