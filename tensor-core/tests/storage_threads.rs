@@ -147,3 +147,43 @@ fn concurrent_mixed_dtypes_and_scalars() {
     let vals = t.to_dtype(DType::F32).unwrap().to_vec::<f32>().unwrap();
     assert!(vals.iter().all(|&x| x >= 0.0 && x < threads as f32 && x.fract() == 0.0), "{vals:?}");
 }
+
+#[test]
+fn lock_sets_merge_repeats_of_any_number_of_storages() {
+    use tensor_core::{lock_many, Access, Error};
+    let s: Vec<Storage> = (0..6).map(|_| Storage::new_lazy(DType::I32, 4, Device::Cpu).unwrap()).collect();
+    // Seven and three entries (past and within the inline size), repeats read and written.
+    let many = [
+        (&s[0], Access::Read),
+        (&s[1], Access::Read),
+        (&s[2], Access::Write),
+        (&s[0], Access::Write),
+        (&s[3], Access::Write),
+        (&s[4], Access::Read),
+        (&s[1], Access::Read),
+    ];
+    let few = [(&s[5], Access::Read), (&s[5], Access::Write), (&s[4], Access::Read)];
+    for set in [&many[..], &few[..]] {
+        let locks = lock_many(set).unwrap();
+        assert!(set.iter().all(|(st, _)| !locks.base(st).is_null()));
+        // Taken once each: written storages refuse another lock on this thread, read ones
+        // allow another read.
+        for &(st, _) in set {
+            let written = set.iter().any(|(o, a)| o.same(st) && *a == Access::Write);
+            assert_eq!(st.read().is_err(), written);
+            assert!(matches!(st.write(), Err(Error::Locked { .. })));
+        }
+    }
+    // All released: each can be written now, from another thread too.
+    thread::scope(|sc| {
+        sc.spawn(|| s.iter().for_each(|st| drop(st.write().unwrap())));
+    });
+    // A set failing half-way (a storage this thread reads, wanted for writing) records
+    // nothing and leaves the guard it did not take alone.
+    let guard = s[3].read().unwrap();
+    assert!(matches!(lock_many(&many), Err(Error::Locked { .. })));
+    assert!(matches!(s[3].write(), Err(Error::Locked { .. })));
+    assert!(s[0].write().is_ok());
+    drop(guard);
+    assert!(s[3].write().is_ok());
+}

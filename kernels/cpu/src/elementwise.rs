@@ -144,11 +144,15 @@ pub unsafe fn run_map_canonical(
         if n == 0 {
             return Ok(());
         }
-        let ptrs: PerOperand<*const u8> = inputs.iter().map(|i| i.ptr as *const u8).collect();
+        // `check_operands`: at most MAX_OPERANDS - 1 inputs.
+        let mut ptrs = [std::ptr::null::<u8>(); MAX_OPERANDS];
+        for (p, i) in ptrs.iter_mut().zip(inputs) {
+            *p = i.ptr as *const u8;
+        }
         // SAFETY: every operand is contiguous for `n` elements of the kernel's dtypes (checked
         // above) in locked storages; the output aliases an input exactly or overlaps none
         // (this function's contract): the MapFn contract.
-        unsafe { (kernel.func)(out.ptr, &ptrs, n, params) };
+        unsafe { (kernel.func)(out.ptr, &ptrs[..inputs.len()], n, params) };
         return Ok(());
     }
     let plan = IterPlan::from_canonical(out.shape, out.strides, inputs.iter().map(|i| i.strides));

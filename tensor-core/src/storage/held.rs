@@ -73,6 +73,11 @@ pub(super) fn holds_any() -> bool {
 pub(super) fn acquire_many(entries: impl Iterator<Item = (usize, Access)>) {
     HELD.with(|h| {
         let mut h = h.borrow_mut();
+        if h.is_empty() {
+            // The usual case: this thread held nothing, so every entry is new.
+            h.extend(entries.map(|(id, access)| (id, access, 1)));
+            return;
+        }
         for (id, access) in entries {
             match h.iter_mut().find(|e| e.0 == id) {
                 Some(e) => e.2 += 1,

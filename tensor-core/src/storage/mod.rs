@@ -497,28 +497,47 @@ pub fn lock_many<'a>(ops: &[(&'a Storage, Access)]) -> Result<LockSet<'a>> {
 /// The held table (re-entry detection) is consulted once for the whole set, and only when
 /// this thread holds some guard; the set is recorded in it once, after every lock is taken.
 pub fn lock_many_for<'a>(op: &'static str, ops: &[(&'a Storage, Access)]) -> Result<LockSet<'a>> {
-    let mut want: SmallVec<[(usize, &'a Storage, Access); 4]> = SmallVec::new();
-    for &(s, a) in ops {
-        match want.iter_mut().find(|(id, _, _)| *id == s.id()) {
-            Some(w) => {
-                if a == Access::Write {
-                    w.2 = Access::Write
-                }
-            }
-            None => want.push((s.id(), s, a)),
-        }
+    let Some(&(first, _)) = ops.first() else { return lock_sorted(op, &[]) };
+    // The handful of operands of a call: merged and ordered in a fixed array.
+    const INLINE: usize = 4;
+    if ops.len() <= INLINE {
+        let mut want = [(0, first, Access::Read); INLINE];
+        let n = merge_in_order(ops, &mut want);
+        return lock_sorted(op, &want[..n]);
     }
-    // Insertion sort: a call has a handful of operands.
-    for i in 1..want.len() {
-        let mut j = i;
-        while j > 0 && want[j - 1].0 > want[j].0 {
+    let mut want = vec![(0, first, Access::Read); ops.len()];
+    let n = merge_in_order(ops, &mut want);
+    lock_sorted(op, &want[..n])
+}
+
+/// Writes `ops` into `want` (at least `ops.len()` long) by storage id, ascending, one entry
+/// per storage (write wins over read); returns how many entries there are.
+fn merge_in_order<'a>(ops: &[(&'a Storage, Access)], want: &mut [(usize, &'a Storage, Access)]) -> usize {
+    let mut n = 0;
+    for &(s, a) in ops {
+        let id = s.id();
+        if let Some(w) = want[..n].iter_mut().find(|w| w.0 == id) {
+            if a == Access::Write {
+                w.2 = Access::Write;
+            }
+            continue;
+        }
+        want[n] = (id, s, a);
+        let mut j = n;
+        while j > 0 && want[j - 1].0 > id {
             want.swap(j - 1, j);
             j -= 1;
         }
+        n += 1;
     }
+    n
+}
+
+/// Locks `want` (distinct storages, ascending by id) in that order.
+fn lock_sorted<'a>(op: &'static str, want: &[(usize, &'a Storage, Access)]) -> Result<LockSet<'a>> {
     let holds_any = held::holds_any();
     let mut set = LockSet { bases: SmallVec::new(), reads: SmallVec::new(), writes: SmallVec::new() };
-    for &(id, s, a) in &want {
+    for &(id, s, a) in want {
         let have = if holds_any { held::held(id) } else { None };
         let data = match a {
             Access::Read => {
