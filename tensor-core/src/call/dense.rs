@@ -9,6 +9,7 @@
 //! aliasing, locks — and anything it does not recognise, errors included, goes the general
 //! way, which reports them.
 
+use super::execute::UNIT;
 use super::types::{can_cast, CallTypes};
 use crate::registry::{KernelRow, OpSpec, PreparedCall, RawTensor};
 use crate::{lock_many_for, Access, DType, Result, Scalar, Storage, Tensor, MAX_INPUTS};
@@ -131,6 +132,3 @@ fn run_dense(
 
 // The arrays above name each slot (no `array::from_fn`, which costs on this hot path).
 const _: () = assert!(MAX_INPUTS == 3, "run_dense lists one slot per input");
-
-/// The unit stride of a dense one-run plan.
-const UNIT: [isize; 1] = [1];

@@ -74,7 +74,7 @@ pub(crate) fn execute(
 }
 
 /// The unit stride of a dense one-run plan.
-const UNIT: [isize; 1] = [1];
+pub(super) const UNIT: [isize; 1] = [1];
 
 /// The canonical plan of `out` and `sources` (broadcast to `out`'s shape).
 fn plan_of(out: &Tensor, sources: &[&Tensor]) -> Result<IterPlan> {

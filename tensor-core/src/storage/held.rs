@@ -37,28 +37,13 @@ pub(super) fn held(id: usize) -> Option<Access> {
 /// Records one more guard of `access` on `id`.
 #[inline]
 pub(super) fn acquire(id: usize, access: Access) {
-    HELD.with(|h| {
-        let mut h = h.borrow_mut();
-        match h.iter_mut().find(|e| e.0 == id) {
-            Some(e) => e.2 += 1,
-            None => h.push((id, access, 1)),
-        }
-    })
+    acquire_many(std::iter::once((id, access)));
 }
 
 /// Records that one guard on `id` was dropped.
 #[inline]
 pub(super) fn release(id: usize) {
-    // `try_with`: a guard dropped during thread teardown finds the table gone; nothing to do.
-    let _ = HELD.try_with(|h| {
-        let mut h = h.borrow_mut();
-        if let Some(i) = h.iter().position(|e| e.0 == id) {
-            h[i].2 -= 1;
-            if h[i].2 == 0 {
-                h.swap_remove(i);
-            }
-        }
-    });
+    release_many(std::iter::once(id));
 }
 
 /// True when this thread holds any guard (the table is not empty): only then can a lock
