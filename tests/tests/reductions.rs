@@ -498,38 +498,6 @@ fn argmax_over_long_rows_across_blocks() {
 
 /// An output of 16 MiB and more goes out of the row kernel through streaming stores (the
 /// row built in a cache-resident scratch first): the same values as the model, every row.
-#[test]
-fn fused_softmax_rows_larger_than_the_cache_stream_the_same_values() {
-    let (rows, len) = (128usize, 32768usize); // 16 MiB of f32
-    let xs = noise(rows * len, 7);
-    let t = Tensor::from_vec(xs.iter().map(|&x| x * 30.0).collect::<Vec<f32>>(), &[rows, len]).unwrap();
-    let vals = as_f64(&t);
-    for log in [false, true] {
-        let out = Tensor::full(&[rows, len], f32::NAN, DType::F32, Device::Cpu).unwrap();
-        if log {
-            tensor_ops::log_softmax_out(&t, 1, &out).unwrap();
-        } else {
-            tensor_ops::softmax_out(&t, 1, &out).unwrap();
-        }
-        let got = as_f64(&out);
-        for r in (0..rows).step_by(7).chain([rows - 1]) {
-            let row = &vals[r * len..(r + 1) * len];
-            let m = row.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-            let s: f64 = row.iter().map(|y| (y - m).exp()).sum();
-            for k in (0..len).step_by(97).chain([len - 1]) {
-                let (want, g) = if log {
-                    (row[k] - m - s.ln(), got[r * len + k])
-                } else {
-                    ((row[k] - m).exp() / s, got[r * len + k])
-                };
-                let tol = 2e-6 * (1.0 + (row[k] - m).abs()) * want.abs().max(if log { 1.0 } else { 0.0 }) + 1e-37;
-                assert!((g - want).abs() <= tol * 4.0, "log {log} row {r} col {k}: {g} vs {want}");
-            }
-        }
-        assert!(got.iter().all(|x| !x.is_nan()), "every element written (log {log})");
-    }
-}
-
 /// Column reductions (over dim 0) of tensors wide enough to span several column tiles of
 /// every accumulator size (4-byte sums to 16-byte var/argmax accumulators), with a partial
 /// last tile and more rows than one leaf: the model for every output.
@@ -548,5 +516,59 @@ fn wide_column_reductions_across_tiles_match_the_model() {
         let column = (0..rows).map(|r| vals[r * cols + c]);
         let want = column.enumerate().fold((0, f32::NEG_INFINITY), |b, (r, x)| if x > b.1 { (r, x) } else { b }).0;
         assert_eq!(got, want as i64, "argmax over dim 0, column {c}");
+    }
+}
+
+#[test]
+fn softmax_rows_larger_than_the_cache_are_streamed_right() {
+    // Outputs of 16 MiB and more stream their rows out while the next row computes; odd row
+    // lengths put every row's first aligned line at another offset. A NaN row and a −inf row
+    // sit in the middle (their neighbours must not notice), and `_out` targets are poisoned.
+    for (dtype, rows, len, tol) in [(DType::F32, 256usize, 16387usize, 2e-6), (DType::F64, 128, 16389, 1e-13)] {
+        let mut xs: Vec<f64> = noise(rows * len, len as u64).iter().map(|&x| x as f64 * 20.0).collect();
+        xs[7 * len + 5] = f64::NAN;
+        xs[9 * len..10 * len].fill(f64::NEG_INFINITY);
+        let t = Tensor::from_vec(xs, &[rows, len]).unwrap().to_dtype(dtype).unwrap();
+        let vals = as_f64(&t);
+        for log in [false, true] {
+            let out = Tensor::full(&[rows, len], f64::NAN, dtype, Device::Cpu).unwrap();
+            if log {
+                tensor_ops::log_softmax_out(&t, 1, &out).unwrap();
+            } else {
+                tensor_ops::softmax_out(&t, 1, &out).unwrap();
+            }
+            let got = as_f64(&out);
+            for r in 0..rows {
+                let row = &vals[r * len..(r + 1) * len];
+                let got = &got[r * len..(r + 1) * len];
+                if r == 7 || r == 9 {
+                    assert!(got.iter().all(|v| v.is_nan()), "{dtype} log {log}: row {r} must be NaN");
+                    continue;
+                }
+                let m = row.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+                let s: f64 = row.iter().map(|y| (y - m).exp()).sum();
+                for k in 0..len {
+                    let (want, err) = if log {
+                        let w = row[k] - m - s.ln();
+                        (w, tol * w.abs().max(1.0) * 4.0)
+                    } else {
+                        let w = (row[k] - m).exp() / s;
+                        (w, tol * (1.0 + (row[k] - m).abs()) * w + 1e-37)
+                    };
+                    assert!((got[k] - want).abs() <= err, "{dtype} log {log} row {r} at {k}: {} vs {want}", got[k]);
+                }
+            }
+            // In place: the same bits.
+            let own = Tensor::empty(&[rows, len], dtype, Device::Cpu).unwrap();
+            own.copy_(&t).unwrap();
+            if log {
+                tensor_ops::log_softmax_out(&own, 1, &own).unwrap();
+            } else {
+                tensor_ops::softmax_out(&own, 1, &own).unwrap();
+            }
+            let same =
+                as_f64(&own).iter().zip(&got).all(|(a, b)| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan()));
+            assert!(same, "{dtype} log {log} in place");
+        }
     }
 }

@@ -8,23 +8,26 @@ use crate::parallel::{for_each_chunk, GRAIN};
 use tensor_core::registry::{KernelImpl, PreparedCall};
 use tensor_core::{DType, Error, Result};
 
-/// Computes one output row of `len` elements from one input row, with `row.scratch` (room
-/// for `len` elements, cache-resident: reused for every row of a task) to build the row in,
-/// and `row.stream`: the whole output is too large to stay in cache, so the finished row
-/// should reach `out` through non-temporal stores
-/// ([`crate::copy::stream::copy_bytes_nt_unfenced`]; the driver fences once per task).
+/// Computes `count` consecutive output rows of `len` elements from as many input rows
+/// (dense: row `r` starts `r · len` elements after the first), with two scratch rows
+/// (`row.scratch`: cache-resident, reused for every call of a task) to build rows in, and
+/// `row.stream`: the whole output is too large to stay in cache, so finished rows should
+/// reach `out` through non-temporal stores ([`crate::copy::stream::stream_line`]; the
+/// driver fences once per task). Taking rows in batches lets a kernel overlap one row's
+/// stores with the next row's compute.
 ///
 /// # Safety
-/// `input` is valid for `len` reads and `out` for `len` writes of the kernel's dtype, and
-/// the two rows do not overlap (the kernel copies a row first when the call is in place);
-/// `row.scratch` is valid for `len` elements and overlaps neither.
-pub type RowFn = unsafe fn(out: *mut u8, input: *const u8, len: usize, row: RowScratch);
+/// `input` is valid for `count · len` reads and `out` for `count · len` writes of the
+/// kernel's dtype, and the two do not overlap (the driver copies a row first, and passes
+/// one row at a time, when the call is in place); each `row.scratch` pointer is valid for
+/// `len` elements and overlaps nothing else.
+pub type RowFn = unsafe fn(out: *mut u8, input: *const u8, len: usize, count: usize, row: RowScratch);
 
 /// What a [`RowFn`] gets besides its rows.
 #[derive(Debug, Clone, Copy)]
 pub struct RowScratch {
-    /// A buffer of at least `len` elements, aligned to 64 bytes.
-    pub scratch: *mut u8,
+    /// Two buffers of at least `len` elements each, aligned to 64 bytes.
+    pub scratch: [*mut u8; 2],
     /// True when the output is larger than the cache ([`crate::copy::stream::NT_THRESHOLD`]).
     pub stream: bool,
 }
@@ -35,8 +38,10 @@ pub struct RowScratch {
 /// use tensor_kernels_cpu::rows::RowKernel;
 /// use tensor_core::{registry::KernelImpl, DType};
 /// use tensor_kernels_cpu::rows::RowScratch;
-/// unsafe fn copy_row(o: *mut u8, i: *const u8, n: usize, _: RowScratch) { unsafe { std::ptr::copy(i, o, n * 4) } }
-/// assert_eq!(RowKernel { dtype: DType::F32, func: copy_row }.kind(), "cpu-rows");
+/// unsafe fn copy_rows(o: *mut u8, i: *const u8, n: usize, rows: usize, _: RowScratch) {
+///     unsafe { std::ptr::copy(i, o, rows * n * 4) }
+/// }
+/// assert_eq!(RowKernel { dtype: DType::F32, func: copy_rows }.kind(), "cpu-rows");
 /// ```
 #[derive(Debug, Clone, Copy)]
 pub struct RowKernel {
@@ -82,29 +87,34 @@ impl KernelImpl for RowKernel {
         let stream = numel * size >= crate::copy::stream::NT_THRESHOLD;
         let words = (len * size).div_ceil(64) * 8;
         for_each_chunk(numel / len, (GRAIN / len).max(1), |rows| {
-            // The row function's buffer, and in place a copy of each input row (u64 words
-            // in 64-byte steps: aligned for every dtype).
-            let mut work: Vec<u64> = vec![0; words + 8];
+            // The row function's two buffers, and in place a copy of each input row (u64
+            // words in 64-byte steps: aligned for every dtype). The second buffer starts
+            // half a page (mod 4 KiB) after the first, so that a kernel reading one while
+            // writing the other at the same index does not stall on 4K aliasing.
+            let skew = (2048 + 4096 - (words * 8) % 4096) % 4096 / 8;
+            let mut work: Vec<u64> = vec![0; 2 * words + skew + 8];
             let offset = work.as_ptr().align_offset(64).min(8);
-            let scratch = RowScratch { scratch: work[offset..].as_mut_ptr().cast(), stream };
-            let mut copy: Vec<u64> = if in_place { vec![0; words] } else { Vec::new() };
-            for r in rows {
-                let at = r * len * size;
-                let src = if in_place {
-                    // SAFETY: row `r` of the input (in bounds, locked by the caller) into
-                    // the copy row of at least `len * size` bytes.
+            let (first, second) = work[offset..].split_at_mut(words + skew);
+            let scratch = RowScratch { scratch: [first.as_mut_ptr().cast(), second.as_mut_ptr().cast()], stream };
+            if !in_place {
+                let at = rows.start * len * size;
+                // SAFETY: rows `rows` of the dense input and output (`numel / len` rows of
+                // `len`), inside their storages, locked by the caller; they do not overlap
+                // (the call path stages partial overlap; exact aliasing is the case below);
+                // each scratch holds `len` elements from its 64-byte aligned start.
+                unsafe { func((o.0 + at) as *mut u8, (i.0 + at) as *const u8, len, rows.len(), scratch) };
+            } else {
+                let mut copy: Vec<u64> = vec![0; words];
+                for r in rows {
+                    let at = r * len * size;
+                    // SAFETY: row `r` of the input (in bounds, locked by the caller) into the
+                    // copy row of at least `len * size` bytes; then that copy and row `r` of
+                    // the output, one row, as above.
                     unsafe {
-                        std::ptr::copy_nonoverlapping((i.0 + at) as *const u8, copy.as_mut_ptr().cast(), len * size)
+                        std::ptr::copy_nonoverlapping((i.0 + at) as *const u8, copy.as_mut_ptr().cast(), len * size);
+                        func((o.0 + at) as *mut u8, copy.as_ptr().cast(), len, 1, scratch)
                     };
-                    copy.as_ptr().cast::<u8>()
-                } else {
-                    (i.0 + at) as *const u8
-                };
-                // SAFETY: row `r` of the dense output (`numel / len` rows of `len`), inside
-                // its storage, locked by the caller; the source row does not overlap it
-                // (the call path stages partial overlap, exact aliasing was copied above);
-                // the scratch holds `len` elements from its 64-byte aligned start.
-                unsafe { func((o.0 + at) as *mut u8, src, len, scratch) };
+                }
             }
             if stream {
                 // Streamed rows are visible to other threads once this task's stores are.

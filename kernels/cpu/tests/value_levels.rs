@@ -26,6 +26,7 @@ body!(Min, |a, b| a.min(b));
 body!(Pow, |a, b| a.pow(b));
 body!(Blend, |a, b| V::select(a.le(b) & !a.eq(V::zero()), a - b, (a * b).abs()));
 body!(Exp, |x| x.exp());
+body!(ExpNonPositive, |x| (-x.abs()).exp_nonpositive());
 body!(Exp2, |x| x.exp2());
 body!(Ln, |x| x.ln());
 body!(Log2, |x| x.log2());
@@ -174,6 +175,7 @@ fn check_elem<E: TestElem + Canon>(name: &str, seed: u64, float: bool) {
         return;
     }
     same("exp", &|| run_map(&Exp, &one));
+    same("exp_nonpositive", &|| run_map(&ExpNonPositive, &one));
     same("exp2", &|| run_map(&Exp2, &one));
     same("ln", &|| run_map(&Ln, &one));
     same("log2", &|| run_map(&Log2, &one));

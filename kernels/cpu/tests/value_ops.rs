@@ -391,6 +391,38 @@ fn f32_exp_sweep() {
     println!("f32 exp sweep: worst {} ulp", sweep("exp", &ExpB, 104.0, f64::exp));
 }
 
+/// `exp_nonpositive` (softmax's e^(x − max)) gives `exp`'s bits for every `x <= 0` of a
+/// sweep down to −110 (subnormal results and 0 included), −0, −inf and NaN; a positive
+/// input is taken as 0.
+#[test]
+fn f32_exp_nonpositive_is_exp_below_zero() {
+    use tensor_kernels_cpu::value::F32x16;
+    let mut xs: Vec<f32> =
+        ((2f32).powi(-30).to_bits()..110f32.to_bits()).step_by(61).map(|b| -f32::from_bits(b)).collect();
+    xs.extend([0.0, -0.0, f32::NEG_INFINITY, f32::NAN, -f32::MIN_POSITIVE, -87.33655, -103.97208, -104.0]);
+    xs.resize(xs.len().next_multiple_of(16), -1.0);
+    for c in xs.chunks_exact(16) {
+        let (mut fast, mut exp) = ([0f32; 16], [0f32; 16]);
+        F32x16::load(c).exp_nonpositive().store(&mut fast);
+        F32x16::load(c).exp().store(&mut exp);
+        for k in 0..16 {
+            assert!(
+                fast[k].to_bits() == exp[k].to_bits() || (fast[k].is_nan() && exp[k].is_nan()),
+                "e^{}: {} vs {}",
+                c[k],
+                fast[k],
+                exp[k]
+            );
+        }
+    }
+    let mut ones = [0f32; 16];
+    F32x16::splat(3.5).exp_nonpositive().store(&mut ones);
+    assert_eq!(ones, [1.0; 16]);
+    let mut one = [0f64; 4];
+    tensor_kernels_cpu::value::F64x4::splat(2.0).exp_nonpositive().store(&mut one);
+    assert_eq!(one, [1.0; 4]);
+}
+
 /// A sweep of f32 `tanh` up to 12 (about 400 000 inputs): within 1 ulp of the correctly
 /// rounded result everywhere.
 #[test]

@@ -49,6 +49,105 @@ pub unsafe fn copy_bytes_nt_unfenced(dst: *mut u8, src: *const u8, n: usize) {
     };
 }
 
+/// Writes one 64-byte line with non-temporal stores, without a fence, the widest way one
+/// SIMD level has: for kernels that compute their output a line at a time and stream it out
+/// while they compute the next (the caller fences once, as for [`copy_bytes_nt_unfenced`]).
+/// A kernel compiled for a level takes that level's type as a parameter (so the store
+/// inlines into it: [`Sse2Lines`] everywhere, [`Avx2Lines`], [`Avx512Lines`]).
+///
+/// ```
+/// use tensor_kernels_cpu::copy::stream::{store_fence, Sse2Lines, StreamLine};
+/// #[repr(align(64))]
+/// struct Line([u8; 64]);
+/// let (src, mut dst) = (Line([7; 64]), Line([0; 64]));
+/// // SAFETY: both lines are 64 bytes, `dst` is 64-byte aligned and fenced before reading.
+/// unsafe { Sse2Lines::stream_line(dst.0.as_mut_ptr(), src.0.as_ptr()) };
+/// store_fence();
+/// assert_eq!(dst.0, [7; 64]);
+/// ```
+pub trait StreamLine {
+    /// Streams the 64 bytes at `src` to `dst`.
+    ///
+    /// # Safety
+    /// `src` valid for 64 reads and aligned to 64 bytes, `dst` for 64 writes and aligned to
+    /// 64 bytes; no overlap; the CPU has the type's SIMD level.
+    unsafe fn stream_line(dst: *mut u8, src: *const u8);
+}
+
+/// [`StreamLine`] with 16-byte stores (SSE2, part of x86_64; a plain copy elsewhere).
+#[derive(Debug, Clone, Copy)]
+pub struct Sse2Lines;
+
+impl StreamLine for Sse2Lines {
+    #[inline(always)]
+    unsafe fn stream_line(dst: *mut u8, src: *const u8) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::x86_64::{__m128i, _mm_load_si128, _mm_stream_si128};
+            for k in 0..4 {
+                // SAFETY: the trait's contract: 16 bytes `k` of both aligned lines.
+                unsafe {
+                    _mm_stream_si128(
+                        dst.add(16 * k).cast::<__m128i>(),
+                        _mm_load_si128(src.add(16 * k).cast::<__m128i>()),
+                    )
+                };
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        // SAFETY: the trait's contract.
+        unsafe {
+            std::ptr::copy_nonoverlapping(src, dst, 64)
+        };
+    }
+}
+
+/// [`StreamLine`] with 32-byte stores (AVX2 CPUs).
+#[cfg(target_arch = "x86_64")]
+#[derive(Debug, Clone, Copy)]
+pub struct Avx2Lines;
+
+#[cfg(target_arch = "x86_64")]
+impl StreamLine for Avx2Lines {
+    #[inline(always)]
+    unsafe fn stream_line(dst: *mut u8, src: *const u8) {
+        #[target_feature(enable = "avx2")]
+        #[inline]
+        unsafe fn store(dst: *mut u8, src: *const u8) {
+            use std::arch::x86_64::{__m256i, _mm256_load_si256, _mm256_stream_si256};
+            for k in 0..2 {
+                // SAFETY: the trait's contract: 32 bytes `k` of both aligned lines.
+                unsafe {
+                    _mm256_stream_si256(dst.add(32 * k).cast::<__m256i>(), _mm256_load_si256(src.add(32 * k).cast()))
+                };
+            }
+        }
+        // SAFETY: the trait's contract (the CPU has AVX2).
+        unsafe { store(dst, src) }
+    }
+}
+
+/// [`StreamLine`] with one 64-byte store (AVX-512 CPUs).
+#[cfg(target_arch = "x86_64")]
+#[derive(Debug, Clone, Copy)]
+pub struct Avx512Lines;
+
+#[cfg(target_arch = "x86_64")]
+impl StreamLine for Avx512Lines {
+    #[inline(always)]
+    unsafe fn stream_line(dst: *mut u8, src: *const u8) {
+        #[target_feature(enable = "avx512f")]
+        #[inline]
+        unsafe fn store(dst: *mut u8, src: *const u8) {
+            use std::arch::x86_64::{_mm512_load_si512, _mm512_stream_si512};
+            // SAFETY: the trait's contract: both lines aligned, 64 bytes.
+            unsafe { _mm512_stream_si512(dst.cast(), _mm512_load_si512(src.cast())) };
+        }
+        // SAFETY: the trait's contract (the CPU has AVX-512F).
+        unsafe { store(dst, src) }
+    }
+}
+
 /// Fills `n` bytes at `dst` with `pattern` repeated; `pattern` is one element of `size`
 /// bytes (1, 2, 4 or 8) repeated over 64 bytes, streaming the stores when `nt`.
 ///

@@ -531,5 +531,5 @@ impl Value for F32x16 {
     fn recip(self) -> Self {
         F32x16(gen(|i| 1.0 / self.0[i]))
     }
-    f32x16_math!(exp, exp2, ln, log2, tanh, sin, cos, floor, ceil, round);
+    f32x16_math!(exp, exp_nonpositive, exp2, ln, log2, tanh, sin, cos, floor, ceil, round);
 }

@@ -154,6 +154,24 @@ pub fn exp_lane(x: f32) -> f32 {
     // every step after: e^-104 rounds to 0, e^89 to inf.
     let xc = if x < -104.0 { -104.0 } else { x };
     let xc = if xc > 89.0 { 89.0 } else { xc };
+    let (y, n) = exp_parts(xc);
+    scale2(y, n)
+}
+
+/// e^x for `x <= 0` (a positive `x` is taken as 0; NaN stays NaN): the same bits as
+/// [`exp_lane`] there, with a cheaper scaling — `n` lies in `[-150, 0]`, so `y 2^(n + 64)`
+/// is exact and normal and one multiply by 2^-64 rounds it once (softmax's e^(x − max)).
+#[inline(always)]
+pub fn exp_nonpositive_lane(x: f32) -> f32 {
+    let xc = if x < -104.0 { -104.0 } else { x };
+    let xc = if xc > 0.0 { 0.0 } else { xc };
+    let (y, n) = exp_parts(xc);
+    y * pow2i(n.wrapping_add(64)) * f32::from_bits((127 - 64) << 23)
+}
+
+/// `(y, n)` with e^x = y 2^n, `y` in `[0.7, 1.42]`, for `x` in `[-104, 89]` (or NaN: `y` NaN).
+#[inline(always)]
+fn exp_parts(xc: f32) -> (f32, i32) {
     // n = round(x log2 e) (the product rounded once, then to an integer by the RND trick).
     let (kf, n) = rint_of_sum(xc.mul_add(LOG2E, RND));
     // r = x - n ln 2 with the split ln 2 (`kf * LN2_HI` is exact).
@@ -165,7 +183,7 @@ pub fn exp_lane(x: f32) -> f32 {
     let q = r.mul_add(q, c[1]);
     let q = r.mul_add(q, c[0]);
     let y = (r * r).mul_add(q, r) + 1.0;
-    scale2(y, n)
+    (y, n)
 }
 
 /// 2^x.
@@ -360,6 +378,11 @@ pub fn round_lane(x: f32) -> f32 {
 #[inline(always)]
 pub fn exp(x: V16) -> V16 {
     per_lane(x, exp_lane)
+}
+/// e^x for `x <= 0` ([`exp_nonpositive_lane`]).
+#[inline(always)]
+pub fn exp_nonpositive(x: V16) -> V16 {
+    per_lane(x, exp_nonpositive_lane)
 }
 /// 2^x.
 #[inline(always)]

@@ -137,6 +137,20 @@ pub trait Value:
 
     /// e^x.
     fn exp(self) -> Self;
+    /// e^x where every lane is `<= 0` or NaN (softmax's e^(x − max)): the bits of
+    /// [`Value::exp`] there, possibly faster; a positive lane is taken as 0.
+    ///
+    /// ```
+    /// use tensor_kernels_cpu::value::{F32x16, Value};
+    /// let (mut a, mut b) = ([0f32; 16], [0f32; 16]);
+    /// F32x16::splat(-1.5).exp_nonpositive().store(&mut a);
+    /// F32x16::splat(-1.5).exp().store(&mut b);
+    /// assert_eq!(a, b);
+    /// ```
+    #[inline(always)]
+    fn exp_nonpositive(self) -> Self {
+        self.exp().min(Self::one())
+    }
     /// 2^x.
     fn exp2(self) -> Self;
     /// Natural log.

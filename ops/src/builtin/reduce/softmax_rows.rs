@@ -1,11 +1,15 @@
 //! The fused softmax / log_softmax of a dense tensor along its last dim: per row, the
-//! maximum, then Σ e^(x − max) (softmax stores e^(x − max) on the way), then one scaling
-//! pass — the row is read from memory once and stays in cache. A CPU row kernel
+//! maximum, then Σ e^(x − max) (softmax stores e^(x − max) on the way), then the output —
+//! the row is read from memory once and stays in cache, and a large output is streamed out
+//! while the next row computes. A CPU row kernel
 //! (`tensor_kernels_cpu::rows`), f32 and f64, at the CPU's SIMD level.
 
+use super::compute::{max_and_nan, Compute};
 use tensor_core::registry::{KernelRow, OpSpec, RowCache};
 use tensor_core::{DType, DeviceKind, Layout};
-use tensor_kernels_cpu::copy::stream::copy_bytes_nt_unfenced;
+#[cfg(target_arch = "x86_64")]
+use tensor_kernels_cpu::copy::stream::{Avx2Lines, Avx512Lines};
+use tensor_kernels_cpu::copy::stream::{Sse2Lines, StreamLine};
 use tensor_kernels_cpu::map::{no_loop_vectorize, prefetch, simd_level, SimdLevel};
 use tensor_kernels_cpu::rows::{RowKernel, RowScratch};
 use tensor_kernels_cpu::value::{F32x16, F64x4, Lane, Value};
@@ -34,137 +38,253 @@ pub static LOG_SOFTMAX_ROWS: OpSpec = OpSpec {
     rows: RowCache::new(),
 };
 
-/// One row, vectors of `V` and one-lane tails: the maximum, then e^(x − max) into the
-/// scratch row (summed on the way), then the scaled row written to `out` once — with
-/// streaming stores when the output is larger than the cache (no read-for-ownership of the
-/// output's lines), else straight from the scaling loop.
+/// A finished row whose output is still to be written: softmax's is `src · c` (`src` the
+/// scratch row of e^(x − max), `c` = 1 / Σ), log_softmax's `(src − m) − c` (`src` the input
+/// row, `c` = ln Σ).
+#[derive(Clone, Copy)]
+struct Finished<E> {
+    out: *mut E,
+    src: *const E,
+    m: E,
+    c: E,
+}
+
+/// One output value (or vector) of a finished row.
+#[inline(always)]
+fn finish<V: Value>(log: bool, src: V, m: V, c: V) -> V {
+    if log {
+        (src - m) - c
+    } else {
+        src * c
+    }
+}
+
+/// A 64-byte aligned line of elements, staged for a streaming store.
+#[repr(align(64))]
+struct Line<E>([E; 16]);
+
+impl<E: Copy> Finished<E> {
+    /// The elements before the row's first 64-byte aligned output line.
+    fn head(&self, len: usize) -> usize {
+        let size = std::mem::size_of::<E>();
+        let to_line = (self.out as usize).wrapping_neg() % 64;
+        if to_line.is_multiple_of(size) {
+            (to_line / size).min(len)
+        } else {
+            len
+        }
+    }
+
+    /// Writes elements `range` with plain stores.
+    ///
+    /// # Safety
+    /// `out` and `src` are valid for the row's `len` elements, `range` inside it.
+    #[inline(always)]
+    unsafe fn write_plain(&self, log: bool, range: std::ops::Range<usize>)
+    where
+        Lane<E>: Value<Elem = E>,
+    {
+        for j in range {
+            // SAFETY: element j of both rows (the caller's contract).
+            unsafe { *self.out.add(j) = finish(log, Lane(*self.src.add(j)), Lane(self.m), Lane(self.c)).0 };
+        }
+    }
+
+    /// Streams out the aligned line starting at element `at` (vectors of `V`, `V::LANES`
+    /// dividing a line's elements).
+    ///
+    /// # Safety
+    /// As [`Self::write_plain`] for `at..at + 64 / size`, and `out + at` is 64-byte aligned.
+    #[inline(always)]
+    unsafe fn stream_line<V: Value<Elem = E>, S: StreamLine>(&self, log: bool, at: usize)
+    where
+        E: Default,
+    {
+        let (n, per_line) = (V::LANES, 64 / std::mem::size_of::<E>());
+        let mut line = Line([E::default(); 16]);
+        let (m, c) = (V::splat(self.m), V::splat(self.c));
+        for q in 0..per_line / n {
+            // SAFETY: elements at + q·n .. + n of the source row (inside the line).
+            let src = unsafe { std::slice::from_raw_parts(self.src.add(at + q * n), n) };
+            finish(log, V::load(src), m, c).store(&mut line.0[q * n..(q + 1) * n]);
+        }
+        // SAFETY: one whole 64-byte aligned line of the output row, from an aligned line; the
+        // driver fences; the caller runs at `S`'s SIMD level.
+        unsafe { S::stream_line(self.out.add(at).cast(), line.0.as_ptr().cast()) };
+    }
+}
+
+/// Vector `k` of a row's e^x pass: e^(x − max) into the scratch row (softmax) and the sum.
+#[inline(always)]
+fn exp_step<V: Value>(x: &[V::Elem], tmp: &mut [V::Elem], k: usize, mv: V, vs: V, log: bool) -> V {
+    let n = V::LANES;
+    // The next row (dense rows follow each other) streams in while this one computes: its
+    // maximum pass then reads from cache, not memory.
+    prefetch(x.as_ptr().wrapping_add(x.len() + k * n));
+    let e = (V::load(&x[k * n..(k + 1) * n]) - mv).exp_nonpositive();
+    if !log {
+        e.store(&mut tmp[k * n..(k + 1) * n]);
+    }
+    vs + e
+}
+
+/// `rows` consecutive dense rows, vectors of `V` and one-lane tails. Per row: the maximum,
+/// then e^(x − max) into a scratch row (summed on the way), then the output. Small outputs
+/// are written by a plain scaling pass. Outputs larger than the cache are streamed
+/// (non-temporal stores: no read-for-ownership of their lines), and a row's lines go out
+/// during the *next* row's e^x pass — the stores drain to memory while the CPU computes
+/// instead of after it — the last row's after the loop.
 ///
 /// # Safety
-/// As [`tensor_kernels_cpu::rows::RowFn`] (input, output and scratch rows disjoint).
+/// As [`tensor_kernels_cpu::rows::RowFn`].
 #[inline(always)]
-unsafe fn row<V: Value>(out: *mut V::Elem, x: *const V::Elem, len: usize, row: RowScratch, log: bool)
-where
+unsafe fn rows<V: Value, S: StreamLine>(
+    out: *mut V::Elem,
+    x: *const V::Elem,
+    len: usize,
+    count: usize,
+    sc: RowScratch,
+    log: bool,
+) where
     Lane<V::Elem>: Value<Elem = V::Elem>,
+    V::Elem: Compute,
 {
-    // SAFETY: the caller's contract: three disjoint rows of `len` elements.
-    let (x, out, tmp) = unsafe {
-        (
-            std::slice::from_raw_parts(x, len),
-            std::slice::from_raw_parts_mut(out, len),
-            std::slice::from_raw_parts_mut(row.scratch.cast::<V::Elem>(), len),
-        )
-    };
     let n = V::LANES;
+    let per_line = 64 / std::mem::size_of::<V::Elem>();
+    // Streaming by whole vectors of a line (every SIMD value here: 16 f32 or 4 f64).
+    let stream = sc.stream && per_line >= n && per_line.is_multiple_of(n);
     let body = len - len % n;
-    let mut vm = V::splat(x[0]);
-    for c in x[..body].chunks_exact(n) {
-        no_loop_vectorize();
-        vm = vm.max(V::load(c));
-    }
-    let mut lanes = [V::Elem::default(); 16];
-    vm.store(&mut lanes[..n]);
-    let mut m = Lane(x[0]);
-    for &l in lanes[..n].iter().chain(&x[body..]) {
-        m = m.max(Lane(l));
-    }
-    let mv = V::splat(m.0);
-    let mut vs = V::zero();
-    for (k, (c, o)) in x[..body].chunks_exact(n).zip(tmp[..body].chunks_exact_mut(n)).enumerate() {
-        // Each iteration is already one vector: keep LLVM from widening across them
-        // (it would turn the lane arrays into gathers).
-        no_loop_vectorize();
-        // The next row (dense rows follow each other) streams in while this one computes:
-        // its maximum pass then reads from cache, not memory.
-        prefetch(x.as_ptr().wrapping_add(len + k * n));
-        let e = (V::load(c) - mv).exp();
-        if !log {
-            e.store(o);
-        }
-        vs = vs + e;
-    }
-    vs.store(&mut lanes[..n]);
-    let mut s = Lane::<V::Elem>::zero();
-    for &l in &lanes[..n] {
-        s = s + Lane(l);
-    }
-    for (&xk, o) in x[body..].iter().zip(&mut tmp[body..]) {
-        let e = (Lane(xk) - m).exp();
-        if !log {
-            *o = e.0;
-        }
-        s = s + e;
-    }
-    // The finished row goes to the scratch when it is to be streamed, else to `out`.
-    let dst: &mut [V::Elem] = if row.stream { &mut *tmp } else { &mut *out };
-    if log {
-        let ln_s = s.ln();
-        let ls = V::splat(ln_s.0);
-        for (c, o) in x[..body].chunks_exact(n).zip(dst[..body].chunks_exact_mut(n)) {
-            no_loop_vectorize();
-            ((V::load(c) - mv) - ls).store(o);
-        }
-        for (&xk, o) in x[body..].iter().zip(&mut dst[body..]) {
-            *o = ((Lane(xk) - m) - ln_s).0;
-        }
-    } else {
-        let inv = V::one() / V::splat(s.0);
-        if row.stream {
-            for o in tmp[..body].chunks_exact_mut(n) {
-                no_loop_vectorize();
-                (V::load(o) * inv).store(o);
-            }
-        } else {
-            for (e, o) in tmp[..body].chunks_exact(n).zip(out[..body].chunks_exact_mut(n)) {
-                no_loop_vectorize();
-                (V::load(e) * inv).store(o);
-            }
-        }
-        for k in body..len {
-            let v = (Lane(tmp[k]) / s).0;
-            if row.stream {
-                tmp[k] = v;
-            } else {
-                out[k] = v;
-            }
-        }
-    }
-    if row.stream {
-        // SAFETY: `tmp` and `out` are disjoint rows of `len` elements; the driver fences.
-        unsafe {
-            copy_bytes_nt_unfenced(out.as_mut_ptr().cast(), tmp.as_ptr().cast(), len * std::mem::size_of::<V::Elem>())
+    let mut pending: Option<Finished<V::Elem>> = None;
+    for r in 0..count {
+        // SAFETY: the caller's contract: `count` rows of `len` elements in each of input
+        // and output, two scratch rows; all disjoint.
+        let (x, out, tmp) = unsafe {
+            (
+                std::slice::from_raw_parts(x.add(r * len), len),
+                out.add(r * len),
+                std::slice::from_raw_parts_mut(sc.scratch[r % 2].cast::<V::Elem>(), len),
+            )
         };
+        // The maximum by `>` over 16 independent lanes; no NaN or ±0 rule is needed: a NaN
+        // anywhere in the row makes Σ e^(x − max) NaN, so every output NaN, whatever
+        // maximum was picked (and a row of −inf gives NaN either way).
+        let (mx, _) = max_and_nan::<V::Elem, false>(x);
+        let m = Lane(mx);
+        let mv = V::splat(mx);
+        // The previous row's aligned lines, one per vector of this pass.
+        let (head, lines) = match pending {
+            Some(p) => {
+                let head = p.head(len);
+                (head, (len - head) / per_line)
+            }
+            None => (0, 0),
+        };
+        // The e^x pass: vectors k < `paired` also stream line k of the previous row.
+        let iters = body / n;
+        let paired = if pending.is_some() { lines.min(iters) } else { 0 };
+        let mut vs = V::zero();
+        if let Some(p) = pending {
+            for k in 0..paired {
+                // Each iteration is already one vector: keep LLVM from widening across them.
+                no_loop_vectorize();
+                vs = exp_step(x, tmp, k, mv, vs, log);
+                // SAFETY: line k of the previous row (aligned, inside it).
+                unsafe { p.stream_line::<V, S>(log, head + k * per_line) };
+            }
+        }
+        for k in paired..iters {
+            no_loop_vectorize();
+            vs = exp_step(x, tmp, k, mv, vs, log);
+        }
+        if let Some(p) = pending.take() {
+            // SAFETY: the previous row's lines the pass above did not reach, its head and
+            // its tail (all inside its `len` elements).
+            unsafe {
+                for k in paired..lines {
+                    p.stream_line::<V, S>(log, head + k * per_line);
+                }
+                p.write_plain(log, 0..head);
+                p.write_plain(log, head + lines * per_line..len);
+            }
+        }
+        let mut lanes = [V::Elem::default(); 16];
+        vs.store(&mut lanes[..n]);
+        let mut s = Lane::<V::Elem>::zero();
+        for &l in &lanes[..n] {
+            s = s + Lane(l);
+        }
+        for (&xk, o) in x[body..].iter().zip(&mut tmp[body..]) {
+            let e = (Lane(xk) - m).exp_nonpositive();
+            if !log {
+                *o = e.0;
+            }
+            s = s + e;
+        }
+        let row = Finished {
+            out,
+            src: if log { x.as_ptr() } else { tmp.as_ptr() },
+            m: mx,
+            c: if log { s.ln().0 } else { (Lane::<V::Elem>::one() / s).0 },
+        };
+        if stream {
+            pending = Some(row);
+            continue;
+        }
+        let (mv, cv) = (V::splat(row.m), V::splat(row.c));
+        // SAFETY: the output row holds `len` elements (the caller's contract).
+        let dst = unsafe { std::slice::from_raw_parts_mut(out, len) };
+        for (k, o) in dst[..body].chunks_exact_mut(n).enumerate() {
+            no_loop_vectorize();
+            // SAFETY: elements k·n .. + n of the source row.
+            let src = unsafe { std::slice::from_raw_parts(row.src.add(k * n), n) };
+            finish(log, V::load(src), mv, cv).store(o);
+        }
+        // SAFETY: the row's tail.
+        unsafe { row.write_plain(log, body..len) };
+    }
+    if let Some(p) = pending {
+        let head = p.head(len);
+        let lines = (len - head) / per_line;
+        // SAFETY: the last row's lines, head and tail (inside its `len` elements).
+        unsafe {
+            for k in 0..lines {
+                p.stream_line::<V, S>(log, head + k * per_line);
+            }
+            p.write_plain(log, 0..head);
+            p.write_plain(log, head + lines * per_line..len);
+        }
     }
 }
 
 /// The row functions per dtype and mode, at the CPU's SIMD level.
 macro_rules! row_fns {
     ($($name:ident: $v:ty, $e:ty, $log:expr;)*) => { $(
-        /// One row (see the module docs).
+        /// `count` rows (see [`rows`]).
         ///
         /// # Safety
         /// As [`tensor_kernels_cpu::rows::RowFn`].
-        unsafe fn $name(out: *mut u8, x: *const u8, len: usize, r: RowScratch) {
+        unsafe fn $name(out: *mut u8, x: *const u8, len: usize, count: usize, r: RowScratch) {
             #[cfg(target_arch = "x86_64")]
             #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")]
-            unsafe fn avx512(out: *mut u8, x: *const u8, len: usize, r: RowScratch) {
+            unsafe fn avx512(out: *mut u8, x: *const u8, len: usize, count: usize, r: RowScratch) {
                 // SAFETY: forwarded.
-                unsafe { row::<$v>(out.cast::<$e>(), x.cast::<$e>(), len, r, $log) }
+                unsafe { rows::<$v, Avx512Lines>(out.cast::<$e>(), x.cast::<$e>(), len, count, r, $log) }
             }
             #[cfg(target_arch = "x86_64")]
             #[target_feature(enable = "avx2,fma")]
-            unsafe fn avx2(out: *mut u8, x: *const u8, len: usize, r: RowScratch) {
+            unsafe fn avx2(out: *mut u8, x: *const u8, len: usize, count: usize, r: RowScratch) {
                 // SAFETY: forwarded.
-                unsafe { row::<$v>(out.cast::<$e>(), x.cast::<$e>(), len, r, $log) }
+                unsafe { rows::<$v, Avx2Lines>(out.cast::<$e>(), x.cast::<$e>(), len, count, r, $log) }
             }
             match simd_level() {
                 #[cfg(target_arch = "x86_64")]
                 // SAFETY: `simd_level` never exceeds what the CPU has; forwarded.
-                SimdLevel::Avx512 => unsafe { avx512(out, x, len, r) },
+                SimdLevel::Avx512 => unsafe { avx512(out, x, len, count, r) },
                 #[cfg(target_arch = "x86_64")]
                 // SAFETY: as above.
-                SimdLevel::Avx2 => unsafe { avx2(out, x, len, r) },
+                SimdLevel::Avx2 => unsafe { avx2(out, x, len, count, r) },
                 // SAFETY: forwarded.
-                _ => unsafe { row::<$v>(out.cast::<$e>(), x.cast::<$e>(), len, r, $log) },
+                _ => unsafe { rows::<$v, Sse2Lines>(out.cast::<$e>(), x.cast::<$e>(), len, count, r, $log) },
             }
         }
     )* };
