@@ -82,6 +82,15 @@ pub trait Reducer: Sync + Sized {
         }
         combine_lanes(self, accs)
     }
+    /// Merges a row of partial accumulators into another: `a[j] = combine(a[j], b[j])` (the
+    /// column tree's step; built-ins override it where one shared factor per row saves work
+    /// per column).
+    #[inline(always)]
+    fn combine_rows(&self, a: &mut [Self::Acc], b: &[Self::Acc]) {
+        for (x, &y) in a.iter_mut().zip(b) {
+            *x = self.combine(*x, y);
+        }
+    }
     /// Folds whole rows of a column reduction: `accs[j]` takes `rows[r][j]` for every `r`
     /// in order, the element of row `r` having index `indices[r]`. `accs` hold the identity
     /// on entry (a fresh leaf). The default folds element by element (vectorised across `j`

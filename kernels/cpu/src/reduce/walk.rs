@@ -302,7 +302,7 @@ impl<R: Reducer> Walk<'_, R> {
             let base = in_off + j0 as isize * inner.input;
             let leaves = self.n.div_ceil(COLUMN_LEAF);
             // SAFETY: positions of this unit only.
-            let accs = unsafe { self.column_tree(base, inner.input, w, 0, leaves, parallel) };
+            let accs = unsafe { self.column_tree(base, inner.input, w, 0, leaves, parallel, &mut Vec::new()) };
             let out = self.output.0.wrapping_offset(out_off + j0 as isize * inner.output);
             for (j, a) in accs.into_iter().enumerate() {
                 // SAFETY: output j0 + j of this unit's row, written by this task only.
@@ -316,7 +316,10 @@ impl<R: Reducer> Walk<'_, R> {
         }
     }
 
-    /// The accumulator row (`w` columns, input stride `sc`) of leaves `lo..hi`.
+    /// The accumulator row (`w` columns, input stride `sc`) of leaves `lo..hi`. `spare`
+    /// keeps the rows merged away for the next leaves (a fresh 64 KiB row per leaf had the
+    /// allocator return memory to the system and fault it back in, page by page).
+    #[allow(clippy::too_many_arguments)]
     unsafe fn column_tree(
         &self,
         base: isize,
@@ -325,62 +328,70 @@ impl<R: Reducer> Walk<'_, R> {
         lo: usize,
         hi: usize,
         parallel: bool,
+        spare: &mut Vec<Vec<R::Acc>>,
     ) -> Vec<R::Acc> {
         if hi - lo == 1 {
+            let mut accs = spare.pop().unwrap_or_default();
+            accs.clear();
+            accs.resize(w, self.r.identity());
             // SAFETY: forwarded.
-            return unsafe { self.column_leaf(base, sc, w, lo) };
+            unsafe { self.column_leaf(base, sc, lo, &mut accs) };
+            return accs;
         }
         let mid = split(lo, hi);
         let (mut a, b) = if parallel && (hi - lo) * COLUMN_LEAF * w >= PARALLEL_MIN {
             // SAFETY: forwarded (both halves only read).
             rayon::join(
-                || unsafe { self.column_tree(base, sc, w, lo, mid, true) },
-                || unsafe { self.column_tree(base, sc, w, mid, hi, true) },
+                || unsafe { self.column_tree(base, sc, w, lo, mid, true, &mut Vec::new()) },
+                || unsafe { self.column_tree(base, sc, w, mid, hi, true, &mut Vec::new()) },
             )
         } else {
             // SAFETY: forwarded.
-            unsafe { (self.column_tree(base, sc, w, lo, mid, false), self.column_tree(base, sc, w, mid, hi, false)) }
+            unsafe {
+                let a = self.column_tree(base, sc, w, lo, mid, false, spare);
+                (a, self.column_tree(base, sc, w, mid, hi, false, spare))
+            }
         };
-        for (x, y) in a.iter_mut().zip(b) {
-            *x = self.r.combine(*x, y);
-        }
+        self.r.combine_rows(&mut a, &b);
+        spare.push(b);
         a
     }
 
     /// [`Self::column_leaf_body`] at this CPU's SIMD level.
-    unsafe fn column_leaf(&self, base: isize, sc: isize, w: usize, leaf: usize) -> Vec<R::Acc> {
+    unsafe fn column_leaf(&self, base: isize, sc: isize, leaf: usize, accs: &mut [R::Acc]) {
         match simd_level() {
             #[cfg(target_arch = "x86_64")]
             // SAFETY: `simd_level` never exceeds the CPU's detected level; forwarded.
-            SimdLevel::Avx512 => unsafe { self.column_leaf_avx512(base, sc, w, leaf) },
+            SimdLevel::Avx512 => unsafe { self.column_leaf_avx512(base, sc, leaf, accs) },
             #[cfg(target_arch = "x86_64")]
             // SAFETY: as above (AVX2 and FMA present).
-            SimdLevel::Avx2 => unsafe { self.column_leaf_avx2(base, sc, w, leaf) },
+            SimdLevel::Avx2 => unsafe { self.column_leaf_avx2(base, sc, leaf, accs) },
             // SAFETY: forwarded.
-            _ => unsafe { self.column_leaf_body(base, sc, w, leaf) },
+            _ => unsafe { self.column_leaf_body(base, sc, leaf, accs) },
         }
     }
 
     /// [`Self::column_leaf_body`] compiled with AVX2.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
-    unsafe fn column_leaf_avx2(&self, base: isize, sc: isize, w: usize, leaf: usize) -> Vec<R::Acc> {
+    unsafe fn column_leaf_avx2(&self, base: isize, sc: isize, leaf: usize, accs: &mut [R::Acc]) {
         // SAFETY: forwarded.
-        unsafe { self.column_leaf_body(base, sc, w, leaf) }
+        unsafe { self.column_leaf_body(base, sc, leaf, accs) }
     }
 
     /// [`Self::column_leaf_body`] compiled with AVX-512.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")]
-    unsafe fn column_leaf_avx512(&self, base: isize, sc: isize, w: usize, leaf: usize) -> Vec<R::Acc> {
+    unsafe fn column_leaf_avx512(&self, base: isize, sc: isize, leaf: usize, accs: &mut [R::Acc]) {
         // SAFETY: forwarded.
-        unsafe { self.column_leaf_body(base, sc, w, leaf) }
+        unsafe { self.column_leaf_body(base, sc, leaf, accs) }
     }
 
-    /// Folds reduced positions (rows) `[leaf * COLUMN_LEAF, ..)` into a fresh row.
+    /// Folds reduced positions (rows) `[leaf * COLUMN_LEAF, ..)` into `accs` (one per
+    /// column, holding the identity on entry).
     #[inline(always)]
-    unsafe fn column_leaf_body(&self, base: isize, sc: isize, w: usize, leaf: usize) -> Vec<R::Acc> {
-        let mut accs = vec![self.r.identity(); w];
+    unsafe fn column_leaf_body(&self, base: isize, sc: isize, leaf: usize, accs: &mut [R::Acc]) {
+        let w = accs.len();
         let hi = ((leaf + 1) * COLUMN_LEAF).min(self.n);
         if sc == 1 {
             let lo = leaf * COLUMN_LEAF;
@@ -400,8 +411,8 @@ impl<R: Reducer> Walk<'_, R> {
                 rows.push(unsafe { self.run_at(base + in_off, w, buf) });
                 indices.push(index);
             }
-            self.r.fold_rows(&mut accs, &rows, &indices);
-            return accs;
+            self.r.fold_rows(accs, &rows, &indices);
+            return;
         }
         for p in leaf * COLUMN_LEAF..hi {
             let (in_off, _, index) = offsets(&self.red, p);
@@ -411,6 +422,5 @@ impl<R: Reducer> Walk<'_, R> {
                 *a = self.r.fold(*a, x, index);
             }
         }
-        accs
     }
 }

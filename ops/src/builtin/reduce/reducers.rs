@@ -293,32 +293,52 @@ impl<I: Element, C: FloatCompute, O: Element, const SQRT: bool> Reducer for Var<
         }
         acc
     }
-    /// Columns: the rows' mean per column, then Σ(x − mean)² per column (two passes over
-    /// the leaf's rows, which are in cache), as plain arrays the compiler vectorises.
+    /// Two rows of leaf accumulators: when every column of both has folded the same count
+    /// (a dense column tile), Chan's factors are computed once for the row, not per column.
+    #[inline(always)]
+    fn combine_rows(&self, a: &mut [(f64, C, C)], b: &[(f64, C, C)]) {
+        let (Some(&(na, _, _)), Some(&(nb, _, _))) = (a.first(), b.first()) else {
+            return;
+        };
+        let uniform = na > 0.0 && nb > 0.0 && a.iter().all(|x| x.0 == na) && b.iter().all(|x| x.0 == nb);
+        if !uniform {
+            for (x, &y) in a.iter_mut().zip(b) {
+                *x = self.combine(*x, y);
+            }
+            return;
+        }
+        let n = na + nb;
+        let (fb, fab) = (C::from_count(nb / n), C::from_count(na * nb / n));
+        for (x, &y) in a.iter_mut().zip(b) {
+            let d = y.1.sub(x.1);
+            *x = (n, x.1.add(d.mul(fb)), x.2.add(y.2).add(d.mul(d).mul(fab)));
+        }
+    }
+    /// Columns: Welford's update, one pass over the leaf's rows — every column has seen the
+    /// same count, so the division by it is one multiply by a shared reciprocal — with
+    /// mean and Σ(x − mean)² as plain arrays the compiler vectorises (a second pass over
+    /// the rows, even from cache, cost as much as reading them from memory).
     #[inline(always)]
     fn fold_rows(&self, accs: &mut [(f64, C, C)], rows: &[&[I]], _: &[i64]) {
         let w = accs.len();
-        let m = rows.len();
-        if m == 0 {
+        let Some(first) = rows.first() else {
             return;
-        }
-        let mut mean = vec![C::ZERO; w];
-        for row in rows {
-            for (s, &x) in mean.iter_mut().zip(row.iter()) {
-                *s = s.add(x.cast());
+        };
+        let mut mean: Vec<C> = first.iter().take(w).map(|&x| x.cast()).collect();
+        let mut m2_buf = Vec::new();
+        let m2 = half_page_apart(&mut m2_buf, w, C::ZERO, mean.as_ptr().cast());
+        for (r, row) in rows.iter().enumerate().skip(1) {
+            let inv = C::ONE.div(C::from_count((r + 1) as f64));
+            for ((mu, q), &x) in mean.iter_mut().zip(m2.iter_mut()).zip(row.iter()) {
+                let x: C = x.cast();
+                let d = x.sub(*mu);
+                *mu = mu.add(d.mul(inv));
+                *q = q.add(d.mul(x.sub(*mu)));
             }
         }
-        let inv = C::ONE.div(C::from_count(m as f64));
-        mean.iter_mut().for_each(|s| *s = s.mul(inv));
-        let mut m2 = vec![C::ZERO; w];
-        for row in rows {
-            for ((q, &mu), &x) in m2.iter_mut().zip(&mean).zip(row.iter()) {
-                let d = x.cast::<C>().sub(mu);
-                *q = q.add(d.mul(d));
-            }
-        }
-        for ((a, &mu), &q) in accs.iter_mut().zip(&mean).zip(&m2) {
-            *a = (m as f64, mu, q);
+        let n = rows.len() as f64;
+        for ((a, &mu), &q) in accs.iter_mut().zip(&mean).zip(m2.iter()) {
+            *a = (n, mu, q);
         }
     }
     #[inline(always)]
@@ -375,6 +395,19 @@ fn lane_sum<C: FloatCompute>(xs: &[C], prefetch: bool, f: impl Fn(C) -> C) -> C 
         half /= 2;
     }
     acc[0]
+}
+
+/// `w` elements of `buf` (filled with `fill`) starting half a page (mod 4 KiB) after
+/// `other`: a column fold that stores to one row and loads the next from the other, index
+/// by index, then never stalls on 4K aliasing (the CPU taking the load for one of the
+/// store's bytes), as two rows of 16 KiB allocated one after the other did.
+fn half_page_apart<T: Copy>(buf: &mut Vec<T>, w: usize, fill: T, other: *const u8) -> &mut [T] {
+    let size = std::mem::size_of::<T>().max(1);
+    buf.clear();
+    buf.resize(w + 4096 / size, fill);
+    let want = (other as usize).wrapping_add(2048) % 4096;
+    let k = (want + 4096 - buf.as_ptr() as usize % 4096) % 4096 / size;
+    &mut buf[k..k + w]
 }
 
 /// The NONE index of an argmax/argmin accumulator that has seen nothing.
@@ -448,19 +481,23 @@ macro_rules! arg_reducer {
                     }
                     return;
                 };
+                // The winning row per column as its position in this leaf (u32: half the
+                // bytes of an i64 index, so value and position arrays stay in L1).
                 let better = $better;
                 let mut best: Vec<C> = first.iter().map(|&x| x.cast()).collect();
-                let mut at = vec![indices[0]; accs.len()];
-                for (row, &index) in rows.iter().zip(indices).skip(1) {
+                let mut at_buf = Vec::new();
+                let at = half_page_apart(&mut at_buf, best.len(), 0u32, best.as_ptr().cast());
+                for (k, row) in rows.iter().enumerate().skip(1) {
+                    let k = k as u32;
                     for ((b, i), &x) in best.iter_mut().zip(at.iter_mut()).zip(row.iter()) {
                         let x: C = x.cast();
                         let take = better(x, *b) | (x.is_nan() & !b.is_nan());
                         *b = if take { x } else { *b };
-                        *i = if take { index } else { *i };
+                        *i = if take { k } else { *i };
                     }
                 }
-                for ((a, &b), &i) in accs.iter_mut().zip(&best).zip(&at) {
-                    *a = (b, i);
+                for ((a, &b), &i) in accs.iter_mut().zip(&best).zip(at.iter()) {
+                    *a = (b, indices[i as usize]);
                 }
             }
             /// Per block: the extreme by 16 lanes, then the first position holding it (or

@@ -114,6 +114,12 @@ impl<E: Copy> Finished<E> {
     }
 }
 
+/// How far apart two addresses are modulo 4 KiB (0 to 2048).
+fn page_distance<A, B>(a: *const A, b: *const B) -> usize {
+    let d = (a as usize).wrapping_sub(b as usize) % 4096;
+    d.min(4096 - d)
+}
+
 /// Vector `k` of a row's e^x pass: e^(x − max) into the scratch row (softmax) and the sum.
 #[inline(always)]
 fn exp_step<V: Value>(x: &[V::Elem], tmp: &mut [V::Elem], k: usize, mv: V, vs: V, log: bool) -> V {
@@ -156,13 +162,23 @@ unsafe fn rows<V: Value, S: StreamLine>(
     let body = len - len % n;
     let mut pending: Option<Finished<V::Elem>> = None;
     for r in 0..count {
+        let (x, out) = (x.wrapping_add(r * len), out.wrapping_add(r * len));
+        // Streaming alternates the scratch rows (one is being written out); otherwise the
+        // one farther from this row's input and output modulo 4 KiB (a load of one element
+        // right after a store to another 4 KiB apart waits for the store: rows of a power
+        // of two bytes hit this on every row).
+        let pick = if stream {
+            r % 2
+        } else {
+            let apart = |k: usize| page_distance(sc.scratch[k], x).min(page_distance(sc.scratch[k], out));
+            usize::from(apart(1) > apart(0))
+        };
         // SAFETY: the caller's contract: `count` rows of `len` elements in each of input
         // and output, two scratch rows; all disjoint.
-        let (x, out, tmp) = unsafe {
+        let (x, tmp) = unsafe {
             (
-                std::slice::from_raw_parts(x.add(r * len), len),
-                out.add(r * len),
-                std::slice::from_raw_parts_mut(sc.scratch[r % 2].cast::<V::Elem>(), len),
+                std::slice::from_raw_parts(x, len),
+                std::slice::from_raw_parts_mut(sc.scratch[pick].cast::<V::Elem>(), len),
             )
         };
         // The maximum by `>` over 16 independent lanes; no NaN or ±0 rule is needed: a NaN
@@ -179,28 +195,31 @@ unsafe fn rows<V: Value, S: StreamLine>(
             }
             None => (0, 0),
         };
-        // The e^x pass: vectors k < `paired` also stream line k of the previous row.
+        // The e^x pass; with a row pending, vector k also streams out line k of it. (Two
+        // whole loops: a loop continuing another's sum had LLVM add the lanes one by one.)
         let iters = body / n;
-        let paired = if pending.is_some() { lines.min(iters) } else { 0 };
         let mut vs = V::zero();
         if let Some(p) = pending {
-            for k in 0..paired {
+            for k in 0..iters {
                 // Each iteration is already one vector: keep LLVM from widening across them.
                 no_loop_vectorize();
                 vs = exp_step(x, tmp, k, mv, vs, log);
-                // SAFETY: line k of the previous row (aligned, inside it).
-                unsafe { p.stream_line::<V, S>(log, head + k * per_line) };
+                if k < lines {
+                    // SAFETY: line k of the previous row (aligned, inside it).
+                    unsafe { p.stream_line::<V, S>(log, head + k * per_line) };
+                }
             }
-        }
-        for k in paired..iters {
-            no_loop_vectorize();
-            vs = exp_step(x, tmp, k, mv, vs, log);
+        } else {
+            for k in 0..iters {
+                no_loop_vectorize();
+                vs = exp_step(x, tmp, k, mv, vs, log);
+            }
         }
         if let Some(p) = pending.take() {
             // SAFETY: the previous row's lines the pass above did not reach, its head and
             // its tail (all inside its `len` elements).
             unsafe {
-                for k in paired..lines {
+                for k in iters.min(lines)..lines {
                     p.stream_line::<V, S>(log, head + k * per_line);
                 }
                 p.write_plain(log, 0..head);
