@@ -353,18 +353,29 @@ impl<I: Element, C: FloatCompute, O: Element, const SQRT: bool> Reducer for Var<
 }
 
 /// The position of the first (or, `reverse`, the last) element of `b` equal to `m` (or NaN
-/// when `nan`): 16-element chunks are tested with a branch-free compare first.
+/// when `nan`).
 #[inline(always)]
 fn first_hit<C: Compute>(b: &[C], m: C, nan: bool, reverse: bool) -> Option<usize> {
-    let hit = |x: C| if nan { x.is_nan() } else { x == m };
-    let chunk_hits = |c: &[C]| c.iter().fold(false, |acc, &x| acc | hit(x));
-    let n_chunks = b.len().div_ceil(16);
+    // The test is chosen once, outside the scan (inside, it kept the chunk test scalar).
+    if nan {
+        position_of(b, |x: C| x.is_nan(), reverse)
+    } else {
+        position_of(b, |x: C| x == m, reverse)
+    }
+}
+
+/// The first (or last) position where `hit` holds: 64-element chunks tested with a
+/// branch-free compare (a few vector compares), then the hit chunk searched.
+#[inline(always)]
+fn position_of<C: Copy>(b: &[C], hit: impl Fn(C) -> bool, reverse: bool) -> Option<usize> {
+    const CHUNK: usize = 64;
+    let n_chunks = b.len().div_ceil(CHUNK);
     for i in 0..n_chunks {
         let k = if reverse { n_chunks - 1 - i } else { i };
-        let c = &b[k * 16..((k + 1) * 16).min(b.len())];
-        if chunk_hits(c) {
+        let c = &b[k * CHUNK..((k + 1) * CHUNK).min(b.len())];
+        if c.iter().fold(false, |acc, &x| acc | hit(x)) {
             let p = if reverse { c.iter().rposition(|&x| hit(x)) } else { c.iter().position(|&x| hit(x)) };
-            return p.map(|p| k * 16 + p);
+            return p.map(|p| k * CHUNK + p);
         }
     }
     None
