@@ -47,6 +47,7 @@ fn main() -> tensor_ops::Result<()> {
             }),
         ),
         ("softmax_out", Box::new(|| tensor_ops::softmax_out(&a, 1, &dst).unwrap())),
+        ("softmax (new)", Box::new(|| drop(a.softmax(1).unwrap()))),
         ("log_softmax_out", Box::new(|| tensor_ops::log_softmax_out(&a, 1, &dst).unwrap())),
         ("exp_out", Box::new(|| tensor_ops::exp_out(&a, &dst).unwrap())),
         ("amax dim 1", Box::new(|| drop(a.amax(&[1], false).unwrap()))),

@@ -12,7 +12,7 @@ use tensor_core::{DType, Error, Result};
 /// (dense: row `r` starts `r · len` elements after the first), with two scratch rows
 /// (`row.scratch`: cache-resident, reused for every call of a task) to build rows in, and
 /// `row.stream`: the whole output is too large to stay in cache, so finished rows should
-/// reach `out` through non-temporal stores ([`crate::copy::stream::stream_line`]; the
+/// reach `out` through non-temporal stores ([`crate::copy::stream::StreamLine`]; the
 /// driver fences once per task). Taking rows in batches lets a kernel overlap one row's
 /// stores with the next row's compute.
 ///
