@@ -165,13 +165,23 @@ pub fn exp_lane(x: f32) -> f32 {
 pub fn exp_nonpositive_lane(x: f32) -> f32 {
     let xc = if x < -104.0 { -104.0 } else { x };
     let xc = if xc > 0.0 { 0.0 } else { xc };
-    let (y, n) = exp_parts(xc);
-    y * pow2i(n.wrapping_add(64)) * f32::from_bits((127 - 64) << 23)
+    let (p, n) = exp_poly(xc);
+    // (p + 1) 2^-64 as one multiply-add: scaling by a power of two commutes with rounding,
+    // so this is exactly `exp_parts`' y times 2^-64.
+    let two_m64 = f32::from_bits((127 - 64) << 23);
+    p.mul_add(two_m64, two_m64) * pow2i(n.wrapping_add(64))
 }
 
 /// `(y, n)` with e^x = y 2^n, `y` in `[0.7, 1.42]`, for `x` in `[-104, 89]` (or NaN: `y` NaN).
 #[inline(always)]
 fn exp_parts(xc: f32) -> (f32, i32) {
+    let (p, n) = exp_poly(xc);
+    (p + 1.0, n)
+}
+
+/// `(p, n)` with e^x = (1 + p) 2^n (`p` = e^r − 1 for the reduced `r`), `x` as [`exp_parts`].
+#[inline(always)]
+fn exp_poly(xc: f32) -> (f32, i32) {
     // n = round(x log2 e) (the product rounded once, then to an integer by the RND trick).
     let (kf, n) = rint_of_sum(xc.mul_add(LOG2E, RND));
     // r = x - n ln 2 with the split ln 2 (`kf * LN2_HI` is exact).
@@ -182,8 +192,7 @@ fn exp_parts(xc: f32) -> (f32, i32) {
     let q = r.mul_add(q, c[2]);
     let q = r.mul_add(q, c[1]);
     let q = r.mul_add(q, c[0]);
-    let y = (r * r).mul_add(q, r) + 1.0;
-    (y, n)
+    ((r * r).mul_add(q, r), n)
 }
 
 /// 2^x.

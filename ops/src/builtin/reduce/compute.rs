@@ -84,10 +84,10 @@ impl Compute for bool {
     }
 }
 
-/// Σ e^(x − m) over a slice, 16 (f32) or 4 (f64) lanes at a time with the lane algebra's
-/// vector `exp`.
+/// Σ e^(x − m) over a slice whose elements are all `<= m`, 16 (f32) or 4 (f64) lanes at a
+/// time with the lane algebra's vector `exp_nonpositive` (`exp`'s bits there, cheaper).
 pub trait SumExp: FloatCompute {
-    /// Σ e^(x − m).
+    /// Σ e^(x − m), every `x <= m` (or NaN).
     fn sum_exp(xs: &[Self], m: Self) -> Self;
 }
 
@@ -104,7 +104,7 @@ macro_rules! sum_exp {
                     // One vector per iteration: no widening across iterations (gathers).
                     tensor_kernels_cpu::map::no_loop_vectorize();
                     prefetch_next_block(xs, k * $lanes);
-                    acc = acc + (<$v>::load(c) - mv).exp();
+                    acc = acc + (<$v>::load(c) - mv).exp_nonpositive();
                 }
                 let mut lanes = [0 as $t; $lanes];
                 acc.store(&mut lanes);
