@@ -29,18 +29,7 @@ fn main() -> tensor_ops::Result<()> {
     let bytes = (n * 4) as f64;
     // The read reference: a whole-array sum with 16 accumulators per thread.
     let read = best(|| {
-        let s: f32 = data
-            .par_chunks(1 << 16)
-            .map(|ch| {
-                let mut acc = [0f32; 16];
-                for v in ch.chunks_exact(16) {
-                    for k in 0..16 {
-                        acc[k] += v[k];
-                    }
-                }
-                acc.iter().sum::<f32>()
-            })
-            .sum();
+        let s: f32 = data.par_chunks(1 << 16).map(tensor_benches::stream::sum_lanes).sum();
         std::hint::black_box(s);
     });
     let a = Tensor::from_vec(data.clone(), &[r, c])?;

@@ -31,18 +31,7 @@ fn main() -> tensor_ops::Result<()> {
         (
             "read",
             Box::new(|| {
-                let s: f32 = data
-                    .par_chunks(1 << 16)
-                    .map(|ch| {
-                        let mut acc = [0f32; 16];
-                        for v in ch.chunks_exact(16) {
-                            for k in 0..16 {
-                                acc[k] += v[k];
-                            }
-                        }
-                        acc.iter().sum::<f32>()
-                    })
-                    .sum();
+                let s: f32 = data.par_chunks(1 << 16).map(tensor_benches::stream::sum_lanes).sum();
                 std::hint::black_box(s);
             }),
         ),

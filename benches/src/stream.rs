@@ -168,8 +168,13 @@ impl StreamTable {
     }
 }
 
-/// Σ of a slice with 16 independent accumulators (vector lanes).
-fn sum_lanes(xs: &[f32]) -> f32 {
+/// Σ of a slice with 16 independent accumulators (vector lanes): the read yardstick's
+/// loop, also the probes' read reference.
+///
+/// ```
+/// assert_eq!(tensor_benches::stream::sum_lanes(&[1.0; 40]), 40.0);
+/// ```
+pub fn sum_lanes(xs: &[f32]) -> f32 {
     let mut acc = [0f32; 16];
     let mut chunks = xs.chunks_exact(16);
     for c in &mut chunks {

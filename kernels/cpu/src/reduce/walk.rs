@@ -317,8 +317,8 @@ impl<R: Reducer> Walk<'_, R> {
     }
 
     /// The accumulator row (`w` columns, input stride `sc`) of leaves `lo..hi`. `spare`
-    /// keeps the rows merged away for the next leaves (a fresh 64 KiB row per leaf had the
-    /// allocator return memory to the system and fault it back in, page by page).
+    /// keeps the rows merged away, for the next leaves to fold into instead of allocating a
+    /// fresh row each.
     #[allow(clippy::too_many_arguments)]
     unsafe fn column_tree(
         &self,

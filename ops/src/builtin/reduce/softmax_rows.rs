@@ -75,6 +75,36 @@ impl<E: Copy> Finished<E> {
         }
     }
 
+    /// `(head, lines)`: the elements before the first aligned output line, and the whole
+    /// aligned lines after them.
+    fn layout(&self, len: usize) -> (usize, usize) {
+        let head = self.head(len);
+        (head, (len - head) / (64 / std::mem::size_of::<E>()))
+    }
+
+    /// Writes what is left of the row once its lines `..from` are streamed: lines
+    /// `from..`, then the head and tail elements with plain stores.
+    ///
+    /// # Safety
+    /// As [`Self::stream_line`] for every line, [`Self::write_plain`] for the rest.
+    #[inline(always)]
+    unsafe fn flush<V: Value<Elem = E>, S: StreamLine>(&self, log: bool, len: usize, from: usize)
+    where
+        E: Default,
+        Lane<E>: Value<Elem = E>,
+    {
+        let per_line = 64 / std::mem::size_of::<E>();
+        let (head, lines) = self.layout(len);
+        // SAFETY: the caller's contract; every range lies inside the row's `len` elements.
+        unsafe {
+            for k in from.min(lines)..lines {
+                self.stream_line::<V, S>(log, head + k * per_line);
+            }
+            self.write_plain(log, 0..head);
+            self.write_plain(log, head + lines * per_line..len);
+        }
+    }
+
     /// Writes elements `range` with plain stores.
     ///
     /// # Safety
@@ -188,13 +218,7 @@ unsafe fn rows<V: Value, S: StreamLine>(
         let m = Lane(mx);
         let mv = V::splat(mx);
         // The previous row's aligned lines, one per vector of this pass.
-        let (head, lines) = match pending {
-            Some(p) => {
-                let head = p.head(len);
-                (head, (len - head) / per_line)
-            }
-            None => (0, 0),
-        };
+        let (head, lines) = pending.map_or((0, 0), |p| p.layout(len));
         // The e^x pass; with a row pending, vector k also streams out line k of it. (Two
         // whole loops: a loop continuing another's sum had LLVM add the lanes one by one.)
         let iters = body / n;
@@ -217,14 +241,8 @@ unsafe fn rows<V: Value, S: StreamLine>(
         }
         if let Some(p) = pending.take() {
             // SAFETY: the previous row's lines the pass above did not reach, its head and
-            // its tail (all inside its `len` elements).
-            unsafe {
-                for k in iters.min(lines)..lines {
-                    p.stream_line::<V, S>(log, head + k * per_line);
-                }
-                p.write_plain(log, 0..head);
-                p.write_plain(log, head + lines * per_line..len);
-            }
+            // its tail.
+            unsafe { p.flush::<V, S>(log, len, iters) };
         }
         let mut lanes = [V::Elem::default(); 16];
         vs.store(&mut lanes[..n]);
@@ -262,16 +280,8 @@ unsafe fn rows<V: Value, S: StreamLine>(
         unsafe { row.write_plain(log, body..len) };
     }
     if let Some(p) = pending {
-        let head = p.head(len);
-        let lines = (len - head) / per_line;
-        // SAFETY: the last row's lines, head and tail (inside its `len` elements).
-        unsafe {
-            for k in 0..lines {
-                p.stream_line::<V, S>(log, head + k * per_line);
-            }
-            p.write_plain(log, 0..head);
-            p.write_plain(log, head + lines * per_line..len);
-        }
+        // SAFETY: the last row, all of it.
+        unsafe { p.flush::<V, S>(log, len, 0) };
     }
 }
 
