@@ -1,14 +1,20 @@
 //! Times the fused chains against their eager forms and the map engine, best of a few
 //! runs, at `FUSED_PROBE_ELEMS` f32 elements (default 2^26): a quick look while working on
-//! the fused runner (the figures to report come from `cpu-perf`).
+//! the fused runner (the figures to report come from `cpu-perf`), with the one-pass loops
+//! (`tensor_benches::stream`) timed in the same run. `FUSED_PROBE_ONLY=text` runs only the
+//! cases whose label contains `text`.
 //!
 //! `cargo run --release -p tensor-benches --example fused_probe`
 
 use std::time::Instant;
+use tensor_benches::stream::{Pattern, Store, StreamArrays};
 use tensor_ops::fuse::Expr;
 use tensor_ops::prelude::*;
 
 fn best(label: &str, bytes: f64, mut f: impl FnMut()) {
+    if std::env::var("FUSED_PROBE_ONLY").is_ok_and(|only| !label.contains(only.as_str())) {
+        return;
+    }
     f();
     let mut t = f64::MAX;
     for _ in 0..7 {
@@ -27,6 +33,8 @@ fn main() -> tensor_ops::Result<()> {
     let (x, y, z) = (Expr::input(&a), Expr::input(&b), Expr::input(&c));
     let triad = (&x * &y + &z).relu();
     let four = 16.0 * n as f64;
+    let mut loops = StreamArrays::new(4 * n as u64);
+    best("one-pass loop relu(a*b+c)", four, || loops.run(Pattern::Triad, Store::NonTemporal, 4 * n as u64));
     best("fused relu(a*b+c) new", four, || drop(triad.eval().unwrap()));
     best("fused relu(a*b+c) into", four, || triad.eval_into(&out).unwrap());
     best("fused into a new empty", four, || {
@@ -40,6 +48,7 @@ fn main() -> tensor_ops::Result<()> {
     best("sigmoid new", 8.0 * n as f64, || drop(a.sigmoid().unwrap()));
     let d = &x - &y;
     let sq = (&d * &d).sum_all();
+    best("one-pass loop sum((a-b)^2)", 8.0 * n as f64, || loops.run(Pattern::Read2, Store::Plain, 4 * n as u64));
     best("fused sum((a-b)^2)", 8.0 * n as f64, || drop(sq.eval().unwrap()));
     best("sum_all(a)", 4.0 * n as f64, || drop(a.sum_all().unwrap()));
     Ok(())

@@ -132,6 +132,29 @@ fn large_chains_split_across_threads_and_stream_like_the_eager_chain() {
 }
 
 #[test]
+fn streamed_chains_with_strided_and_cast_leaves_match_the_eager_chain() {
+    // Over 32 MiB of operands the runner takes short blocks (`STREAM_BLOCK`): a transposed
+    // f64 leaf (gathered), a broadcast bf16 row squared (a bf16 node: computed in f32 and
+    // rounded, then cast up for the f64 product) and an f32 scalar go through every
+    // staging case there.
+    let (r, c) = (2049, 2051);
+    let t = common::from_values(&common::gen_values(DType::F64, r * c, 7), &[c, r], DType::F64).t().unwrap();
+    let row = common::from_values(&common::gen_values(DType::BF16, c, 8), &[c], DType::BF16);
+    let w = f32s(1, 9, &[1]);
+    let (xt, xr, xw) = (Expr::input(&t), Expr::input(&row), Expr::input(&w));
+    let chain = (&(&xr * &xr) * &xt + &xw).relu();
+    let fused = chain.eval().unwrap();
+    let eager = row.mul(&row).unwrap().mul(&t).unwrap().add(&w).unwrap().relu().unwrap();
+    assert_eq!(fused.dtype(), DType::F64);
+    assert_eq!(bits(&fused), bits(&eager));
+    // the same chain ending in a reduction over each dim (streamed leaves, no output)
+    for dims in [[0usize], [1]] {
+        let f = chain.sum(&dims, false).eval().unwrap();
+        assert_eq!(bits(&f), bits(&eager.sum(&dims, false).unwrap()), "sum over {dims:?}");
+    }
+}
+
+#[test]
 fn eval_into_writes_like_the_eager_out_call_and_in_place() {
     let a = f32s(300, 5, &[30, 10]).to_dtype(DType::F16).unwrap();
     let b = f32s(10, 6, &[10]).to_dtype(DType::F16).unwrap();

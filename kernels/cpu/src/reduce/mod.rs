@@ -65,8 +65,11 @@ pub trait Reducer: Sync + Sized {
     /// Folds a contiguous run whose first element has index `index` (next ones `+ step`).
     /// The default keeps [`RUN_LANES`] independent accumulators (element `i` goes to
     /// accumulator `i % RUN_LANES`, which LLVM turns into vector lanes for simple folds) and
-    /// combines them pairwise. Built-ins override it with explicit SIMD.
-    #[inline]
+    /// combines them pairwise. Built-ins override it with explicit SIMD. Always inlined, so
+    /// that the driver's AVX2 and AVX-512 copies of a leaf vectorise it at their width (an
+    /// out-of-line copy is compiled for the baseline: 128-bit adds, measured a fused
+    /// `((a - b)²).sum()` over 4 MiB operands at a third of the read speed).
+    #[inline(always)]
     fn fold_run(&self, xs: &[Self::In], index: i64, step: i64) -> Self::Acc {
         let mut accs = [self.identity(); RUN_LANES];
         let mut chunks = xs.chunks_exact(RUN_LANES);
