@@ -95,7 +95,8 @@ macro_rules! lanes_run {
             for chunk in xs.chunks(BLOCK) {
                 let b = convert_block(chunk, &mut buf);
                 let mut lanes = b.chunks_exact(RUN_LANES);
-                for c in &mut lanes {
+                for (i, c) in (&mut lanes).enumerate() {
+                    prefetch_next_block(chunk, RUN_LANES * i);
                     for k in 0..RUN_LANES {
                         acc[k] = acc[k].$merge(c[k]);
                     }
@@ -157,9 +158,9 @@ macro_rules! extreme_run {
 }
 
 one_value_reducer!(AMax: Compute, identity = C::LOWEST, merge = max_nan, finish = |a: C, _| a.cast(),
-    extreme_run!(max_and_nan::<C, false>, max_nan););
+    extreme_run!(max_and_nan::<C, true>, max_nan););
 one_value_reducer!(AMin: Compute, identity = C::HIGHEST, merge = min_nan, finish = |a: C, _| a.cast(),
-    extreme_run!(min_and_nan::<C, false>, min_nan););
+    extreme_run!(min_and_nan::<C, true>, min_nan););
 
 /// all/any: a `bool` accumulator, `x != 0` folded with `&` (from `true`) or `|` (from
 /// `false`).
@@ -314,9 +315,9 @@ impl<I: Element, C: FloatCompute, O: Element, const SQRT: bool> Reducer for Var<
         for chunk in xs.chunks(BLOCK) {
             let b = convert_block(chunk, &mut buf);
             let n = b.len() as f64;
-            let mean = lane_sum(b, false, |x| x).div(C::from_count(n));
+            let mean = lane_sum(b, true, |x| x).div(C::from_count(n));
             // The second pass reads the block from cache: the next one streams in meanwhile.
-            let m2 = lane_sum(b, true, |x| {
+            let m2 = lane_sum(b, false, |x| {
                 let d = x.sub(mean);
                 d.mul(d)
             });
