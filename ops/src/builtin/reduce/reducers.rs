@@ -6,7 +6,7 @@ use super::compute::{
 };
 use std::marker::PhantomData;
 use tensor_core::{Element, Scalar};
-use tensor_kernels_cpu::reduce::{combine_lanes, Reducer, RUN_LANES};
+use tensor_kernels_cpu::reduce::{combine_lanes, prefetch_row_segment, Reducer, ROW_SEGMENT, RUN_LANES};
 
 /// The zero-sized marker of a reducer's types.
 type Types<I, C, O> = PhantomData<fn() -> (I, C, O)>;
@@ -361,11 +361,16 @@ impl<I: Element, C: FloatCompute, O: Element, const SQRT: bool> Reducer for Var<
         let m2 = half_page_apart(&mut m2_buf, w, C::ZERO, mean.as_ptr().cast());
         for (r, row) in rows.iter().enumerate().skip(1) {
             let inv = C::ONE.div(C::from_count((r + 1) as f64));
-            for ((mu, q), &x) in mean.iter_mut().zip(m2.iter_mut()).zip(row.iter()) {
-                let x: C = x.cast();
-                let d = x.sub(*mu);
-                *mu = mu.add(d.mul(inv));
-                *q = q.add(d.mul(x.sub(*mu)));
+            let next = rows.get(r + 1).copied().unwrap_or_default();
+            for s in (0..w).step_by(ROW_SEGMENT) {
+                let e = (s + ROW_SEGMENT).min(w);
+                prefetch_row_segment(next, s);
+                for ((mu, q), &x) in mean[s..e].iter_mut().zip(m2[s..e].iter_mut()).zip(row[s..e].iter()) {
+                    let x: C = x.cast();
+                    let d = x.sub(*mu);
+                    *mu = mu.add(d.mul(inv));
+                    *q = q.add(d.mul(x.sub(*mu)));
+                }
             }
         }
         let n = rows.len() as f64;
@@ -530,13 +535,19 @@ macro_rules! arg_reducer {
                 let mut best: Vec<C> = first.iter().map(|&x| x.cast()).collect();
                 let mut at_buf = Vec::new();
                 let at = half_page_apart(&mut at_buf, best.len(), 0u32, best.as_ptr().cast());
+                let w = best.len();
                 for (k, row) in rows.iter().enumerate().skip(1) {
+                    let next = rows.get(k + 1).copied().unwrap_or_default();
                     let k = k as u32;
-                    for ((b, i), &x) in best.iter_mut().zip(at.iter_mut()).zip(row.iter()) {
-                        let x: C = x.cast();
-                        let take = better(x, *b) | (x.is_nan() & !b.is_nan());
-                        *b = if take { x } else { *b };
-                        *i = if take { k } else { *i };
+                    for s in (0..w).step_by(ROW_SEGMENT) {
+                        let e = (s + ROW_SEGMENT).min(w);
+                        prefetch_row_segment(next, s);
+                        for ((b, i), &x) in best[s..e].iter_mut().zip(at[s..e].iter_mut()).zip(row[s..e].iter()) {
+                            let x: C = x.cast();
+                            let take = better(x, *b) | (x.is_nan() & !b.is_nan());
+                            *b = if take { x } else { *b };
+                            *i = if take { k } else { *i };
+                        }
                     }
                 }
                 for ((a, &b), &i) in accs.iter_mut().zip(&best).zip(at.iter()) {
