@@ -155,9 +155,12 @@ impl<'a> Eval<'a> {
             }
             steps.push(Step { kernel, params: n.params, result: n.result, args, nargs: n.args.len() });
         }
-        let streamed = leaves.iter().map(|l| l.shape.iter().product::<usize>() * l.dtype.size()).sum::<usize>()
-            + out_bytes
-            >= STREAMED_BYTES;
+        // The bytes each leaf spans (a broadcast dim, stride 0, reads the same elements again).
+        let spanned = |l: &RawTensor<'_>| {
+            l.shape.iter().zip(l.strides).filter(|&(_, &st)| st != 0).map(|(&n, _)| n).product::<usize>()
+                * l.dtype.size()
+        };
+        let streamed = leaves.iter().map(spanned).sum::<usize>() + out_bytes >= STREAMED_BYTES;
         Ok(Eval {
             steps,
             leaves: leaf_at,

@@ -288,6 +288,22 @@ pub fn prefetch<T>(p: *const T) {
     let _ = p;
 }
 
+/// Asks for every cache line of the `bytes` bytes from `start` ([`prefetch`] once per 64
+/// bytes; a hint: any address is allowed).
+///
+/// ```
+/// let xs = [0u8; 256];
+/// tensor_kernels_cpu::map::prefetch_lines(xs.as_ptr(), xs.len());
+/// ```
+#[inline(always)]
+pub fn prefetch_lines(start: *const u8, bytes: usize) {
+    let mut line = 0;
+    while line < bytes {
+        prefetch(start.wrapping_add(line));
+        line += 64;
+    }
+}
+
 /// Most lanes of any `SimdElement`'s vector (the block buffers' length).
 const MAX_LANES: usize = 64;
 

@@ -196,9 +196,5 @@ pub const BLOCK: usize = tensor_kernels_cpu::reduce::ROW_LEAF;
 #[inline(always)]
 pub fn prefetch_next_block<C>(xs: &[C], at: usize) {
     let next = xs.as_ptr().wrapping_add(BLOCK + at).cast::<u8>();
-    let mut line = 0;
-    while line < 16 * std::mem::size_of::<C>() {
-        tensor_kernels_cpu::map::prefetch(next.wrapping_add(line));
-        line += 64;
-    }
+    tensor_kernels_cpu::map::prefetch_lines(next, 16 * std::mem::size_of::<C>());
 }

@@ -6,7 +6,7 @@ use super::compute::{
 };
 use std::marker::PhantomData;
 use tensor_core::{Element, Scalar};
-use tensor_kernels_cpu::reduce::{combine_lanes, prefetch_row_segment, Reducer, ROW_SEGMENT, RUN_LANES};
+use tensor_kernels_cpu::reduce::{combine_lanes, prefetch_row_segment, row_segments, Reducer, ROW_SEGMENT, RUN_LANES};
 
 /// The zero-sized marker of a reducer's types.
 type Types<I, C, O> = PhantomData<fn() -> (I, C, O)>;
@@ -361,17 +361,14 @@ impl<I: Element, C: FloatCompute, O: Element, const SQRT: bool> Reducer for Var<
         let m2 = half_page_apart(&mut m2_buf, w, C::ZERO, mean.as_ptr().cast());
         for (r, row) in rows.iter().enumerate().skip(1) {
             let inv = C::ONE.div(C::from_count((r + 1) as f64));
-            let next = rows.get(r + 1).copied().unwrap_or_default();
-            for s in (0..w).step_by(ROW_SEGMENT) {
-                let e = (s + ROW_SEGMENT).min(w);
-                prefetch_row_segment(next, s);
+            row_segments(rows, r, w, |s, e| {
                 for ((mu, q), &x) in mean[s..e].iter_mut().zip(m2[s..e].iter_mut()).zip(row[s..e].iter()) {
                     let x: C = x.cast();
                     let d = x.sub(*mu);
                     *mu = mu.add(d.mul(inv));
                     *q = q.add(d.mul(x.sub(*mu)));
                 }
-            }
+            });
         }
         let n = rows.len() as f64;
         for ((a, &mu), &q) in accs.iter_mut().zip(&mean).zip(m2.iter()) {
@@ -543,6 +540,9 @@ macro_rules! arg_reducer {
                 for (k, row) in rows.iter().enumerate().skip(1) {
                     let next = rows.get(k + 1).copied().unwrap_or_default();
                     let k = k as u32;
+                    // The walk `row_segments` makes, written out: through that closure
+                    // this loop ran at 15 GB/s instead of 25 (argmax over dim 0 of
+                    // [8192, 8192] f32).
                     for s in (0..w).step_by(ROW_SEGMENT) {
                         let e = (s + ROW_SEGMENT).min(w);
                         prefetch_row_segment(next, s);
