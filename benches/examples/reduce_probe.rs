@@ -1,7 +1,8 @@
 //! A quick probe of the reductions on a [8192, 8192] f32 (256 MiB) tensor against a
 //! read-only reference loop and a copy, all on every worker thread, in one run:
 //! `cargo run --release -p tensor-benches --example reduce_probe [rows] [cols]`
-//! (`REDUCE_PROBE_ONLY=argmax` for the cases whose name contains it).
+//! (`REDUCE_PROBE_ONLY=argmax` for the cases whose name contains it, `REDUCE_PROBE_REPS=n`
+//! to time each n times).
 
 use rayon::prelude::*;
 use std::time::Instant;
@@ -12,7 +13,9 @@ type Case<'a> = (&'static str, Box<dyn Fn() + 'a>);
 
 fn best(mut f: impl FnMut()) -> f64 {
     f();
-    (0..5)
+    // `REDUCE_PROBE_REPS=n` times each case n times (default 5; more for profiling).
+    let reps = std::env::var("REDUCE_PROBE_REPS").ok().and_then(|v| v.parse().ok()).unwrap_or(5);
+    (0..reps)
         .map(|_| {
             let t = Instant::now();
             f();

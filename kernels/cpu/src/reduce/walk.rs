@@ -16,6 +16,11 @@ pub const COLUMN_LEAF: usize = 64;
 /// page for the hardware prefetcher every time (measured var over dim 0 of [8192, 8192]
 /// f32 0.25 → 0.45 of the read speed, argmax 0.3 → 0.6; sums and maxima unchanged).
 const TILE_BYTES: usize = 64 * 1024;
+/// Columns a column tile spans at least, whatever its accumulator's size: rows of 8192
+/// kept f32 elements are read whole, one run of memory after the other, where 16-byte
+/// accumulators (var, argmax) would cut them into 4096-element pieces (measured over dim 0
+/// of [8192, 8192] f32 on AMD Zen 5: argmax 23 → 27 GB/s, var 23 → 26.5).
+const TILE_MIN_COLUMNS: usize = 8192;
 /// Elements below which a subtree is not split across threads.
 const PARALLEL_MIN: usize = 64 * 1024;
 
@@ -290,7 +295,7 @@ impl<R: Reducer> Walk<'_, R> {
 
     unsafe fn columns(&self) {
         let (inner, outer) = self.kept.split_last().expect("columns need a kept dim");
-        let tile = (TILE_BYTES / std::mem::size_of::<R::Acc>().max(1)).max(64);
+        let tile = (TILE_BYTES / std::mem::size_of::<R::Acc>().max(1)).max(TILE_MIN_COLUMNS);
         let tiles = inner.size.div_ceil(tile);
         let mo: usize = outer.iter().map(|d| d.size).product();
         let units = mo * tiles;

@@ -359,14 +359,37 @@ impl<I: Element, C: FloatCompute, O: Element, const SQRT: bool> Reducer for Var<
         let mut mean: Vec<C> = first.iter().take(w).map(|&x| x.cast()).collect();
         let mut m2_buf = Vec::new();
         let m2 = half_page_apart(&mut m2_buf, w, C::ZERO, mean.as_ptr().cast());
-        for (r, row) in rows.iter().enumerate().skip(1) {
+        let update = |mu: C, q: C, x: C, inv: C| {
+            let d = x.sub(mu);
+            let mu = mu.add(d.mul(inv));
+            (mu, q.add(d.mul(x.sub(mu))))
+        };
+        // Two rows per sweep (the same updates in the same order): the mean and m2 rows
+        // are loaded and stored once for both (var over dim 0 of [8192, 8192] f32 on
+        // AMD Zen 5: 26 → 27.5 GB/s).
+        let mut r = 1;
+        while r + 1 < rows.len() {
+            let (row, row2) = (rows[r], rows[r + 1]);
+            let inv = C::ONE.div(C::from_count((r + 1) as f64));
+            let inv2 = C::ONE.div(C::from_count((r + 2) as f64));
+            let next = |k: usize| rows.get(k).copied().unwrap_or_default();
+            for s in (0..w).step_by(ROW_SEGMENT) {
+                let e = (s + ROW_SEGMENT).min(w);
+                prefetch_row_segment(next(r + 2), s);
+                prefetch_row_segment(next(r + 3), s);
+                let pairs = row[s..e].iter().zip(row2[s..e].iter());
+                for ((mu, q), (&x, &y)) in mean[s..e].iter_mut().zip(m2[s..e].iter_mut()).zip(pairs) {
+                    let (m, qq) = update(*mu, *q, x.cast(), inv);
+                    (*mu, *q) = update(m, qq, y.cast(), inv2);
+                }
+            }
+            r += 2;
+        }
+        for (r, row) in rows.iter().enumerate().skip(r) {
             let inv = C::ONE.div(C::from_count((r + 1) as f64));
             row_segments(rows, r, w, |s, e| {
                 for ((mu, q), &x) in mean[s..e].iter_mut().zip(m2[s..e].iter_mut()).zip(row[s..e].iter()) {
-                    let x: C = x.cast();
-                    let d = x.sub(*mu);
-                    *mu = mu.add(d.mul(inv));
-                    *q = q.add(d.mul(x.sub(*mu)));
+                    (*mu, *q) = update(*mu, *q, x.cast(), inv);
                 }
             });
         }
@@ -493,6 +516,73 @@ fn pick<C: Compute>(a: (C, i64), b: (C, i64), better: impl Fn(C, C) -> bool) -> 
     }
 }
 
+/// A row's position within a column leaf, as narrow as the leaf allows.
+trait LeafPos: Copy + Default {
+    /// Position `k` (fits: the caller picks the type by the row count).
+    fn at(k: usize) -> Self;
+    /// Back to an index into the leaf's rows.
+    fn get(self) -> usize;
+}
+
+impl LeafPos for u8 {
+    #[inline(always)]
+    fn at(k: usize) -> u8 {
+        k as u8
+    }
+    #[inline(always)]
+    fn get(self) -> usize {
+        self as usize
+    }
+}
+
+impl LeafPos for u32 {
+    #[inline(always)]
+    fn at(k: usize) -> u32 {
+        k as u32
+    }
+    #[inline(always)]
+    fn get(self) -> usize {
+        self as usize
+    }
+}
+
+/// The argmax/argmin column fold over rows in increasing index order: the best value and
+/// the winning row's position per column as two plain arrays, a row replacing them where
+/// it is better (a NaN beats a number; ties keep the earlier row).
+#[inline(always)]
+fn arg_fold_rows<I: Element, C: Compute, P: LeafPos>(
+    accs: &mut [(C, i64)],
+    first: &[I],
+    rows: &[&[I]],
+    indices: &[i64],
+    better: impl Fn(C, C) -> bool,
+) {
+    let mut best: Vec<C> = first.iter().map(|&x| x.cast()).collect();
+    let mut at_buf = Vec::new();
+    let at = half_page_apart(&mut at_buf, best.len(), P::default(), best.as_ptr().cast());
+    let w = best.len();
+    let step = |b: C, i: P, x: C, k: P| {
+        let take = better(x, b) | (x.is_nan() & !b.is_nan());
+        (if take { x } else { b }, if take { k } else { i })
+    };
+    let next = |k: usize| rows.get(k).copied().unwrap_or_default();
+    for (k, row) in rows.iter().enumerate().skip(1) {
+        let k = P::at(k);
+        // The walk `row_segments` makes, written out: through that closure this loop ran
+        // at 15 GB/s instead of 25 (argmax over dim 0 of [8192, 8192] f32).
+        for s in (0..w).step_by(ROW_SEGMENT) {
+            let e = (s + ROW_SEGMENT).min(w);
+            prefetch_row_segment(next(k.get() + 1), s);
+            for ((b, i), &x) in best[s..e].iter_mut().zip(at[s..e].iter_mut()).zip(row[s..e].iter()) {
+                (*b, *i) = step(*b, *i, x.cast(), k);
+            }
+        }
+    }
+    for ((a, &b), &i) in accs.iter_mut().zip(&best).zip(at.iter()) {
+        *a = (b, indices[i.get()]);
+    }
+}
+
 macro_rules! arg_reducer {
     ($name:ident, $scan:path, $better:expr) => {
         impl<I: Element, C: Compute> Reducer for $name<I, C> {
@@ -516,9 +606,8 @@ macro_rules! arg_reducer {
             fn finish(&self, acc: (C, i64), _: usize) -> i64 {
                 acc.1
             }
-            /// Columns whose rows come in increasing index order (the common case): the
-            /// best value and index per column as two plain arrays, a row replacing them
-            /// where it is better (a NaN beats a number; ties keep the earlier row).
+            /// Columns whose rows come in increasing index order (the common case): see
+            /// [`arg_fold_rows`]; other orders fold element by element.
             #[inline(always)]
             fn fold_rows(&self, accs: &mut [(C, i64)], rows: &[&[I]], indices: &[i64]) {
                 let increasing = indices.windows(2).all(|p| p[0] < p[1]);
@@ -530,32 +619,14 @@ macro_rules! arg_reducer {
                     }
                     return;
                 };
-                // The winning row per column as its position in this leaf (u32: half the
-                // bytes of an i64 index, so value and position arrays stay in L1).
-                let better = $better;
-                let mut best: Vec<C> = first.iter().map(|&x| x.cast()).collect();
-                let mut at_buf = Vec::new();
-                let at = half_page_apart(&mut at_buf, best.len(), 0u32, best.as_ptr().cast());
-                let w = best.len();
-                for (k, row) in rows.iter().enumerate().skip(1) {
-                    let next = rows.get(k + 1).copied().unwrap_or_default();
-                    let k = k as u32;
-                    // The walk `row_segments` makes, written out: through that closure
-                    // this loop ran at 15 GB/s instead of 25 (argmax over dim 0 of
-                    // [8192, 8192] f32).
-                    for s in (0..w).step_by(ROW_SEGMENT) {
-                        let e = (s + ROW_SEGMENT).min(w);
-                        prefetch_row_segment(next, s);
-                        for ((b, i), &x) in best[s..e].iter_mut().zip(at[s..e].iter_mut()).zip(row[s..e].iter()) {
-                            let x: C = x.cast();
-                            let take = better(x, *b) | (x.is_nan() & !b.is_nan());
-                            *b = if take { x } else { *b };
-                            *i = if take { k } else { *i };
-                        }
-                    }
-                }
-                for ((a, &b), &i) in accs.iter_mut().zip(&best).zip(at.iter()) {
-                    *a = (b, indices[i as usize]);
+                // The winning row per column as its position in this leaf: a u8 for a
+                // leaf of up to 256 rows (the walk's leaves have 64), so the values and
+                // positions of an 8192-column tile fit in L1 (40 KiB, where u32 took 64:
+                // argmax over dim 0 of [8192, 8192] f32 on AMD Zen 5, 27 → 31 GB/s).
+                if rows.len() <= 256 {
+                    arg_fold_rows::<I, C, u8>(accs, first, rows, indices, $better);
+                } else {
+                    arg_fold_rows::<I, C, u32>(accs, first, rows, indices, $better);
                 }
             }
             /// Per block: the extreme by 16 lanes, then the first position holding it (or
