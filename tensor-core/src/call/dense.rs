@@ -25,12 +25,20 @@ fn dense_types(spec: &OpSpec, inputs: &[&Tensor]) -> Option<CallTypes> {
         return None;
     }
     let (shape, dtype, device) = (first.shape(), first.dtype(), first.device());
-    let alike = |t: &&Tensor| t.dtype() == dtype && t.device() == device && t.shape() == shape && t.is_contiguous();
+    let alike =
+        |t: &&Tensor| t.dtype() == dtype && t.device() == device && same_dims(t.shape(), shape) && t.is_contiguous();
     if !rest.iter().all(alike) {
         return None;
     }
     let kernel = if spec.float_only && !dtype.is_float() { DType::F32 } else { dtype };
     Some(CallTypes { kernel, result: if spec.bool_output { DType::Bool } else { kernel } })
+}
+
+/// `a == b` for the few dims of a shape, compared in line (slice `==` calls `memcmp`,
+/// whose call costs more than the compare on this path).
+#[inline(always)]
+fn same_dims(a: &[usize], b: &[usize]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
 }
 
 /// [`super::map_new`] for dense inputs; `None` sends the call the general way.
@@ -60,7 +68,7 @@ pub(super) fn map_into_dense(
     let types = dense_types(spec, inputs)?;
     let first = inputs[0];
     let fits = out.device() == first.device()
-        && out.shape() == first.shape()
+        && same_dims(out.shape(), first.shape())
         && out.is_contiguous()
         && can_cast(types.result, out.dtype());
     // Dense views of one shape on one storage are the same view exactly when they start at

@@ -496,6 +496,7 @@ pub fn lock_many<'a>(ops: &[(&'a Storage, Access)]) -> Result<LockSet<'a>> {
 ///
 /// The held table (re-entry detection) is consulted once for the whole set, and only when
 /// this thread holds some guard; the set is recorded in it once, after every lock is taken.
+#[inline(always)]
 pub fn lock_many_for<'a>(op: &'static str, ops: &[(&'a Storage, Access)]) -> Result<LockSet<'a>> {
     let Some(&(first, _)) = ops.first() else { return lock_sorted(op, &[]) };
     // The handful of operands of a call: merged and ordered in a fixed array.
@@ -534,6 +535,7 @@ fn merge_in_order<'a>(ops: &[(&'a Storage, Access)], want: &mut [(usize, &'a Sto
 }
 
 /// Locks `want` (distinct storages, ascending by id) in that order.
+#[inline(always)]
 fn lock_sorted<'a>(op: &'static str, want: &[(usize, &'a Storage, Access)]) -> Result<LockSet<'a>> {
     let holds_any = held::holds_any();
     let mut set = LockSet { bases: SmallVec::new(), reads: SmallVec::new(), writes: SmallVec::new() };
