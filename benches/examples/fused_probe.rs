@@ -2,7 +2,7 @@
 //! runs, at `FUSED_PROBE_ELEMS` f32 elements (default 2^26): a quick look while working on
 //! the fused runner (the figures to report come from `cpu-perf`), with the one-pass loops
 //! (`tensor_benches::stream`) timed in the same run. `FUSED_PROBE_ONLY=text` runs only the
-//! cases whose label contains `text`.
+//! cases whose label contains `text`; `FUSED_PROBE_REPS=n` times each n times (default 7).
 //!
 //! `cargo run --release -p tensor-benches --example fused_probe`
 
@@ -17,7 +17,8 @@ fn best(label: &str, bytes: f64, mut f: impl FnMut()) {
     }
     f();
     let mut t = f64::MAX;
-    for _ in 0..7 {
+    let reps: usize = std::env::var("FUSED_PROBE_REPS").ok().and_then(|v| v.parse().ok()).unwrap_or(7);
+    for _ in 0..reps {
         let s = Instant::now();
         f();
         t = t.min(s.elapsed().as_secs_f64());

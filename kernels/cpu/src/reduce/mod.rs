@@ -83,7 +83,10 @@ pub trait Reducer: Sync + Sized {
         for (k, (a, &x)) in accs.iter_mut().zip(chunks.remainder()).enumerate() {
             *a = self.fold(*a, x, base.wrapping_add((k as i64).wrapping_mul(step)));
         }
-        combine_lanes(self, accs)
+        // Through `black_box`: with the pairwise combine in sight, LLVM may vectorise the
+        // loop above as several narrow vectors instead of one wide one (built-in sums ran
+        // as eight 2-lane adds until their combine was hidden this way).
+        combine_lanes(self, std::hint::black_box(accs))
     }
     /// Merges a row of partial accumulators into another: `a[j] = combine(a[j], b[j])` (the
     /// column tree's step; built-ins override it where one shared factor per row saves work

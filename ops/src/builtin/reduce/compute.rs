@@ -132,6 +132,9 @@ pub fn max_and_nan<C: Compute, const PREFETCH: bool>(xs: &[C]) -> (C, bool) {
             nan[k] |= c[k].is_nan();
         }
     }
+    // Through `black_box`: the lanes' final reduction out of sight, LLVM keeps the loop
+    // above one vector per step (seeing it, it vectorised the loop as shuffles of lanes).
+    let (m, nan) = std::hint::black_box((m, nan));
     let mut best = C::LOWEST;
     let mut any_nan = false;
     for &x in chunks.remainder().iter().chain(m.iter()) {
@@ -156,6 +159,9 @@ pub fn min_and_nan<C: Compute, const PREFETCH: bool>(xs: &[C]) -> (C, bool) {
             nan[k] |= c[k].is_nan();
         }
     }
+    // Through `black_box`: the lanes' final reduction out of sight, LLVM keeps the loop
+    // above one vector per step (seeing it, it vectorised the loop as shuffles of lanes).
+    let (m, nan) = std::hint::black_box((m, nan));
     let mut best = C::HIGHEST;
     let mut any_nan = false;
     for &x in chunks.remainder().iter().chain(m.iter()) {
