@@ -36,6 +36,7 @@ impl Tensor {
     fn set_layout(&mut self, shape: impl Into<Dims>, strides: impl Into<Strides>, offset: usize) {
         let (shape, strides) = (shape.into(), strides.into());
         debug_assert_eq!(shape.len(), strides.len());
+        self.contiguous = shape::is_contiguous(&shape, &strides);
         self.shape = shape;
         self.strides = strides;
         self.offset = offset;

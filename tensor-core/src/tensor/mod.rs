@@ -33,6 +33,9 @@ pub struct Tensor {
     shape: Dims,
     strides: Strides,
     offset: usize,
+    /// `shape::is_contiguous(shape, strides)`, kept with them (every call's dense check
+    /// asks it of each operand).
+    contiguous: bool,
 }
 
 impl Tensor {
@@ -45,7 +48,8 @@ impl Tensor {
     ) -> Tensor {
         let (shape, strides) = (shape.into(), strides.into());
         debug_assert_eq!(shape.len(), strides.len());
-        Tensor { storage, shape, strides, offset }
+        let contiguous = shape::is_contiguous(&shape, &strides);
+        Tensor { storage, shape, strides, offset, contiguous }
     }
 
     /// A contiguous tensor over `storage` starting at element 0.
@@ -111,7 +115,9 @@ impl Tensor {
     }
     /// Row-major contiguous, ignoring size-1 dims (as PyTorch).
     pub fn is_contiguous(&self) -> bool {
-        shape::is_contiguous(&self.shape, &self.strides)
+        // Every test build checks the kept flag against the layout it describes.
+        debug_assert_eq!(self.contiguous, shape::is_contiguous(&self.shape, &self.strides));
+        self.contiguous
     }
     /// True when both views use the same storage.
     pub fn shares_storage(&self, other: &Tensor) -> bool {
