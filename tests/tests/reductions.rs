@@ -451,6 +451,24 @@ fn fused_softmax_rows_match_the_model_in_place_too() {
     assert!(s[..20].iter().all(|x| x.is_nan()) && s[20..].iter().all(|x| x.is_finite()));
 }
 
+/// Two equal extremes (or two NaNs) inside one 64-element chunk of the position scan, read
+/// forwards and flipped: the first in logical order wins.
+#[test]
+fn argmax_ties_inside_one_chunk() {
+    for (a, b, special) in [(70, 90, 9.0f32), (64, 127, 9.0), (65, 100, f32::NAN)] {
+        let mut v: Vec<f32> = (0..192).map(|i| (i % 13) as f32 * 0.1).collect();
+        v[a] = special;
+        v[b] = special;
+        let t = Tensor::from_vec(v.clone(), &[1, 192]).unwrap();
+        assert_eq!(t.argmax(1, false).unwrap().to_vec::<i64>().unwrap(), vec![a as i64], "ties at {a}, {b}");
+        let flipped = t.flip(1).unwrap();
+        let want = vec![(191 - b) as i64];
+        assert_eq!(flipped.argmax(1, false).unwrap().to_vec::<i64>().unwrap(), want, "flipped, ties at {a}, {b}");
+        let neg = Tensor::from_vec(v.iter().map(|x| -x).collect::<Vec<f32>>(), &[1, 192]).unwrap();
+        assert_eq!(neg.argmin(1, false).unwrap().to_vec::<i64>().unwrap(), vec![a as i64], "argmin, ties at {a}, {b}");
+    }
+}
+
 #[test]
 fn argmax_over_long_rows_across_blocks() {
     let naive = |v: &[f32], max: bool| -> i64 {
