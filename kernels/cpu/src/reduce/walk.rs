@@ -9,8 +9,11 @@ use tensor_core::registry::RawTensor;
 
 /// Elements per leaf of a row reduction (each folded by [`Reducer::fold_run`]).
 pub const ROW_LEAF: usize = 1024;
-/// Reduced positions (rows) per leaf of a column reduction.
+/// Reduced positions (rows) per leaf of a column reduction, by default (a reducer may ask
+/// for more, up to [`COLUMN_LEAF_MAX`]: [`Reducer::COLUMN_LEAF_ROWS`]).
 pub const COLUMN_LEAF: usize = 64;
+/// The most rows a column leaf may have (the walk keeps a leaf's row slices on the stack).
+pub const COLUMN_LEAF_MAX: usize = 256;
 /// Bytes of the accumulator row a column tile keeps in cache (in L2). Not smaller: with
 /// 16-byte accumulators (var, argmax) a 16 KiB row made each input row a 4 KiB piece, a new
 /// page for the hardware prefetcher every time (measured var over dim 0 of [8192, 8192]
@@ -305,7 +308,7 @@ impl<R: Reducer> Walk<'_, R> {
             let j0 = t * tile;
             let w = tile.min(inner.size - j0);
             let base = in_off + j0 as isize * inner.input;
-            let leaves = self.n.div_ceil(COLUMN_LEAF);
+            let leaves = self.n.div_ceil(Self::leaf_rows());
             // SAFETY: positions of this unit only.
             let accs = unsafe { self.column_tree(base, inner.input, w, 0, leaves, parallel, &mut Vec::new()) };
             let out = self.output.0.wrapping_offset(out_off + j0 as isize * inner.output);
@@ -344,7 +347,7 @@ impl<R: Reducer> Walk<'_, R> {
             return accs;
         }
         let mid = split(lo, hi);
-        let (mut a, b) = if parallel && (hi - lo) * COLUMN_LEAF * w >= PARALLEL_MIN {
+        let (mut a, b) = if parallel && (hi - lo) * Self::leaf_rows() * w >= PARALLEL_MIN {
             // SAFETY: forwarded (both halves only read).
             rayon::join(
                 || unsafe { self.column_tree(base, sc, w, lo, mid, true, &mut Vec::new()) },
@@ -392,22 +395,35 @@ impl<R: Reducer> Walk<'_, R> {
         unsafe { self.column_leaf_body(base, sc, leaf, accs) }
     }
 
-    /// Folds reduced positions (rows) `[leaf * COLUMN_LEAF, ..)` into `accs` (one per
+    /// Rows per column leaf: the reducer's choice, within `1..=COLUMN_LEAF_MAX`.
+    const fn leaf_rows() -> usize {
+        let rows = R::COLUMN_LEAF_ROWS;
+        if rows == 0 {
+            1
+        } else if rows > COLUMN_LEAF_MAX {
+            COLUMN_LEAF_MAX
+        } else {
+            rows
+        }
+    }
+
+    /// Folds reduced positions (rows) `[leaf * leaf_rows, ..)` into `accs` (one per
     /// column, holding the identity on entry).
     #[inline(always)]
     unsafe fn column_leaf_body(&self, base: isize, sc: isize, leaf: usize, accs: &mut [R::Acc]) {
         let w = accs.len();
-        let hi = ((leaf + 1) * COLUMN_LEAF).min(self.n);
+        let leaf_rows = Self::leaf_rows();
+        let hi = ((leaf + 1) * leaf_rows).min(self.n);
         if sc == 1 {
-            let lo = leaf * COLUMN_LEAF;
+            let lo = leaf * leaf_rows;
             // A computed input: every row of the leaf into one buffer.
             let mut computed: Vec<MaybeUninit<R::In>> = match self.source {
                 Some(_) => (0..(hi - lo) * w).map(|_| MaybeUninit::uninit()).collect(),
                 None => Vec::new(),
             };
             let mut chunks = computed.chunks_mut(w.max(1));
-            let mut rows: SmallVec<[&[R::In]; COLUMN_LEAF]> = SmallVec::new();
-            let mut indices: SmallVec<[i64; COLUMN_LEAF]> = SmallVec::new();
+            let mut rows: SmallVec<[&[R::In]; COLUMN_LEAF_MAX]> = SmallVec::new();
+            let mut indices: SmallVec<[i64; COLUMN_LEAF_MAX]> = SmallVec::new();
             for p in lo..hi {
                 let (in_off, _, index) = offsets(&self.red, p);
                 let buf = chunks.next().unwrap_or_default();
@@ -419,7 +435,7 @@ impl<R: Reducer> Walk<'_, R> {
             self.r.fold_rows(accs, &rows, &indices);
             return;
         }
-        for p in leaf * COLUMN_LEAF..hi {
+        for p in leaf * leaf_rows..hi {
             let (in_off, _, index) = offsets(&self.red, p);
             for (j, a) in accs.iter_mut().enumerate() {
                 // SAFETY: kept element j (stride `sc`) of reduced position `p`.
