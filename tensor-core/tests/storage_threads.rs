@@ -187,3 +187,32 @@ fn lock_sets_merge_repeats_of_any_number_of_storages() {
     drop(guard);
     assert!(s[3].write().is_ok());
 }
+
+#[test]
+fn a_lock_set_taken_alone_releases_exactly_its_own_records() {
+    use tensor_core::{lock_many, Access, Error};
+    let s: Vec<Storage> = (0..3).map(|_| Storage::new_lazy(DType::F32, 4, Device::Cpu).unwrap()).collect();
+    // Taken with nothing else held; a guard on another storage comes and goes meanwhile.
+    let set = lock_many(&[(&s[0], Access::Read), (&s[1], Access::Write)]).unwrap();
+    drop(s[2].write().unwrap());
+    assert!(matches!(s[1].read(), Err(Error::Locked { .. })));
+    drop(set);
+    assert!(s.iter().all(|st| st.write().is_ok()), "every record released");
+    // A guard on one of its storages taken meanwhile and kept past the set: the set's drop
+    // leaves that guard's record, so a write on this thread is still refused (no hang).
+    let set = lock_many(&[(&s[0], Access::Read), (&s[1], Access::Read)]).unwrap();
+    let guard = s[0].read().unwrap();
+    drop(set);
+    assert!(matches!(s[0].write(), Err(Error::Locked { .. })));
+    assert!(s[1].write().is_ok());
+    drop(guard);
+    assert!(s[0].write().is_ok());
+    // Taken while a guard is held (not alone): the held guard's record stays after it.
+    let guard = s[2].read().unwrap();
+    let set = lock_many(&[(&s[0], Access::Write), (&s[2], Access::Read)]).unwrap();
+    drop(set);
+    assert!(matches!(s[2].write(), Err(Error::Locked { .. })));
+    assert!(s[0].write().is_ok());
+    drop(guard);
+    assert!(s[2].write().is_ok());
+}

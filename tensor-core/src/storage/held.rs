@@ -54,14 +54,18 @@ pub(super) fn holds_any() -> bool {
 }
 
 /// Records one more guard of each `(id, access)` (a lock set's storages, each once).
+/// Returns whether the table was empty before (the set is then its only content until
+/// it is dropped: see [`release_alone`]).
 #[inline]
-pub(super) fn acquire_many(entries: impl Iterator<Item = (usize, Access)>) {
+pub(super) fn acquire_many(entries: impl Iterator<Item = (usize, Access)>) -> bool {
     HELD.with(|h| {
         let mut h = h.borrow_mut();
         if h.is_empty() {
             // The usual case: this thread held nothing, so every entry is new.
-            h.extend(entries.map(|(id, access)| (id, access, 1)));
-            return;
+            for (id, access) in entries {
+                h.push((id, access, 1));
+            }
+            return true;
         }
         for (id, access) in entries {
             match h.iter_mut().find(|e| e.0 == id) {
@@ -69,24 +73,44 @@ pub(super) fn acquire_many(entries: impl Iterator<Item = (usize, Access)>) {
                 None => h.push((id, access, 1)),
             }
         }
+        false
     })
+}
+
+/// Forgets a set of `n` storages recorded into an empty table: when the table still
+/// holds just those `n` entries, each once, it is emptied at once (the usual case: any
+/// lock taken meanwhile on this thread — work a rayon join ran here — is released by now);
+/// otherwise each of `ids` is released as [`release_many`] does.
+#[inline]
+pub(super) fn release_alone(n: usize, ids: impl Iterator<Item = usize>) {
+    let _ = HELD.try_with(|h| {
+        let mut h = h.borrow_mut();
+        if h.len() == n && h.iter().all(|e| e.2 == 1) {
+            h.clear();
+            return;
+        }
+        release_in(&mut h, ids);
+    });
 }
 
 /// Records that one guard on each of `ids` was dropped.
 #[inline]
 pub(super) fn release_many(ids: impl Iterator<Item = usize>) {
     // `try_with`: a set dropped during thread teardown finds the table gone; nothing to do.
-    let _ = HELD.try_with(|h| {
-        let mut h = h.borrow_mut();
-        for id in ids {
-            if let Some(i) = h.iter().position(|e| e.0 == id) {
-                h[i].2 -= 1;
-                if h[i].2 == 0 {
-                    h.swap_remove(i);
-                }
+    let _ = HELD.try_with(|h| release_in(&mut h.borrow_mut(), ids));
+}
+
+/// One guard fewer on each of `ids` in the table `h`.
+#[inline]
+fn release_in(h: &mut SmallVec<[Entry; 8]>, ids: impl Iterator<Item = usize>) {
+    for id in ids {
+        if let Some(i) = h.iter().position(|e| e.0 == id) {
+            h[i].2 -= 1;
+            if h[i].2 == 0 {
+                h.swap_remove(i);
             }
         }
-    });
+    }
 }
 
 /// The error for `op` wanting `want` on a storage this thread already holds as `have`.

@@ -462,12 +462,19 @@ pub struct LockSet<'a> {
     /// the usual ≤ 4 operands of a call: no heap allocation, and no enum to move around.
     reads: SmallVec<[RwLockReadGuard<'a, Option<DataPtr>>; 4]>,
     writes: SmallVec<[RwLockWriteGuard<'a, Option<DataPtr>>; 2]>,
+    /// Whether the held table was empty when the set was recorded in it.
+    alone: bool,
 }
 
 impl Drop for LockSet<'_> {
     fn drop(&mut self) {
         // The table forgets the set first; the guards (fields) unlock right after.
-        held::release_many(self.bases.iter().map(|(id, _)| *id));
+        let ids = self.bases.iter().map(|(id, _)| *id);
+        if self.alone {
+            held::release_alone(self.bases.len(), ids);
+        } else {
+            held::release_many(ids);
+        }
     }
 }
 
@@ -538,7 +545,7 @@ fn merge_in_order<'a>(ops: &[(&'a Storage, Access)], want: &mut [(usize, &'a Sto
 #[inline(always)]
 fn lock_sorted<'a>(op: &'static str, want: &[(usize, &'a Storage, Access)]) -> Result<LockSet<'a>> {
     let holds_any = held::holds_any();
-    let mut set = LockSet { bases: SmallVec::new(), reads: SmallVec::new(), writes: SmallVec::new() };
+    let mut set = LockSet { bases: SmallVec::new(), reads: SmallVec::new(), writes: SmallVec::new(), alone: false };
     for &(id, s, a) in want {
         let have = if holds_any { held::held(id) } else { None };
         let data = match a {
@@ -557,7 +564,7 @@ fn lock_sorted<'a>(op: &'static str, want: &[(usize, &'a Storage, Access)]) -> R
         };
         set.bases.push((id, data));
     }
-    held::acquire_many(want.iter().map(|&(id, _, a)| (id, a)));
+    set.alone = held::acquire_many(want.iter().map(|&(id, _, a)| (id, a)));
     Ok(set)
 }
 
