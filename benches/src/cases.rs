@@ -42,8 +42,12 @@ pub enum Op {
     AmaxFirst,
     /// `a.argmax(1, false)`.
     ArgmaxLast,
+    /// `a.argmax(0, false)` (along the first, strided dim; held to the read loop).
+    ArgmaxFirst,
     /// `a.var(&[1], 1, false)`.
     VarLast,
+    /// `a.var(&[0], 1, false)` (held to the read loop).
+    VarFirst,
     /// `a.logsumexp(&[1], false)`.
     LogsumexpLast,
     /// `a.softmax(1)`, new output (held to the copy pattern: read once, write once).
@@ -81,7 +85,9 @@ impl Op {
             Op::AmaxLast => "amax_last",
             Op::AmaxFirst => "amax_first",
             Op::ArgmaxLast => "argmax_last",
+            Op::ArgmaxFirst => "argmax_first",
             Op::VarLast => "var_last",
+            Op::VarFirst => "var_first",
             Op::LogsumexpLast => "logsumexp_last",
             Op::SoftmaxLast => "softmax_last",
             Op::FusedTriad => "fused_relu_mul_add",
@@ -97,6 +103,8 @@ impl Op {
         match self {
             Op::Copy | Op::Transpose | Op::Permute | Op::SliceCols | Op::SoftmaxLast => Pattern::Copy,
             Op::SumLast | Op::AmaxLast | Op::ArgmaxLast | Op::VarLast | Op::LogsumexpLast => Pattern::Read,
+            // The targets for argmax and var hold them to the read loop on any axis.
+            Op::ArgmaxFirst | Op::VarFirst => Pattern::Read,
             Op::SumFirst | Op::AmaxFirst => Pattern::ReadRows,
             Op::Fill => Pattern::Fill,
             Op::AddNew | Op::AddOut | Op::AddTransposed => Pattern::Add,
@@ -117,7 +125,7 @@ impl Op {
     }
 
     /// Every op.
-    pub const ALL: [Op; 25] = [
+    pub const ALL: [Op; 27] = [
         Op::Copy,
         Op::Transpose,
         Op::Permute,
@@ -135,7 +143,9 @@ impl Op {
         Op::AmaxLast,
         Op::AmaxFirst,
         Op::ArgmaxLast,
+        Op::ArgmaxFirst,
         Op::VarLast,
+        Op::VarFirst,
         Op::LogsumexpLast,
         Op::SoftmaxLast,
         Op::FusedTriad,
@@ -215,7 +225,7 @@ impl Case {
             Op::Transpose => vec![s[1], s[0]],
             Op::Permute => vec![s[2], s[0], s[1]],
             Op::SliceCols => vec![s[0], s[1] / 2],
-            Op::SumFirst | Op::AmaxFirst => vec![s[1]],
+            Op::SumFirst | Op::AmaxFirst | Op::ArgmaxFirst | Op::VarFirst => vec![s[1]],
             op if op.is_reduction() => vec![s[0]],
             op if op.is_full_reduction() => vec![],
             _ => s,

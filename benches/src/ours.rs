@@ -77,7 +77,9 @@ pub fn prepare_on(case: &Case, device: Device) -> BenchResult<Call> {
         Op::AmaxLast => reduction(mk(&shape)?, |a| a.amax(&[1], false)),
         Op::AmaxFirst => reduction(mk(&shape)?, |a| a.amax(&[0], false)),
         Op::ArgmaxLast => reduction(mk(&shape)?, |a| a.argmax(1, false)),
+        Op::ArgmaxFirst => reduction(mk(&shape)?, |a| a.argmax(0, false)),
         Op::VarLast => reduction(mk(&shape)?, |a| a.var(&[1], 1, false)),
+        Op::VarFirst => reduction(mk(&shape)?, |a| a.var(&[0], 1, false)),
         Op::LogsumexpLast => reduction(mk(&shape)?, |a| a.logsumexp(&[1], false)),
         Op::SoftmaxLast => reduction(mk(&shape)?, |a| a.softmax(1)),
         Op::FusedTriad => {

@@ -100,6 +100,10 @@ fn prepare_t<T: BenchElem + WithDType>(case: &Case) -> Option<PeerCall> {
             let a = mk::<T>(&shape)?;
             call(move || a.argmax_keepdim(1))
         }
+        Op::ArgmaxFirst if <T as BenchElem>::DTYPE == DType::F32 => {
+            let a = mk::<T>(&shape)?;
+            call(move || a.argmax_keepdim(0))
+        }
         _ => None,
     }
 }

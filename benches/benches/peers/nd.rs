@@ -130,6 +130,9 @@ fn unary_f32(case: &Case, v: Vec<f32>) -> Option<PeerCall> {
         Op::VarLast => Box::new(move || {
             black_box(a.var_axis(Axis(1), 1.0));
         }),
+        Op::VarFirst => Box::new(move || {
+            black_box(a.var_axis(Axis(0), 1.0));
+        }),
         _ => return None,
     })
 }
