@@ -103,6 +103,19 @@ pub fn offset_range(shape: &[usize], strides: &[isize]) -> Option<(isize, isize)
     Some((lo, hi))
 }
 
+/// `a == b` for two shapes, compared in line: slice `==` calls `memcmp`, whose call costs
+/// more than the compare of a few dims on a small op's hot path.
+///
+/// ```
+/// use tensor_core::shape::same_dims;
+/// assert!(same_dims(&[2, 3], &[2, 3]));
+/// assert!(!same_dims(&[2, 3], &[2, 3, 1]));
+/// ```
+#[inline(always)]
+pub fn same_dims(a: &[usize], b: &[usize]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
+}
+
 /// True when the strides of `shape` are row-major contiguous, ignoring size-1 dims.
 pub fn is_contiguous(shape: &[usize], strides: &[isize]) -> bool {
     if shape.contains(&0) {

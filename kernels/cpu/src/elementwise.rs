@@ -120,10 +120,7 @@ pub unsafe fn run_map(
 
 /// Every input has the output's shape, and there are at most `MAX_INPUTS` of them.
 fn check_operands(out: &RawTensor<'_>, inputs: &[RawTensor<'_>]) -> Result<()> {
-    // Dims compared in line: slice `!=` calls `memcmp`, which costs more than the compare
-    // for the few dims of a small op's plan.
-    let same = |a: &[usize], b: &[usize]| a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y);
-    if inputs.iter().any(|i| !same(i.shape, out.shape)) || inputs.len() + 1 > MAX_OPERANDS {
+    if inputs.iter().any(|i| !tensor_core::shape::same_dims(i.shape, out.shape)) || inputs.len() + 1 > MAX_OPERANDS {
         return Err(Error::invalid(
             "run_map",
             format!("inputs must be 1 to {} tensors broadcast to the output shape", tensor_core::MAX_INPUTS),

@@ -12,6 +12,7 @@
 use super::execute::UNIT;
 use super::types::{can_cast, CallTypes};
 use crate::registry::{KernelRow, OpSpec, PreparedCall, RawTensor};
+use crate::shape::same_dims;
 use crate::{lock_many_for, Access, DType, Result, Scalar, Storage, Tensor, MAX_INPUTS};
 
 /// The dtypes of a call whose inputs are all dense, of one shape, dtype and device; `None`
@@ -32,13 +33,6 @@ fn dense_types(spec: &OpSpec, inputs: &[&Tensor]) -> Option<CallTypes> {
     }
     let kernel = if spec.float_only && !dtype.is_float() { DType::F32 } else { dtype };
     Some(CallTypes { kernel, result: if spec.bool_output { DType::Bool } else { kernel } })
-}
-
-/// `a == b` for the few dims of a shape, compared in line (slice `==` calls `memcmp`,
-/// whose call costs more than the compare on this path).
-#[inline(always)]
-fn same_dims(a: &[usize], b: &[usize]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
 }
 
 /// [`super::map_new`] for dense inputs; `None` sends the call the general way.

@@ -146,8 +146,9 @@ pub fn prefetch_row_segment<T>(xs: &[T], from: usize) {
 
 /// The walk of row `r` of a column leaf over `w` columns: `fold(s, e)` for each
 /// [`ROW_SEGMENT`]-wide range `s..e`, after asking for the same segment of row `r + 1`
-/// ([`prefetch_row_segment`]). The default [`Reducer::fold_rows`] and the built-in var walk
-/// their rows this way (argmax writes the same walk out: through the closure it ran slower).
+/// ([`prefetch_row_segment`]). The default [`Reducer::fold_rows`] walks its rows this way,
+/// and the built-in var and argmax their last rows (their several-rows-per-sweep loops
+/// write the walk out).
 ///
 /// ```
 /// let rows: [&[f32]; 2] = [&[1.0; 600], &[2.0; 600]];

@@ -396,15 +396,8 @@ impl<R: Reducer> Walk<'_, R> {
     }
 
     /// Rows per column leaf: the reducer's choice, within `1..=COLUMN_LEAF_MAX`.
-    const fn leaf_rows() -> usize {
-        let rows = R::COLUMN_LEAF_ROWS;
-        if rows == 0 {
-            1
-        } else if rows > COLUMN_LEAF_MAX {
-            COLUMN_LEAF_MAX
-        } else {
-            rows
-        }
+    fn leaf_rows() -> usize {
+        R::COLUMN_LEAF_ROWS.clamp(1, COLUMN_LEAF_MAX)
     }
 
     /// Folds reduced positions (rows) `[leaf * leaf_rows, ..)` into `accs` (one per

@@ -6,7 +6,7 @@ use super::super::compute::{convert_block, max_and_nan, min_and_nan, Compute, BL
 use super::{half_page_apart, ArgMax, ArgMin};
 use std::marker::PhantomData;
 use tensor_core::{Element, Scalar};
-use tensor_kernels_cpu::reduce::{prefetch_row_segment, Reducer, ROW_SEGMENT};
+use tensor_kernels_cpu::reduce::{prefetch_row_segment, row_segments, Reducer, ROW_SEGMENT};
 
 /// The position of the first (or, `reverse`, the last) element of `b` equal to `m` (or NaN
 /// when `nan`).
@@ -125,13 +125,11 @@ fn arg_fold_rows<I: Element, C: Compute>(
     // At most one row is left.
     for (r, row) in rows.iter().enumerate().skip(r) {
         let k = r as u8;
-        for s in (0..w).step_by(ROW_SEGMENT) {
-            let e = (s + ROW_SEGMENT).min(w);
-            prefetch_row_segment(next(r + 1), s);
+        row_segments(rows, r, w, |s, e| {
             for ((b, i), &x) in best[s..e].iter_mut().zip(at[s..e].iter_mut()).zip(row[s..e].iter()) {
                 (*b, *i) = step(*b, *i, x.cast(), k);
             }
-        }
+        });
     }
     for ((a, &b), &i) in accs.iter_mut().zip(&best).zip(at.iter()) {
         *a = (b, indices[usize::from(i)]);
