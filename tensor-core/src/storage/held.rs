@@ -77,15 +77,15 @@ pub(super) fn acquire_many(entries: impl Iterator<Item = (usize, Access)>) -> bo
     })
 }
 
-/// Forgets a set of `n` storages recorded into an empty table: when the table still
-/// holds just those `n` entries, each once, it is emptied at once (the usual case: any
+/// Forgets a set of storages (`ids`) recorded into an empty table: when the table still
+/// holds just as many entries, each once, it is emptied at once (the usual case: any
 /// lock taken meanwhile on this thread — work a rayon join ran here — is released by now);
 /// otherwise each of `ids` is released as [`release_many`] does.
 #[inline]
-pub(super) fn release_alone(n: usize, ids: impl Iterator<Item = usize>) {
+pub(super) fn release_alone(ids: impl ExactSizeIterator<Item = usize>) {
     let _ = HELD.try_with(|h| {
         let mut h = h.borrow_mut();
-        if h.len() == n && h.iter().all(|e| e.2 == 1) {
+        if h.len() == ids.len() && h.iter().all(|e| e.2 == 1) {
             h.clear();
             return;
         }

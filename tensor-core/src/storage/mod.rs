@@ -471,7 +471,7 @@ impl Drop for LockSet<'_> {
         // The table forgets the set first; the guards (fields) unlock right after.
         let ids = self.bases.iter().map(|(id, _)| *id);
         if self.alone {
-            held::release_alone(self.bases.len(), ids);
+            held::release_alone(ids);
         } else {
             held::release_many(ids);
         }
