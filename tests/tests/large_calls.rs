@@ -59,3 +59,27 @@ fn f32_add_into_f16_output_is_cast_on_store() {
     tensor_ops::add_out(&tensor(a), &tensor(b), &out).unwrap();
     assert_eq!(out.to_vec::<f16>().unwrap(), want);
 }
+
+#[test]
+fn f32_maps_streamed_in_short_blocks_match_the_reference() {
+    let (a, b) = inputs();
+    let (ta, tb) = (tensor(a.clone()), tensor(b.clone()));
+    // Two inputs from memory (the short streamed blocks), a new output.
+    let want: Vec<f32> = a.iter().zip(&b).map(|(x, y)| x * y).collect();
+    assert_eq!(ta.mul(&tb).unwrap().to_vec::<f32>().unwrap(), want, "mul, new output");
+    // Into a poisoned output whose first element is not 16-byte aligned (streamed head,
+    // body and tail), from inputs narrowed the same way.
+    let n = N - 3;
+    let out = Tensor::full(&[N], f32::NAN, DType::F32, Device::Cpu).unwrap();
+    let (oa, ob, oo) = (ta.narrow(0, 1, n).unwrap(), tb.narrow(0, 2, n).unwrap(), out.narrow(0, 3, n).unwrap());
+    tensor_ops::add_out(&oa, &ob, &oo).unwrap();
+    let got = out.to_vec::<f32>().unwrap();
+    let want: Vec<f32> = (0..n).map(|i| a[i + 1] + b[i + 2]).collect();
+    assert!(got[..3].iter().all(|x| x.is_nan()), "elements before the view were written");
+    let bad = got[3..].iter().zip(&want).position(|(g, w)| g.to_bits() != w.to_bits());
+    assert_eq!(bad, None, "add_out differs at {bad:?}");
+    // One input from memory and a broadcast scalar (the longer blocks).
+    let two = Tensor::from_vec(vec![2.0f32], &[1]).unwrap();
+    let want: Vec<f32> = a.iter().map(|x| x - 2.0).collect();
+    assert_eq!(ta.sub(&two).unwrap().to_vec::<f32>().unwrap(), want, "sub of a broadcast scalar");
+}
