@@ -71,6 +71,8 @@ pub enum Method {
     Min,
     /// tanh x.
     Tanh,
+    /// The logistic function 1 / (1 + e^-x).
+    Sigmoid,
     /// sin x.
     Sin,
     /// cos x.
@@ -91,7 +93,7 @@ pub enum Method {
 
 impl Method {
     /// Every method, for lookups and messages.
-    pub const ALL: [Method; 17] = [
+    pub const ALL: [Method; 18] = [
         Method::Exp,
         Method::Exp2,
         Method::Ln,
@@ -101,6 +103,7 @@ impl Method {
         Method::Max,
         Method::Min,
         Method::Tanh,
+        Method::Sigmoid,
         Method::Sin,
         Method::Cos,
         Method::Powf,
@@ -123,6 +126,7 @@ impl Method {
             Method::Max => "max",
             Method::Min => "min",
             Method::Tanh => "tanh",
+            Method::Sigmoid => "sigmoid",
             Method::Sin => "sin",
             Method::Cos => "cos",
             Method::Powf => "powf",

@@ -37,7 +37,8 @@
 //!   evaluated), a final expression;
 //! - on values: `+ - * /`, unary `-`, comparisons (giving conditions), the methods `abs`,
 //!   `max`, `min`, `pow` on any dtype and `exp`, `exp2`, `ln`, `log2`, `sqrt`, `tanh`,
-//!   `sin`, `cos`, `powf`, `recip`, `floor`, `ceil`, `round` on floats;
+//!   `sigmoid` (1 / (1 + e^-x), the bits of that expression, computed faster), `sin`,
+//!   `cos`, `powf`, `recip`, `floor`, `ceil`, `round` on floats;
 //! - on conditions: `&&`, `||`, `!`; a `bool` param or literal is a condition too;
 //! - `T::zero()`, `T::one()`, and `T::from_f32(e)`, `T::from_f64(e)`, `T::from_i64(e)`,
 //!   `T::from_bool(e)` (`as` rules; `true` is 1) of a scalar expression `e`: params of that

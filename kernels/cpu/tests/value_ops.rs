@@ -429,3 +429,42 @@ fn f32_exp_nonpositive_is_exp_below_zero() {
 fn f32_tanh_sweep() {
     println!("f32 tanh sweep: worst {} ulp", sweep("tanh", &TanhB, 12.0, f64::tanh));
 }
+
+/// `sigmoid` on f32 lanes (its cheaper scaling of e^-x) has the bits of `1 / (1 + e^-x)`
+/// written with `exp`, over a sweep of both signs (subnormal to 2^30 in magnitude), the
+/// edges of its shortcuts (|x| near 20 and 88.4–88.8, where e^-x turns from finite to inf)
+/// and ±0, ±inf, NaN; f64 lanes keep the written expression.
+#[test]
+fn f32_sigmoid_is_the_written_expression() {
+    use tensor_kernels_cpu::value::{F32x16, F64x4};
+    let mut xs: Vec<f32> = (1u32..(2f32).powi(30).to_bits()).step_by(211).map(f32::from_bits).collect();
+    let edges = [0.0, f32::INFINITY, f32::NAN, f32::MIN_POSITIVE, 16.0, 17.5, 19.99, 20.0, 20.01, 87.3, 88.37, 88.38];
+    xs.extend(edges);
+    xs.extend([88.4f32, 88.5, 88.7, 88.72, 88.73, 88.79, 88.8, 88.81, 89.0, 103.9, 104.0, 110.0]);
+    xs.extend((0..4000).map(|i| 88.0 + i as f32 * 2e-4));
+    let negated: Vec<f32> = xs.iter().map(|x| -x).collect();
+    xs.extend(negated);
+    xs.resize(xs.len().next_multiple_of(16), 0.5);
+    for c in xs.chunks_exact(16) {
+        let (mut fast, mut written) = ([0f32; 16], [0f32; 16]);
+        let x = F32x16::load(c);
+        x.sigmoid().store(&mut fast);
+        (F32x16::one() / (F32x16::one() + (-x).exp())).store(&mut written);
+        for k in 0..16 {
+            assert!(
+                fast[k].to_bits() == written[k].to_bits() || (fast[k].is_nan() && written[k].is_nan()),
+                "sigmoid({}): {:e} vs {:e}",
+                c[k],
+                fast[k],
+                written[k]
+            );
+        }
+    }
+    for x in [-800.0, -30.0, -0.5, 0.0, 0.25, 40.0, 750.0] {
+        let (mut got, mut want) = ([0f64; 4], [0f64; 4]);
+        let v = F64x4::splat(x);
+        v.sigmoid().store(&mut got);
+        (F64x4::one() / (F64x4::one() + (-v).exp())).store(&mut want);
+        assert_eq!(got.map(f64::to_bits), want.map(f64::to_bits), "f64 sigmoid({x})");
+    }
+}

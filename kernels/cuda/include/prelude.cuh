@@ -233,7 +233,10 @@ TOPS_D double tops_pow(double a, double b) { return pow(a, b); }
     TOPS_D short NAME(short a) { return tops_cast<short>(F64((double)a)); }                     \
     TOPS_D int NAME(int a) { return tops_cast<int>(F64((double)a)); }                           \
     TOPS_D long long NAME(long long a) { return tops_cast<long long>(F64((double)a)); }
+TOPS_D float tops_sigmoidf_(float a) { return 1.0f / (1.0f + expf(-a)); }
+TOPS_D double tops_sigmoid_(double a) { return 1.0 / (1.0 + exp(-a)); }
 TOPS_FLOAT_FN(tops_exp, expf, exp)
+TOPS_FLOAT_FN(tops_sigmoid, tops_sigmoidf_, tops_sigmoid_)
 TOPS_FLOAT_FN(tops_exp2, exp2f, exp2)
 TOPS_FLOAT_FN(tops_ln, logf, log)
 TOPS_FLOAT_FN(tops_log2, log2f, log2)

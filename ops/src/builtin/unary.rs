@@ -42,10 +42,11 @@ pub fn relu<T: Num>(x: T) -> T {
     }
 }
 
-/// Logistic function `1 / (1 + e^-x)`.
+/// Logistic function `1 / (1 + e^-x)` (the body method `sigmoid` gives the bits of that
+/// expression with a cheaper scaling of e^-x on the CPU).
 #[tensor_op(dtypes = [float])]
 pub fn sigmoid<T: Float>(x: T) -> T {
-    T::one() / (T::one() + (-x).exp())
+    x.sigmoid()
 }
 
 /// Hyperbolic tangent.

@@ -372,6 +372,10 @@ macro_rules! float_vec {
                 $V(math::$m::exp(self.0))
             }
             #[inline]
+            fn sigmoid(self) -> Self {
+                $V(math::$m::sigmoid(self.0))
+            }
+            #[inline]
             fn exp2(self) -> Self {
                 $V(math::$m::exp2(self.0))
             }
@@ -531,5 +535,5 @@ impl Value for F32x16 {
     fn recip(self) -> Self {
         F32x16(gen(|i| 1.0 / self.0[i]))
     }
-    f32x16_math!(exp, exp_nonpositive, exp2, ln, log2, tanh, sin, cos, floor, ceil, round);
+    f32x16_math!(exp, exp_nonpositive, sigmoid, exp2, ln, log2, tanh, sin, cos, floor, ceil, round);
 }

@@ -151,6 +151,21 @@ pub trait Value:
     fn exp_nonpositive(self) -> Self {
         self.exp().min(Self::one())
     }
+    /// The logistic function 1 / (1 + e^-x), with the bits of that expression written with
+    /// [`Value::exp`] (the f32 lanes compute it with a cheaper scaling of e^-x).
+    ///
+    /// ```
+    /// use tensor_kernels_cpu::value::{F32x16, Value};
+    /// let (mut a, mut b) = ([0f32; 16], [0f32; 16]);
+    /// let x = F32x16::splat(-0.75);
+    /// x.sigmoid().store(&mut a);
+    /// (F32x16::one() / (F32x16::one() + (-x).exp())).store(&mut b);
+    /// assert_eq!(a, b);
+    /// ```
+    #[inline(always)]
+    fn sigmoid(self) -> Self {
+        Self::one() / (Self::one() + (-self).exp())
+    }
     /// 2^x.
     fn exp2(self) -> Self;
     /// Natural log.
