@@ -120,6 +120,11 @@ fn threads() -> usize {
     rayon::current_num_threads().max(1)
 }
 
+/// A buffer on a cache-line boundary: a row leaf of a computed (fused) input is written into
+/// it and read back, and no vector store or load of it then straddles two lines.
+#[repr(C, align(64))]
+struct LineAligned<T>(T);
+
 /// The split point of a tree over `lo..hi` (len ≥ 2): the largest power of two below len.
 #[inline]
 fn split(lo: usize, hi: usize) -> usize {
@@ -265,7 +270,7 @@ impl<R: Reducer> Walk<'_, R> {
             let x = unsafe { self.get(base) };
             return self.r.fold(self.r.identity(), x, 0);
         };
-        let mut buf = [const { MaybeUninit::<R::In>::uninit() }; ROW_LEAF];
+        let mut buf = LineAligned([const { MaybeUninit::<R::In>::uninit() }; ROW_LEAF]);
         let hi = ((leaf + 1) * ROW_LEAF).min(self.n);
         let mut p = leaf * ROW_LEAF;
         let mut acc = self.r.identity();
@@ -277,7 +282,7 @@ impl<R: Reducer> Walk<'_, R> {
             let index = idx + j as i64 * inner.index as i64;
             let run = if inner.input == 1 {
                 // SAFETY: `len` (≤ ROW_LEAF) consecutive elements of one run of this output's input.
-                let xs = unsafe { self.run_at(start, len, &mut buf) };
+                let xs = unsafe { self.run_at(start, len, &mut buf.0) };
                 self.r.fold_run(xs, index, inner.index as i64)
             } else {
                 let mut a = self.r.identity();
