@@ -83,3 +83,19 @@ fn f32_maps_streamed_in_short_blocks_match_the_reference() {
     let want: Vec<f32> = a.iter().map(|x| x - 2.0).collect();
     assert_eq!(ta.sub(&two).unwrap().to_vec::<f32>().unwrap(), want, "sub of a broadcast scalar");
 }
+
+#[test]
+fn f64_and_mixed_width_maps_streamed_in_short_blocks_match_the_reference() {
+    let (a, b) = inputs();
+    let (a, b): (Vec<f64>, Vec<f64>) = (a.iter().map(|&x| x as f64).collect(), b.iter().map(|&x| x as f64).collect());
+    // Two f64 inputs from memory, a 64 MiB output: 128-element streamed blocks.
+    let want: Vec<f64> = a.iter().zip(&b).map(|(x, y)| x - y).collect();
+    let got = tensor(a.clone()).sub(&tensor(b.clone())).unwrap().to_vec::<f64>().unwrap();
+    let bad = got.iter().zip(&want).position(|(g, w)| g.to_bits() != w.to_bits());
+    assert_eq!(bad, None, "f64 sub differs at {bad:?}");
+    // f64 inputs into a poisoned f32 output (cast on store, 32 MiB streamed).
+    let out = Tensor::full(&[N], f32::NAN, DType::F32, Device::Cpu).unwrap();
+    tensor_ops::mul_out(&tensor(a.clone()), &tensor(b.clone()), &out).unwrap();
+    let want: Vec<f32> = a.iter().zip(&b).map(|(x, y)| (x * y) as f32).collect();
+    assert_eq!(out.to_vec::<f32>().unwrap(), want, "f64 mul into f32");
+}
