@@ -52,5 +52,18 @@ fn main() -> tensor_ops::Result<()> {
     best("one-pass loop sum((a-b)^2)", 8.0 * n as f64, || loops.run(Pattern::Read2, Store::Plain, 4 * n as u64));
     best("fused sum((a-b)^2)", 8.0 * n as f64, || drop(sq.eval().unwrap()));
     best("sum_all(a)", 4.0 * n as f64, || drop(a.sum_all().unwrap()));
+    // Over the first dim of a square matrix: the chain feeds the column fold.
+    let side = (n as f64).sqrt() as usize;
+    let (a2, b2) = (a.view(&[side as isize, side as isize])?, b.view(&[side as isize, side as isize])?);
+    let d2 = &Expr::input(&a2) - &Expr::input(&b2);
+    let sq0 = (&d2 * &d2).sum(&[0], false);
+    let bytes2 = 8.0 * (side * side) as f64;
+    best("fused sum((a-b)^2, dim 0)", bytes2, || drop(sq0.eval().unwrap()));
+    best("eager sum((a-b)^2, dim 0)", bytes2, || {
+        let d = a2.sub(&b2).unwrap();
+        drop(d.mul(&d).unwrap().sum(&[0], false).unwrap())
+    });
+    let am0 = (&d2 * &d2).argmax(0, false);
+    best("fused argmax((a-b)^2, dim 0)", bytes2, || drop(am0.eval().unwrap()));
     Ok(())
 }
