@@ -144,6 +144,33 @@ pub fn prefetch_row_segment<T>(xs: &[T], from: usize) {
     }
 }
 
+/// Asks, at step `k` of `steps`, for the `k`-th share of the lines of `rows` taken in memory
+/// order (each row whole, one after the other): a column fold sweeping several rows at once
+/// calls it once per segment with the rows of its *next* sweep, so they are asked for as
+/// one run after the other rather than as interleaved pieces.
+///
+/// ```
+/// let (a, b) = (vec![1.0f32; 600], vec![2.0f32; 600]);
+/// for k in 0..3 {
+///     tensor_kernels_cpu::reduce::prefetch_rows_share(&[&a, &b], k, 3); // a hint only
+/// }
+/// ```
+#[inline(always)]
+pub fn prefetch_rows_share<T>(rows: &[&[T]], k: usize, steps: usize) {
+    let total: usize = rows.iter().map(|r| r.len()).sum();
+    let per = total.div_ceil(steps.max(1));
+    let (from, to) = (k * per, ((k + 1) * per).min(total));
+    let mut base = 0;
+    for row in rows {
+        let (lo, hi) = (from.max(base), to.min(base + row.len()));
+        if lo < hi {
+            let piece = &row[lo - base..hi - base];
+            crate::map::prefetch_lines(piece.as_ptr().cast(), std::mem::size_of_val(piece));
+        }
+        base += row.len();
+    }
+}
+
 /// The walk of row `r` of a column leaf over `w` columns: `fold(s, e)` for each
 /// [`ROW_SEGMENT`]-wide range `s..e`, after asking for the same segment of row `r + 1`
 /// ([`prefetch_row_segment`]). The default [`Reducer::fold_rows`] walks its rows this way,

@@ -6,7 +6,7 @@ use super::super::compute::{convert_block, max_and_nan, min_and_nan, Compute, BL
 use super::{half_page_apart, ArgMax, ArgMin};
 use std::marker::PhantomData;
 use tensor_core::{Element, Scalar};
-use tensor_kernels_cpu::reduce::{prefetch_row_segment, row_segments, Reducer, ROW_SEGMENT};
+use tensor_kernels_cpu::reduce::{prefetch_rows_share, row_segments, Reducer, ROW_SEGMENT};
 
 /// The position of the first (or, `reverse`, the last) element of `b` equal to `m` (or NaN
 /// when `nan`).
@@ -112,8 +112,9 @@ fn arg_fold_rows<I: Element, C: Compute>(
         let (k0, k1) = (r as u8, (r + 1) as u8); // r + 1 < 256: the caller's bound
         for s in (0..w).step_by(ROW_SEGMENT) {
             let e = (s + ROW_SEGMENT).min(w);
-            prefetch_row_segment(next(r + 2), s);
-            prefetch_row_segment(next(r + 3), s);
+            // The next two rows, asked for one after the other over this sweep (the same
+            // segment of each, the form var keeps, read 48–49 against 52–53 GB/s).
+            prefetch_rows_share(&[next(r + 2), next(r + 3)], s / ROW_SEGMENT, w.div_ceil(ROW_SEGMENT));
             let xs = row0[s..e].iter().zip(row1[s..e].iter());
             for ((b, i), (&x0, &x1)) in best[s..e].iter_mut().zip(at[s..e].iter_mut()).zip(xs) {
                 let (b0, i0) = step(*b, *i, x0.cast(), k0);
