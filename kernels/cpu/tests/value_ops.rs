@@ -391,6 +391,33 @@ fn f32_exp_sweep() {
     println!("f32 exp sweep: worst {} ulp", sweep("exp", &ExpB, 104.0, f64::exp));
 }
 
+/// Asserts that `fast` and `reference` give the same bits (or both NaN) on every input,
+/// taken 16 lanes at a time (a short last chunk padded with its last input).
+fn same_f32_bits(
+    what: &str,
+    xs: &[f32],
+    fast: impl Fn(tensor_kernels_cpu::value::F32x16) -> tensor_kernels_cpu::value::F32x16,
+    reference: impl Fn(tensor_kernels_cpu::value::F32x16) -> tensor_kernels_cpu::value::F32x16,
+) {
+    use tensor_kernels_cpu::value::F32x16;
+    for c in xs.chunks(16) {
+        let mut lanes = [c[c.len() - 1]; 16];
+        lanes[..c.len()].copy_from_slice(c);
+        let (mut got, mut want) = ([0f32; 16], [0f32; 16]);
+        fast(F32x16::load(&lanes)).store(&mut got);
+        reference(F32x16::load(&lanes)).store(&mut want);
+        for k in 0..16 {
+            assert!(
+                got[k].to_bits() == want[k].to_bits() || (got[k].is_nan() && want[k].is_nan()),
+                "{what} of {}: {:e} vs {:e}",
+                lanes[k],
+                got[k],
+                want[k]
+            );
+        }
+    }
+}
+
 /// `exp_nonpositive` (softmax's e^(x − max)) gives `exp`'s bits for every `x <= 0` of a
 /// sweep down to −110 (subnormal results and 0 included), −0, −inf and NaN; a positive
 /// input is taken as 0.
@@ -400,21 +427,7 @@ fn f32_exp_nonpositive_is_exp_below_zero() {
     let mut xs: Vec<f32> =
         ((2f32).powi(-30).to_bits()..110f32.to_bits()).step_by(61).map(|b| -f32::from_bits(b)).collect();
     xs.extend([0.0, -0.0, f32::NEG_INFINITY, f32::NAN, -f32::MIN_POSITIVE, -87.33655, -103.97208, -104.0]);
-    xs.resize(xs.len().next_multiple_of(16), -1.0);
-    for c in xs.chunks_exact(16) {
-        let (mut fast, mut exp) = ([0f32; 16], [0f32; 16]);
-        F32x16::load(c).exp_nonpositive().store(&mut fast);
-        F32x16::load(c).exp().store(&mut exp);
-        for k in 0..16 {
-            assert!(
-                fast[k].to_bits() == exp[k].to_bits() || (fast[k].is_nan() && exp[k].is_nan()),
-                "e^{}: {} vs {}",
-                c[k],
-                fast[k],
-                exp[k]
-            );
-        }
-    }
+    same_f32_bits("e^x, x <= 0", &xs, |x| x.exp_nonpositive(), |x| x.exp());
     let mut ones = [0f32; 16];
     F32x16::splat(3.5).exp_nonpositive().store(&mut ones);
     assert_eq!(ones, [1.0; 16]);
@@ -444,22 +457,7 @@ fn f32_sigmoid_is_the_written_expression() {
     xs.extend((0..4000).map(|i| 88.0 + i as f32 * 2e-4));
     let negated: Vec<f32> = xs.iter().map(|x| -x).collect();
     xs.extend(negated);
-    xs.resize(xs.len().next_multiple_of(16), 0.5);
-    for c in xs.chunks_exact(16) {
-        let (mut fast, mut written) = ([0f32; 16], [0f32; 16]);
-        let x = F32x16::load(c);
-        x.sigmoid().store(&mut fast);
-        (F32x16::one() / (F32x16::one() + (-x).exp())).store(&mut written);
-        for k in 0..16 {
-            assert!(
-                fast[k].to_bits() == written[k].to_bits() || (fast[k].is_nan() && written[k].is_nan()),
-                "sigmoid({}): {:e} vs {:e}",
-                c[k],
-                fast[k],
-                written[k]
-            );
-        }
-    }
+    same_f32_bits("sigmoid", &xs, |x| x.sigmoid(), |x| F32x16::one() / (F32x16::one() + (-x).exp()));
     for x in [-800.0, -30.0, -0.5, 0.0, 0.25, 40.0, 750.0] {
         let (mut got, mut want) = ([0f64; 4], [0f64; 4]);
         let v = F64x4::splat(x);
