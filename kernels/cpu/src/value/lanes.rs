@@ -372,10 +372,6 @@ macro_rules! float_vec {
                 $V(math::$m::exp(self.0))
             }
             #[inline]
-            fn sigmoid(self) -> Self {
-                $V(math::$m::sigmoid(self.0))
-            }
-            #[inline]
             fn exp2(self) -> Self {
                 $V(math::$m::exp2(self.0))
             }

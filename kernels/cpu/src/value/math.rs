@@ -131,12 +131,6 @@ pub mod m64 {
         p * r * r + r
     }
 
-    /// 1 / (1 + e^-x), as written.
-    #[inline]
-    pub fn sigmoid(x: f64x4) -> f64x4 {
-        s(1.0) / (s(1.0) + exp(-x))
-    }
-
     /// e^x.
     #[inline]
     pub fn exp(x: f64x4) -> f64x4 {

@@ -152,7 +152,9 @@ pub trait Value:
         self.exp().min(Self::one())
     }
     /// The logistic function 1 / (1 + e^-x), with the bits of that expression written with
-    /// [`Value::exp`] (the f32 lanes compute it with a cheaper scaling of e^-x).
+    /// [`Value::exp`]: every lane type takes this default except [`F32x16`], which computes
+    /// the same bits with a cheaper scaling of e^-x (so scalar f32 lanes, whose `exp` is
+    /// the vector one, agree with it).
     ///
     /// ```
     /// use tensor_kernels_cpu::value::{F32x16, Value};

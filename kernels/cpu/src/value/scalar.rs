@@ -422,10 +422,6 @@ macro_rules! float_lane {
                 self.via_vec(<$vec as Value>::exp)
             }
             #[inline]
-            fn sigmoid(self) -> Self {
-                self.via_vec(<$vec as Value>::sigmoid)
-            }
-            #[inline]
             fn exp2(self) -> Self {
                 self.via_vec(<$vec as Value>::exp2)
             }
