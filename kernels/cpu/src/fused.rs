@@ -12,6 +12,7 @@ use crate::convert::{gather_cast, scatter_cast};
 use crate::copy::stream::{copy_bytes_nt_unfenced, store_fence, NT_THRESHOLD};
 use crate::kernel::MapKernel;
 use crate::parallel::{for_each_chunk, GRAIN};
+use crate::placement::{half_page_skew, PAGE};
 use crate::reduce::{InputSource, ReduceKernel};
 use smallvec::SmallVec;
 use std::cell::RefCell;
@@ -37,25 +38,6 @@ pub const STREAM_BLOCK: usize = 128;
 /// Operand bytes (leaves and output together) from which a chain is taken to stream from
 /// memory rather than from the last-level cache (32 MiB on the machine measured above).
 pub const STREAMED_BYTES: usize = 32 << 20;
-/// The page size the slots are placed against (see [`slot_skew`]).
-const PAGE: usize = 4096;
-
-/// Bytes to skip from `raw` so that the block slots start on a cache line half a page
-/// (mod [`PAGE`]) from the first leaf's address `leaf`. A slot written while a leaf is read
-/// at the same block offset then never shares the leaf's address bits below the page size,
-/// and no vector load or store of a slot straddles two lines (the scratch vector itself is
-/// only 8-byte aligned). Measured (`fused_probe`, AMD Zen 5, 2 threads, builds alternated;
-/// this placement together with the reduction's line-aligned leaf buffer): cache-resident
-/// `relu(a*b + c)` over 4 MiB operands 172–183 → 175–185 GB/s and `((a - b)²).sum()`
-/// 79–81 → 90–91; over 1 MiB 144–153 → 156–162 and 64–66 → 67–68 (a fixed half-page
-/// placement alone, earlier: 174–181 → 190–194 at 4 MiB); DRAM-sized chains within noise
-/// (their short blocks walk through every offset of a page anyway).
-/// The skew is below [`PAGE`], which the scratch holds beyond its slots.
-fn slot_skew(raw: usize, leaf: usize) -> usize {
-    let target = leaf.wrapping_add(PAGE / 2) & (PAGE - 1) & !63;
-    target.wrapping_sub(raw) & (PAGE - 1)
-}
-
 /// Bytes of one block buffer (the widest element).
 const SLOT: usize = BLOCK * 8;
 
@@ -213,7 +195,15 @@ impl<'a> Eval<'a> {
                 scratch.resize(need, 0);
             }
             let raw = scratch.as_mut_ptr() as *mut u8;
-            let base = raw.wrapping_add(slot_skew(raw as usize, self.leaves.first().map_or(0, |l| l.ptr as usize)));
+            // The slots start on a line half a page from the first leaf (the scratch vector
+            // is only 8-byte aligned). Measured (`fused_probe`, AMD Zen 5, 2 threads, builds
+            // alternated; with the reduction's line-aligned leaf buffer): cache-resident
+            // `relu(a*b + c)` over 4 MiB operands 172–183 → 175–185 GB/s and
+            // `((a - b)²).sum()` 79–81 → 90–91; over 1 MiB 144–153 → 156–162 and 64–66 →
+            // 67–68; DRAM-sized chains within noise (their short blocks walk through every
+            // offset of a page anyway).
+            let first_leaf = self.leaves.first().map_or(0, |l| l.ptr as usize);
+            let base = raw.wrapping_add(half_page_skew(raw as usize, first_leaf));
             let inner_len = self.plan.inner_len();
             let nl = self.leaves.len();
             let mut offs = [0isize; 64];
@@ -462,22 +452,4 @@ tensor_core::inventory::submit! {
 #[inline(never)]
 pub fn ensure_linked() {
     std::hint::black_box(&FusedRunner);
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{slot_skew, PAGE};
-
-    #[test]
-    fn slots_start_on_a_line_half_a_page_from_the_first_leaf() {
-        for raw in [8usize, 16, 4088, 4096, 12_345_672] {
-            for leaf in [0usize, 16, 64, 2047, 2048, 4095, 9_000_000] {
-                let skew = slot_skew(raw, leaf);
-                assert!(skew < PAGE, "raw {raw} leaf {leaf}: skew {skew}");
-                let base = raw + skew;
-                assert_eq!(base % 64, 0, "raw {raw} leaf {leaf}");
-                assert_eq!(base % PAGE, ((leaf + PAGE / 2) % PAGE) & !63, "raw {raw} leaf {leaf}");
-            }
-        }
-    }
 }

@@ -25,6 +25,7 @@ pub mod fused;
 pub mod kernel;
 pub mod map;
 pub mod parallel;
+pub mod placement;
 pub mod reduce;
 pub mod register;
 pub mod rows;

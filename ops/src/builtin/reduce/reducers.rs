@@ -6,6 +6,7 @@ use super::compute::{
 };
 use std::marker::PhantomData;
 use tensor_core::{Element, Scalar};
+use tensor_kernels_cpu::placement::{half_page_skew, PAGE};
 use tensor_kernels_cpu::reduce::{combine_lanes, prefetch_row_segment, row_segments, Reducer, ROW_SEGMENT, RUN_LANES};
 
 /// The zero-sized marker of a reducer's types.
@@ -474,16 +475,16 @@ fn lane_sum<C: FloatCompute>(xs: &[C], prefetch: bool, f: impl Fn(C) -> C) -> C 
     acc[0]
 }
 
-/// `w` elements of `buf` (filled with `fill`) starting half a page (mod 4 KiB) after
-/// `other`: a column fold that stores to one row and loads the next from the other, index
-/// by index, then never stalls on 4K aliasing (the CPU taking the load for one of the
-/// store's bytes), as two rows of 16 KiB allocated one after the other did.
+/// `w` elements of `buf` (filled with `fill`) starting on a line half a page (mod 4 KiB)
+/// after `other` ([`half_page_skew`]): a column fold that stores to one row and loads the
+/// next from the other, index by index, then never stalls on 4K aliasing, as two rows of
+/// 16 KiB allocated one after the other did. `T` is a primitive (its size its alignment,
+/// so the skew is a whole number of elements).
 fn half_page_apart<T: Copy>(buf: &mut Vec<T>, w: usize, fill: T, other: *const u8) -> &mut [T] {
     let size = std::mem::size_of::<T>().max(1);
     buf.clear();
-    buf.resize(w + 4096 / size, fill);
-    let want = (other as usize).wrapping_add(2048) % 4096;
-    let k = (want + 4096 - buf.as_ptr() as usize % 4096) % 4096 / size;
+    buf.resize(w + PAGE / size, fill);
+    let k = half_page_skew(buf.as_ptr() as usize, other as usize) / size;
     &mut buf[k..k + w]
 }
 
