@@ -106,15 +106,17 @@ fn arg_fold_rows<I: Element, C: Compute>(
     let next = |k: usize| rows.get(k).copied().unwrap_or_default();
     // Two rows per sweep: the tile's values and positions (40 KiB) are loaded and stored
     // once for both (four rows per sweep measured slower).
+    let segments = w.div_ceil(ROW_SEGMENT);
     let mut r = 1;
     while r + 1 < rows.len() {
         let (row0, row1) = (rows[r], rows[r + 1]);
         let (k0, k1) = (r as u8, (r + 1) as u8); // r + 1 < 256: the caller's bound
+                                                 // The next two rows, asked for one after the other over this sweep (the same
+                                                 // segment of each, the form var keeps, read 48–49 against 52–53 GB/s).
+        let upcoming = [next(r + 2), next(r + 3)];
         for s in (0..w).step_by(ROW_SEGMENT) {
             let e = (s + ROW_SEGMENT).min(w);
-            // The next two rows, asked for one after the other over this sweep (the same
-            // segment of each, the form var keeps, read 48–49 against 52–53 GB/s).
-            prefetch_rows_share(&[next(r + 2), next(r + 3)], s / ROW_SEGMENT, w.div_ceil(ROW_SEGMENT));
+            prefetch_rows_share(&upcoming, s / ROW_SEGMENT, segments);
             let xs = row0[s..e].iter().zip(row1[s..e].iter());
             for ((b, i), (&x0, &x1)) in best[s..e].iter_mut().zip(at[s..e].iter_mut()).zip(xs) {
                 let (b0, i0) = step(*b, *i, x0.cast(), k0);
