@@ -12,8 +12,9 @@
 //! Either way the reduced extent is cut into fixed leaves ([`ROW_LEAF`] elements, or
 //! [`COLUMN_LEAF`] rows, or the reducer's [`Reducer::COLUMN_LEAF_ROWS`]) whose partial
 //! accumulators are combined in a fixed binary tree (pairwise order: a float sum's error
-//! grows with log n, not n). The tree depends only on the shape, so the result is the same whatever the thread count: threads take whole
-//! outputs when there are enough, else subtrees of one output.
+//! grows with log n, not n). The tree depends only on the shape, so the result is the same
+//! whatever the thread count: threads take whole outputs when there are enough, else
+//! subtrees of one output.
 
 mod walk;
 
