@@ -272,6 +272,46 @@ fn nan_rules() {
     assert_eq!(g.argmin(0, false).unwrap().to_vec::<i64>().unwrap(), vec![0]);
 }
 
+/// Found against numpy: a column of one NaN or ±∞ had variance 0 (the column engine started
+/// Σ(x − mean)² at 0, not at Welford's `(x − x)²`), and a softmax down a strided dim of a
+/// row holding +∞ gave 0 beside the ∞'s NaN where the max-subtracted form gives all NaN.
+#[test]
+fn non_finite_values_follow_numpy_in_var_and_softmax() {
+    let data = vec![f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 2.0, 2.0, 3.0];
+    for dtype in [DType::F16, DType::BF16, DType::F32, DType::F64] {
+        let row = Tensor::from_vec(data.clone(), &[1, 6]).unwrap().to_dtype(dtype).unwrap();
+        for (name, t, dim) in [("row", row.clone(), 0), ("transposed", row.t().unwrap(), 1)] {
+            for correction in [0, 1] {
+                let v = as_f64(&t.var(&[dim], correction, false).unwrap());
+                let s = as_f64(&t.std(&[dim], correction, true).unwrap());
+                for (k, (v, s)) in v.iter().zip(&s).enumerate() {
+                    // One element: NaN for a non-finite one, else 0 (correction 0) or NaN (0/0).
+                    let want_nan = !data[k].is_finite() || correction == 1;
+                    assert_eq!(v.is_nan(), want_nan, "{dtype:?} {name} var c={correction} col {k}: {v}");
+                    assert_eq!(s.is_nan(), want_nan, "{dtype:?} {name} std c={correction} col {k}: {s}");
+                    if !want_nan {
+                        assert_eq!((*v, *s), (0.0, 0.0));
+                    }
+                }
+            }
+        }
+        // +∞ in the reduced extent: every softmax / log_softmax output of it is NaN, along the
+        // last dim (the row engine) and down a strided dim (log-sum-exp, then the map).
+        let x = Tensor::from_vec(vec![1.0f32, f32::INFINITY, 0.5, 2.0, 1.0, 3.0], &[2, 3]).unwrap();
+        let x = x.to_dtype(dtype).unwrap();
+        for (t, dim) in [(x.clone(), 1), (x.t().unwrap().contiguous().unwrap(), 0), (x.t().unwrap(), 0)] {
+            for log in [false, true] {
+                let y = if log { t.log_softmax(dim) } else { t.softmax(dim) }.unwrap();
+                // The extent holding +∞, and the other one.
+                let (inf_row, finite_row) = (y.select(1 - dim, 0).unwrap(), y.select(1 - dim, 1).unwrap());
+                let (y, finite_row) = (as_f64(&inf_row), as_f64(&finite_row));
+                assert!(y.iter().all(|v| v.is_nan()), "{dtype:?} log={log} dim {dim}: {y:?}");
+                assert!(finite_row.iter().all(|v| v.is_finite()), "{dtype:?} log={log}: {finite_row:?}");
+            }
+        }
+    }
+}
+
 #[test]
 fn integer_sums_wrap_in_i64_and_bool_reduces() {
     let t = Tensor::from_vec(vec![i64::MAX, 1, 2], &[3]).unwrap();

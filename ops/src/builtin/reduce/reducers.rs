@@ -375,6 +375,12 @@ impl<I: Element, C: FloatCompute, O: Element, const SQRT: bool> Reducer for Var<
         let mut mean: Vec<C> = first.iter().take(w).map(|&x| x.cast()).collect();
         let mut m2_buf = Vec::new();
         let m2 = half_page_apart(&mut m2_buf, w, C::ZERO, mean.as_ptr().cast());
+        // Welford's first step: Σ(x − mean)² = (x − x)², 0 but NaN for ±∞ or NaN (so a
+        // column of one NaN or ∞ has a NaN variance, as the element-by-element fold gives).
+        for (q, &mu) in m2.iter_mut().zip(&mean) {
+            let d = mu.sub(mu);
+            *q = d.mul(d);
+        }
         // The reciprocal of the count after row `r`.
         let inv_after = |r: usize| C::ONE.div(C::from_count((r + 1) as f64));
         let update = |mu: C, q: C, x: C, inv: C| {
