@@ -324,9 +324,38 @@ impl Expr {
         self.reduce(&specs::VAR, dims, keepdim, &[Scalar::Int(correction)])
     }
 
+    /// The standard deviation over `dims`, dividing by `n - correction`.
+    pub fn std(&self, dims: &[usize], correction: i64, keepdim: bool) -> Reduction {
+        self.reduce(&specs::STD, dims, keepdim, &[Scalar::Int(correction)])
+    }
+
     /// The index of the first greatest element along `dim`.
     pub fn argmax(&self, dim: usize, keepdim: bool) -> Reduction {
         self.reduce(&specs::ARGMAX, &[dim], keepdim, &[])
+    }
+
+    /// The index of the first least element along `dim`.
+    pub fn argmin(&self, dim: usize, keepdim: bool) -> Reduction {
+        self.reduce(&specs::ARGMIN, &[dim], keepdim, &[])
+    }
+
+    /// True where every element over `dims` is non-zero (Bool; NaN counts as non-zero).
+    ///
+    /// ```
+    /// use tensor_ops::fuse::Expr;
+    /// use tensor_ops::prelude::*;
+    /// let a = Tensor::from_vec(vec![1.0f32, -2.0, 3.0, 0.5], &[2, 2]).unwrap();
+    /// let x = Expr::input(&a);
+    /// let r = x.gt(0.0f32).all(&[1], false).eval().unwrap();
+    /// assert_eq!(r.to_vec::<bool>().unwrap(), vec![false, true]);
+    /// ```
+    pub fn all(&self, dims: &[usize], keepdim: bool) -> Reduction {
+        self.reduce(&specs::ALL, dims, keepdim, &[])
+    }
+
+    /// True where some element over `dims` is non-zero (Bool; NaN counts as non-zero).
+    pub fn any(&self, dims: &[usize], keepdim: bool) -> Reduction {
+        self.reduce(&specs::ANY, dims, keepdim, &[])
     }
 }
 

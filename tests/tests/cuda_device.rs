@@ -244,6 +244,25 @@ fn reductions_match_the_cpu_for_every_op_and_dtype() {
     for (g, w) in got.iter().zip(&want) {
         assert!(g == w || (g - w).abs() <= 1e-6 * w.abs().max(1e-3) || g.is_nan() && w.is_nan(), "softmax: {g} vs {w}");
     }
+    // Non-finite values as numpy has them: +∞ in an extent makes every softmax output of it
+    // NaN (along the last dim and down a strided one); a one-element NaN or ∞ column has a
+    // NaN variance.
+    let inf = Tensor::from_vec(vec![1.0f32, f32::INFINITY, 0.5, 2.0, 1.0, 3.0], &[2, 3]).unwrap();
+    for (t, dim) in [(inf.clone(), 1), (inf.t().unwrap(), 0)] {
+        for log in [false, true] {
+            let run = |x: &Tensor| if log { x.log_softmax(dim) } else { x.softmax(dim) }.unwrap();
+            let got = run(&device_view(&t, DEV)).select(1 - dim, 0).unwrap().to_vec::<f32>().unwrap();
+            assert!(got.iter().all(|g| g.is_nan()), "log={log} dim {dim}: {got:?}");
+            let want = run(&t).select(1 - dim, 1).unwrap().to_vec::<f32>().unwrap();
+            let got = run(&device_view(&t, DEV)).select(1 - dim, 1).unwrap().to_vec::<f32>().unwrap();
+            for (g, w) in got.iter().zip(&want) {
+                assert!((g - w).abs() <= 1e-6 * w.abs().max(1.0), "log={log} dim {dim}: {g} vs {w}");
+            }
+        }
+    }
+    let col = device_view(&Tensor::from_vec(vec![f32::NAN, f32::INFINITY, 2.0], &[1, 3]).unwrap(), DEV);
+    let v = col.var(&[0], 0, false).unwrap().to_vec::<f32>().unwrap();
+    assert!(v[0].is_nan() && v[1].is_nan() && v[2] == 0.0, "var of one-element columns: {v:?}");
 }
 
 fn reduction_matches_the_cpu(op: &'static OpSpec, dtype: DType, k: &CudaReduceKernel) {

@@ -36,8 +36,11 @@ fn check(c: &Case) -> bool {
                 Err(e) => (Err(e), expr.sum_all().eval()),
                 Ok(w) => {
                     let dims = reduce_dims(dims, w.ndim(), c.leaves[0].3);
-                    let dims =
-                        if spec.op.name == "argmax" && dims.is_none() && w.ndim() > 0 { Some(vec![0]) } else { dims };
+                    let dims = if matches!(spec.op.name, "argmax" | "argmin") && dims.is_none() && w.ndim() > 0 {
+                        Some(vec![0])
+                    } else {
+                        dims
+                    };
                     let eager_r = match &dims {
                         Some(d) => tensor_ops::__private::call_reduce_new(
                             spec,

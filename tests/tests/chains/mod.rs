@@ -24,8 +24,20 @@ pub fn spec(name: &str) -> &'static tensor_ops::__private::OpSpec {
     tensor_ops::registry().op(name).unwrap()
 }
 
-pub const REDUCTIONS: [&tensor_ops::__private::ReduceSpec; 6] =
-    [&specs::SUM, &specs::MEAN, &specs::AMAX, &specs::VAR, &specs::LOGSUMEXP, &specs::ARGMAX];
+pub const REDUCTIONS: [&tensor_ops::__private::ReduceSpec; 12] = [
+    &specs::SUM,
+    &specs::MEAN,
+    &specs::AMAX,
+    &specs::VAR,
+    &specs::LOGSUMEXP,
+    &specs::ARGMAX,
+    &specs::PROD,
+    &specs::AMIN,
+    &specs::ALL,
+    &specs::ANY,
+    &specs::STD,
+    &specs::ARGMIN,
+];
 
 pub fn case() -> impl Strategy<Value = Case> {
     let base = prop::collection::vec(1usize..7, 1..4);
