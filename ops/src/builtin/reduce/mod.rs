@@ -56,21 +56,25 @@ dims_reduction! {
 }
 
 macro_rules! all_reduction {
-    ($($spec:ident, $name:ident, $what:literal;)*) => { $(
+    ($($spec:ident, $name:ident, $out:ident, $what:literal;)*) => { $(
         #[doc = concat!($what, " of every element → a 0-dim tensor (a 0-dim input is its one element).\n\n```\nuse tensor_ops::prelude::*;\nlet a = Tensor::from_vec(vec![1.0f32, 2.0, 3.0], &[3]).unwrap();\nassert_eq!(tensor_ops::", stringify!($name), "(&a).unwrap().shape(), &[] as &[usize]);\n```")]
         pub fn $name(a: &Tensor) -> Result<Tensor> {
             call_reduce_new(&$spec, a, ReduceDims::All, false, &[])
+        }
+        #[doc = concat!("[`", stringify!($name), "`](fn@", stringify!($name), ") into a 0-dim `out` (the result is cast into `out`'s dtype where `can_cast` allows).\n\n```\nuse tensor_ops::prelude::*;\nlet a = Tensor::from_vec(vec![1.0f32, 2.0, 3.0], &[3]).unwrap();\nlet out = Tensor::zeros(&[], DType::F64, Device::Cpu).unwrap();\ntensor_ops::", stringify!($out), "(&a, &out).unwrap();\nassert_eq!(out.to_vec::<f64>().unwrap().len(), 1);\n```")]
+        pub fn $out(a: &Tensor, out: &Tensor) -> Result<()> {
+            call_reduce(&$spec, a, ReduceDims::All, false, &[], Some(out)).map(|_| ())
         }
     )* };
 }
 
 all_reduction! {
-    SUM, sum_all, "Σ x";
-    PROD, prod_all, "Π x";
-    MEAN, mean_all, "The mean";
-    AMAX, amax_all, "The greatest element";
-    AMIN, amin_all, "The least element";
-    LOGSUMEXP, logsumexp_all, "ln Σ e^x";
+    SUM, sum_all, sum_all_out, "Σ x";
+    PROD, prod_all, prod_all_out, "Π x";
+    MEAN, mean_all, mean_all_out, "The mean";
+    AMAX, amax_all, amax_all_out, "The greatest element";
+    AMIN, amin_all, amin_all_out, "The least element";
+    LOGSUMEXP, logsumexp_all, logsumexp_all_out, "ln Σ e^x";
 }
 
 macro_rules! moment_reduction {

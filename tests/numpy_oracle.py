@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+"""Checks tensor-ops' reductions against numpy.
+
+Reads the JSON lines written by `cargo run -p tensor-tests --example numpy_oracle -- FILE`
+(inputs, then each reduction's result or error) and recomputes every result with numpy in
+float64 (int64 for integer sums and products), following the reduction contract of issue 11:
+result dtypes, which calls are errors, NaN and empty-extent rules, var/std's correction,
+softmax max-subtracted. Values must agree within the result dtype's precision; integer,
+bool, argmax/argmin, amax/amin results exactly. Exits 1 on any disagreement.
+
+    python3 tests/numpy_oracle.py FILE
+"""
+import json
+import sys
+
+import numpy as np
+
+np.seterr(all="ignore")
+
+FLOAT = {"F16", "BF16", "F32", "F64"}
+# Relative precision a result of each float dtype is held to.
+TOLERANCE = {"F16": 2e-3, "BF16": 1.6e-2, "F32": 2e-6, "F64": 1e-12}
+# The largest finite value of the dtype a float product is computed in (f16/bf16 in f32).
+COMPUTE_MAX = {"F16": 3.4e38, "BF16": 3.4e38, "F32": 3.4e38, "F64": 1.7e308}
+
+
+def result_dtype(op, dtype):
+    base = op[:-4] if op.endswith("_all") else op
+    if base in ("sum", "prod"):
+        return dtype if dtype in FLOAT else "I64"
+    if base in ("mean", "var", "std", "logsumexp", "softmax", "log_softmax"):
+        return dtype if dtype in FLOAT else "F32"
+    if base in ("amax", "amin"):
+        return dtype
+    if base in ("argmax", "argmin"):
+        return "I64"
+    return "Bool"
+
+
+def reference(r, x):
+    """numpy's result for record `r` on input `x` (float64, logical shape), or "err"."""
+    op, dtype, shape, keepdim = r["op"], r["dtype"], r["shape"], r["keepdim"]
+    nd = len(shape)
+    dims = r["dims"]
+    if op.endswith("_all"):
+        op, dims, keepdim = op[:-4], list(range(nd)), False
+    elif op in ("argmax", "argmin", "softmax", "log_softmax"):
+        if dims[0] >= nd:
+            return "err"
+    elif not dims or len(set(dims)) != len(dims) or any(d >= nd for d in dims):
+        return "err"
+    axes = tuple(dims)
+    n = int(np.prod([shape[d] for d in dims]))
+    if op in ("amax", "amin", "argmax", "argmin") and n == 0:
+        return "err"
+    kept_shape = np.sum(x, axis=axes, keepdims=keepdim).shape
+    if dtype not in FLOAT and op in ("mean", "var", "std", "logsumexp", "softmax", "log_softmax"):
+        x = x.astype(np.float32).astype(np.float64)  # computed in f32
+    integer = dtype not in FLOAT
+    if op == "sum":
+        return np.sum(x.astype(np.int64) if integer else x, axis=axes, keepdims=keepdim)
+    if op == "prod":
+        return np.prod(x.astype(np.int64) if integer else x, axis=axes, keepdims=keepdim)
+    if op == "mean":
+        return np.sum(x, axis=axes, keepdims=keepdim) / n if n else np.full(kept_shape, np.nan)
+    if op == "amax":
+        return np.max(x, axis=axes, keepdims=keepdim)
+    if op == "amin":
+        return np.min(x, axis=axes, keepdims=keepdim)
+    if op == "all":
+        return np.all(x != 0, axis=axes, keepdims=keepdim)
+    if op == "any":
+        return np.any(x != 0, axis=axes, keepdims=keepdim)
+    if op == "logsumexp":
+        if n == 0:
+            return np.full(kept_shape, -np.inf)
+        m = np.max(x, axis=axes, keepdims=True)
+        finite_m = np.where(np.isinf(m), 0, m)
+        s = np.log(np.sum(np.exp(x - finite_m), axis=axes, keepdims=True)) + finite_m
+        s = np.where(np.isinf(m) & ~np.isnan(s), m, s)  # ±∞ maxima: the result is that ∞
+        return s if keepdim else np.squeeze(s, axis=axes)
+    if op in ("var", "std"):
+        if n == 0:
+            return np.full(kept_shape, np.nan)
+        mean = np.mean(x, axis=axes, keepdims=True)
+        v = np.sum((x - mean) ** 2, axis=axes, keepdims=keepdim) / max(n - r["corr"], 0)
+        return np.sqrt(v) if op == "std" else v
+    if op == "argmax":
+        return np.argmax(x, axis=dims[0], keepdims=keepdim)  # first NaN, else first maximum
+    if op == "argmin":
+        return np.argmin(x, axis=dims[0], keepdims=keepdim)
+    d = dims[0]
+    m = np.max(x, axis=d, keepdims=True) if shape[d] else 0.0
+    e = np.exp(x - m)
+    s = np.sum(e, axis=d, keepdims=True)
+    return e / s if op == "softmax" else (x - m) - np.log(s)
+
+
+def agree(r, x, want, got):
+    """Element-wise agreement of `got` with numpy's `want` (both float64 arrays)."""
+    dtype = r["odtype"]
+    if dtype not in FLOAT:
+        return got == want
+    if dtype == "F16":
+        want = want.astype(np.float16).astype(np.float64)
+    elif dtype in ("F32", "BF16"):
+        want = want.astype(np.float32).astype(np.float64)
+    tol = TOLERANCE[dtype]
+    finite = np.abs(x[np.isfinite(x)])
+    base = r["op"].removesuffix("_all")
+    if base in ("sum", "mean"):
+        slack = tol * finite.sum()  # blocked/pairwise order: error relative to Σ|x|
+    elif base in ("logsumexp", "log_softmax", "softmax") and finite.size:
+        slack = 4 * tol * max(1.0, finite.max())  # x − max rounds at |x|'s magnitude
+    else:
+        slack = tol * 1e-3
+    ok = (np.isnan(got) & np.isnan(want)) | (got == want) | (np.abs(got - want) <= tol * np.abs(want) + slack)
+    if base == "prod" and np.any(x == 0):
+        # A zero next to partial products that overflow the compute dtype: 0 or NaN by order.
+        big = np.prod(np.where(np.isfinite(x) & (x != 0), np.abs(x), 1.0)) > COMPUTE_MAX[r["dtype"]]
+        ok |= big & (np.isnan(got) | (got == 0))
+    return ok
+
+
+def main(path):
+    inputs, total, bad = {}, 0, 0
+    for line in open(path):
+        r = json.loads(line)
+        if "op" not in r:
+            inputs[r["xid"]] = np.array(r["x"], dtype=np.float64)
+            continue
+        total += 1
+        x = inputs[r["xid"]].reshape(r["shape"])
+        case = f'{r["op"]} {r["dtype"]} shape {r["shape"]} dims {r["dims"]} keepdim {r["keepdim"]} correction {r["corr"]}'
+        want = reference(r, x)
+        problem = None
+        if isinstance(want, str):
+            if "err" not in r:
+                problem = "an error was due, got a result"
+        elif "err" in r:
+            problem = f"unexpected error: {r['err']}"
+        elif r["odtype"] != result_dtype(r["op"], r["dtype"]):
+            problem = f"dtype {r['odtype']}, want {result_dtype(r['op'], r['dtype'])}"
+        elif list(r["oshape"]) != list(np.shape(want)):
+            problem = f"shape {r['oshape']}, want {list(np.shape(want))}"
+        elif not r["out_ok"]:
+            problem = "the _out form into a poisoned tensor wrote other values"
+        else:
+            want = np.asarray(want, dtype=np.float64)
+            got = np.array(r["y"], dtype=np.float64).reshape(want.shape)
+            ok = agree(r, x, want, got)
+            if not np.all(ok):
+                i = tuple(np.argwhere(~ok)[0])
+                problem = f"at {i}: got {got[i]}, want {want[i]}"
+        if problem:
+            bad += 1
+            if bad <= 50:
+                print(f"MISMATCH {case}: {problem}")
+    print(f"numpy_oracle: {total} results checked, {bad} disagree")
+    return 1 if bad or not total else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))
