@@ -201,18 +201,7 @@ fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let big = args.iter().any(|a| a == "--big");
     let path = args.iter().find(|a| *a != "--big").cloned().unwrap_or_else(|| "numpy_oracle.jsonl".into());
-    let dtypes = [
-        DType::Bool,
-        DType::U8,
-        DType::I8,
-        DType::I16,
-        DType::I32,
-        DType::I64,
-        DType::F16,
-        DType::BF16,
-        DType::F32,
-        DType::F64,
-    ];
+    let dtypes = DType::ALL;
     let shapes: Vec<Vec<usize>> = if big {
         vec![vec![300, 517], vec![3, 70001], vec![70001, 3], vec![2, 257, 300]]
     } else {
