@@ -133,12 +133,12 @@ one_value_reducer!(Mean: FloatCompute, identity = C::ZERO, merge = C::add,
 /// NaN-propagating maximum: of two numbers the greater (`a` on a tie, so ±0 keeps the
 /// first), NaN when either is NaN.
 ///
-/// Written so that neither arm is `a` itself when a NaN is involved: as
+/// The last choice is between the max and `a + b`, never the accumulator `a` as loaded: as
 /// `if b > a || b.is_nan() { b } else { a }` the column fold's `*acc = max_nan(*acc, x)`
-/// became a conditional store, which LLVM emits as `vmaskmovps` under AVX2 — microcoded on
-/// AMD Zen 3, where amax over the first dim of [8192, 8192] f32 read at 0.4–0.6 of the read
-/// loop. Now a max, a NaN test, a blend and a plain store. (i64 has no AVX2 max: LLVM still
-/// masks its store.)
+/// became a store only where `b` wins, which LLVM emits as `vmaskmovps` under AVX2 —
+/// microcoded on AMD Zen 3, where amax over the first dim of [8192, 8192] f32 read at
+/// 0.4–0.6 of the read loop. Now a max, a NaN test, a blend and a plain store. (Integers
+/// have no NaN arm, so for i64, which has no AVX2 max, LLVM still masks the store.)
 #[inline(always)]
 fn max_nan<C: Compute>(a: C, b: C) -> C {
     let m = if b > a { b } else { a };
