@@ -325,3 +325,69 @@ fn integer_sums_wrap_in_i64_and_bool_reduces() {
     let u = Tensor::from_vec(vec![200u8, 100, 50], &[3]).unwrap();
     assert_eq!(u.sum_all().unwrap().to_vec::<i64>().unwrap(), vec![350]);
 }
+
+/// NaN placed in every kind of block of the row engines (blocks of 1024: one whose
+/// maximum is finite, +∞ or −∞, and an all-NaN one) gives NaN from logsumexp and from every
+/// softmax output of its row; rows without NaN keep their ±∞ results (against a naive
+/// model: NaN if any NaN, else +∞ if any +∞, −∞ if all −∞, else finite).
+#[test]
+fn nan_in_any_block_makes_logsumexp_and_softmax_nan() {
+    const LEN: usize = 2500; // three blocks, the last one short
+    let fill = |row: &mut [f32], from: usize, v: f32| row[from..(from + 1024).min(LEN)].fill(v);
+    let mut rows: Vec<Vec<f32>> = Vec::new();
+    for block in 0..3 {
+        let base: Vec<f32> = (0..LEN).map(|i| (i % 17) as f32 * 0.25 - 2.0).collect();
+        // NaN beside a finite maximum, beside +∞, among −∞, and a block of NaN only.
+        let mut r = base.clone();
+        r[block * 1024 + 5] = f32::NAN;
+        rows.push(r);
+        let mut r = base.clone();
+        r[block * 1024 + 7] = f32::INFINITY;
+        r[block * 1024 + 9] = f32::NAN;
+        rows.push(r);
+        let mut r = base.clone();
+        fill(&mut r, block * 1024, f32::NEG_INFINITY);
+        r[block * 1024 + 3] = f32::NAN;
+        rows.push(r);
+        let mut r = base.clone();
+        fill(&mut r, block * 1024, f32::NAN);
+        rows.push(r);
+        // And without NaN: +∞ in one block, and a whole block of −∞.
+        let mut r = base.clone();
+        r[block * 1024 + 11] = f32::INFINITY;
+        rows.push(r);
+        let mut r = base;
+        fill(&mut r, block * 1024, f32::NEG_INFINITY);
+        rows.push(r);
+    }
+    rows.push(vec![f32::NEG_INFINITY; LEN]);
+    let n = rows.len();
+    let x = Tensor::from_vec(rows.concat(), &[n, LEN]).unwrap();
+    for dtype in [DType::F16, DType::BF16, DType::F32, DType::F64] {
+        let x = x.to_dtype(dtype).unwrap();
+        let lse = as_f64(&x.logsumexp(&[1], false).unwrap());
+        let sm = as_f64(&x.softmax(1).unwrap());
+        let lsm = as_f64(&x.log_softmax(1).unwrap());
+        for (k, row) in rows.iter().enumerate() {
+            let nan = row.iter().any(|v| v.is_nan());
+            let want = if nan {
+                f64::NAN
+            } else if row.contains(&f32::INFINITY) {
+                f64::INFINITY
+            } else if row.iter().all(|&v| v == f32::NEG_INFINITY) {
+                f64::NEG_INFINITY
+            } else {
+                0.0 // finite: checked below
+            };
+            let got = lse[k];
+            let ok = if want.is_nan() { got.is_nan() } else if want == 0.0 { got.is_finite() } else { got == want };
+            assert!(ok, "{dtype:?} row {k}: logsumexp {got}, want {want}");
+            // NaN anywhere (or +∞, or all −∞): every softmax output of the row is NaN.
+            let all_nan = nan || want.is_infinite();
+            for out in [&sm, &lsm] {
+                let r = &out[k * LEN..(k + 1) * LEN];
+                assert_eq!(r.iter().all(|v| v.is_nan()), all_nan, "{dtype:?} row {k}: softmax NaN pattern");
+            }
+        }
+    }
+}

@@ -179,11 +179,12 @@ pub fn exp_nonpositive_lane(x: f32) -> f32 {
 /// two-step scaling of `exp_lane` does: three integer/multiply steps fewer per lane.
 #[inline(always)]
 pub fn sigmoid_lane(x: f32) -> f32 {
-    let t = -x;
-    // Written so that NaN passes both clamps (and then every step after).
-    let tc = if t < -20.0 { -20.0 } else { t };
-    let tc = if tc > 88.8 { 88.8 } else { tc };
-    let (p, n) = exp_poly(tc);
+    // Written so that NaN passes both clamps (and then every step after), and on `x`, not
+    // `-x`: each clamp is then one `max`/`min` instruction (clamping `-x`, LLVM compared
+    // `x` and blended; the same bits, checked for every f32).
+    let xc = if x > 20.0 { 20.0 } else { x };
+    let xc = if xc < -88.8 { -88.8 } else { xc };
+    let (p, n) = exp_poly(-xc);
     let e = (p + 1.0) * pow2i(n.wrapping_sub(1)) * 2.0;
     1.0 / (1.0 + e)
 }

@@ -120,6 +120,21 @@ sum_exp!(f64, tensor_kernels_cpu::value::F64x4, 4);
 /// The greatest element of a slice by `>` (16 independent lanes) and whether any is NaN.
 #[inline(always)]
 pub fn max_and_nan<C: Compute, const PREFETCH: bool>(xs: &[C]) -> (C, bool) {
+    max_scan::<C, PREFETCH, true>(xs)
+}
+
+/// The greatest element of a slice by `>` (16 independent lanes; a NaN is passed over, and
+/// an all-NaN slice gives `C::LOWEST`), for folds whose NaN shows up on its own (softmax's
+/// and logsumexp's Σ e^(x − max) is NaN with a NaN anywhere): no NaN flags are kept, which
+/// [`max_and_nan`]'s loop spends a third of its instructions on.
+#[inline(always)]
+pub fn max_by_gt<C: Compute>(xs: &[C]) -> C {
+    max_scan::<C, false, false>(xs).0
+}
+
+/// [`max_and_nan`], with the NaN flags kept only when `NAN` (else `false`).
+#[inline(always)]
+fn max_scan<C: Compute, const PREFETCH: bool, const NAN: bool>(xs: &[C]) -> (C, bool) {
     let mut m = [C::LOWEST; 16];
     let mut nan = [false; 16];
     let mut chunks = xs.chunks_exact(16);
@@ -129,7 +144,9 @@ pub fn max_and_nan<C: Compute, const PREFETCH: bool>(xs: &[C]) -> (C, bool) {
         }
         for k in 0..16 {
             m[k] = if c[k] > m[k] { c[k] } else { m[k] };
-            nan[k] |= c[k].is_nan();
+            if NAN {
+                nan[k] |= c[k].is_nan();
+            }
         }
     }
     // Through `black_box`: the lanes' final reduction out of sight, LLVM keeps the loop
@@ -139,7 +156,7 @@ pub fn max_and_nan<C: Compute, const PREFETCH: bool>(xs: &[C]) -> (C, bool) {
     let mut any_nan = false;
     for &x in chunks.remainder().iter().chain(m.iter()) {
         best = if x > best { x } else { best };
-        any_nan |= x.is_nan();
+        any_nan |= NAN && x.is_nan();
     }
     (best, any_nan | nan.iter().any(|&b| b))
 }

@@ -2,7 +2,7 @@
 //! the stored output `O` (the rows in `rows.rs` pick them per dtype).
 
 use super::compute::{
-    convert_block, max_and_nan, min_and_nan, prefetch_next_block, Compute, FloatCompute, SumExp, BLOCK,
+    convert_block, max_and_nan, max_by_gt, min_and_nan, prefetch_next_block, Compute, FloatCompute, SumExp, BLOCK,
 };
 use std::marker::PhantomData;
 use tensor_core::{Element, Scalar};
@@ -263,12 +263,17 @@ impl<I: Element, C: SumExp, O: Element> Reducer for LogSumExp<I, C, O> {
         let mut acc = self.identity();
         for chunk in xs.chunks(BLOCK) {
             let b = convert_block(chunk, &mut buf);
-            let (m, nan) = max_and_nan::<C, false>(b);
-            let block = if nan {
-                (m, C::NAN)
-            } else if m == C::LOWEST || m == C::HIGHEST {
-                // All −∞ (each adds 1 at an equal maximum), or +∞ present (only the +∞ count).
-                (m, C::from_count(b.iter().filter(|&&x| x == m).count() as f64))
+            // The maximum without NaN flags: a NaN next to a finite maximum makes the sum
+            // NaN by itself (e^NaN), and only the rare ±∞ blocks look for one.
+            let m = max_by_gt(b);
+            let block = if m == C::LOWEST || m == C::HIGHEST {
+                if b.iter().any(|x| x.is_nan()) {
+                    (m, C::NAN)
+                } else {
+                    // All −∞ (each adds 1 at an equal maximum), or +∞ present (only the +∞
+                    // count).
+                    (m, C::from_count(b.iter().filter(|&&x| x == m).count() as f64))
+                }
             } else {
                 (m, C::sum_exp(b, m))
             };

@@ -4,7 +4,7 @@
 //! while the next row computes. A CPU row kernel
 //! (`tensor_kernels_cpu::rows`), f32 and f64, at the CPU's SIMD level.
 
-use super::compute::{max_and_nan, Compute};
+use super::compute::{max_by_gt, Compute};
 use tensor_core::registry::{KernelRow, OpSpec, RowCache};
 use tensor_core::{DType, DeviceKind, Layout};
 #[cfg(target_arch = "x86_64")]
@@ -214,7 +214,7 @@ unsafe fn rows<V: Value, S: StreamLine>(
         // The maximum by `>` over 16 independent lanes; no NaN or ±0 rule is needed: a NaN
         // anywhere in the row makes Σ e^(x − max) NaN, so every output NaN, whatever
         // maximum was picked (and a row of −inf gives NaN either way).
-        let (mx, _) = max_and_nan::<V::Elem, false>(x);
+        let mx = max_by_gt(x);
         let m = Lane(mx);
         let mv = V::splat(mx);
         // The previous row's aligned lines, one per vector of this pass.
