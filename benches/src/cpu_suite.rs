@@ -29,7 +29,7 @@ pub fn stream_table(sizes: &Sizes, quick: bool) -> StreamTable {
 /// Runs the CPU bench set selected by `opts` and returns its report.
 pub fn run(opts: &Options) -> BenchResult<Report> {
     let sizes = Sizes::from_env(opts.quick);
-    let model = machine::cpu_model();
+    let model = machine::cpu_name();
     eprintln!("cpu-perf: {model}, {} threads, sizes {:?}", threads(), sizes.all());
     let stream = stream_table(&sizes, opts.quick);
     let mut entries = Vec::new();

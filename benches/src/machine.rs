@@ -18,6 +18,29 @@ pub fn parse_cpu_model(cpuinfo: &str) -> Option<String> {
     })
 }
 
+/// The CPU as `cpu-perf` names it: the model from `/proc/cpuinfo` and the SIMD level the
+/// kernels run at (`tensor_kernels_cpu::map::simd_level`, which `TENSOR_OPS_SIMD` can
+/// lower), e.g. `"AMD EPYC (avx2)"`. The level is part of the name, and so of the baseline
+/// key, because one model string can cover different machines: cloud VMs of AMD's Zen 3 and
+/// Zen 5 both report "AMD EPYC", and a baseline of one flagged the other's every kernel.
+///
+/// ```
+/// assert!(tensor_benches::machine::cpu_name().ends_with(')'));
+/// ```
+pub fn cpu_name() -> String {
+    cpu_name_of(&cpu_model(), tensor_kernels_cpu::map::simd_level().name())
+}
+
+/// [`cpu_name`] from its parts.
+///
+/// ```
+/// use tensor_benches::machine::{cpu_name_of, sanitize};
+/// assert_eq!(sanitize(&cpu_name_of("AMD EPYC", "avx2")), "amd-epyc-avx2");
+/// ```
+pub fn cpu_name_of(model: &str, simd: &str) -> String {
+    format!("{model} ({simd})")
+}
+
 /// A file-name-safe key for a machine name: lower-case ASCII letters and digits, every
 /// other run of characters turned into one `-`, no leading or trailing `-`.
 ///

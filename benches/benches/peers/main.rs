@@ -48,7 +48,7 @@ fn main() {
     }
     let filter = args.iter().find(|a| !a.starts_with("--")).cloned();
     let sizes = Sizes::from_env(false);
-    let model = machine::cpu_model();
+    let model = machine::cpu_name();
     eprintln!("peers: {model}, {} threads, sizes {:?}", par::threads(), sizes.all());
     let stream = stream_table(&sizes, false);
 

@@ -1,7 +1,7 @@
 //! `cargo run --release -p tensor-benches --bin cpu-perf -- [--record] [--quick] [--tolerance F]`
 //!
 //! Measures the CPU bench set as GB/s beside same-run STREAM figures, compares the ratios
-//! with `benches/baselines/cpu/<cpu model>.json`, writes `cpu-perf.json` and `cpu-perf.md`,
+//! with `benches/baselines/cpu/<cpu model>-<simd level>.json`, writes `cpu-perf.json` and `cpu-perf.md`,
 //! and exits 1 on a regression beyond the tolerance.
 
 use std::process::ExitCode;
