@@ -380,7 +380,13 @@ fn nan_in_any_block_makes_logsumexp_and_softmax_nan() {
                 0.0 // finite: checked below
             };
             let got = lse[k];
-            let ok = if want.is_nan() { got.is_nan() } else if want == 0.0 { got.is_finite() } else { got == want };
+            let ok = if want.is_nan() {
+                got.is_nan()
+            } else if want == 0.0 {
+                got.is_finite()
+            } else {
+                got == want
+            };
             assert!(ok, "{dtype:?} row {k}: logsumexp {got}, want {want}");
             // NaN anywhere (or +∞, or all −∞): every softmax output of the row is NaN.
             let all_nan = nan || want.is_infinite();
