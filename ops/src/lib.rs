@@ -191,7 +191,7 @@ pub mod __private {
     pub use tensor_core::Element;
     pub use tensor_core::{DType, DeviceKind, Layout, Result, Scalar, Tensor};
     pub use tensor_kernels_cpu;
-    pub use tensor_kernels_cpu::kernel::MapKernel;
+    pub use tensor_kernels_cpu::kernel::{MapKernel, Store};
     pub use tensor_kernels_cpu::map::{map_block, pred_block, MapBody, PredBody};
     pub use tensor_kernels_cpu::reduce::{
         drive as drive_reduce, drive_fused as drive_reduce_fused, ReduceKernel, ReduceValue, Reducer,

@@ -162,10 +162,10 @@ fn hidden_module(op: &OpDef) -> TokenStream {
         let (source, function) = cuda_consts(*dtype);
         kernels.push(quote! {
             #[doc = #safety]
-            unsafe fn #f(out: *mut u8, inputs: &[*const u8], n: usize, params: &[#p::Scalar]) {
+            unsafe fn #f(out: *mut u8, inputs: &[*const u8], n: usize, params: &[#p::Scalar], store: #p::Store) {
                 let body = #build_body;
                 // SAFETY: this fn's contract is the block function's contract (see the doc above).
-                unsafe { #block_fn::<#elem, #arity, Body>(out, inputs, n, &body) }
+                unsafe { #block_fn::<#elem, #arity, Body>(out, inputs, n, &body, store) }
             }
             #p::inventory::submit! {
                 #p::KernelRow {

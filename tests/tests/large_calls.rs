@@ -99,3 +99,41 @@ fn f64_and_mixed_width_maps_streamed_in_short_blocks_match_the_reference() {
     let want: Vec<f32> = a.iter().zip(&b).map(|(x, y)| (x * y) as f32).collect();
     assert_eq!(out.to_vec::<f32>().unwrap(), want, "f64 mul into f32");
 }
+
+#[test]
+fn outputs_streamed_from_the_registers_match_the_reference_at_every_alignment() {
+    // Outputs of the kernel's own dtype at a 16-byte-aligned address take the block loop's
+    // streaming stores; any other address the staged copy. A 16-byte but not 64-byte
+    // aligned start, an unaligned one, and bool outputs (16 lanes = one 16-byte piece).
+    let (a, b) = inputs();
+    let (ta, tb) = (tensor(a.clone()), tensor(b.clone()));
+    for skip in [0usize, 1, 4, 5] {
+        let n = N - skip;
+        let out = Tensor::full(&[N], f32::NAN, DType::F32, Device::Cpu).unwrap();
+        let view = out.narrow(0, skip, n).unwrap();
+        tensor_ops::mul_out(&ta.narrow(0, 0, n).unwrap(), &tb.narrow(0, 0, n).unwrap(), &view).unwrap();
+        let got = out.to_vec::<f32>().unwrap();
+        assert!(got[..skip].iter().all(|x| x.is_nan()), "skip {skip}: elements before the view were written");
+        let bad = (0..n).find(|&i| got[skip + i].to_bits() != (a[i] * b[i]).to_bits());
+        assert_eq!(bad, None, "skip {skip}: mul_out differs at {bad:?}");
+    }
+    // Bool outputs of 32 MiB: a comparison streamed into a new output and into views.
+    let (a2, b2): (Vec<f32>, Vec<f32>) = (a.iter().chain(&a).copied().collect(), b.iter().chain(&b).copied().collect());
+    let m = 2 * N;
+    let (ta2, tb2) = (Tensor::from_vec(a2.clone(), &[m]).unwrap(), Tensor::from_vec(b2.clone(), &[m]).unwrap());
+    let want: Vec<bool> = a2.iter().zip(&b2).map(|(x, y)| x < y).collect();
+    assert_eq!(ta2.lt(&tb2).unwrap().to_vec::<bool>().unwrap(), want, "lt, new bool output");
+    for skip in [16usize, 17] {
+        let n = m - skip;
+        let out = Tensor::full(&[m], true, DType::Bool, Device::Cpu).unwrap();
+        tensor_ops::lt_out(
+            &ta2.narrow(0, 0, n).unwrap(),
+            &tb2.narrow(0, 0, n).unwrap(),
+            &out.narrow(0, skip, n).unwrap(),
+        )
+        .unwrap();
+        let got = out.to_vec::<bool>().unwrap();
+        assert!(got[..skip].iter().all(|&x| x), "skip {skip}: elements before the view were written");
+        assert!(got[skip..] == want[..n], "skip {skip}: lt_out differs");
+    }
+}

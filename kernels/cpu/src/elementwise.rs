@@ -6,8 +6,10 @@
 //! 2. Classify each operand's inner run ([`RunKind`]): used in place when it is contiguous
 //!    and already in the kernel's dtype; otherwise staged through an L1-sized block buffer
 //!    (gathered with a cast for inputs; scattered with a cast for the output), or splatted
-//!    once per run when its inner stride is 0. A large contiguous output is written
-//!    through a block buffer with non-temporal stores (no read-for-ownership).
+//!    once per run when its inner stride is 0. A large contiguous output is written with
+//!    non-temporal stores (no read-for-ownership): by the block function itself, vector by
+//!    vector from its registers ([`Store::Streaming`]), when it is in the kernel's output
+//!    dtype at a 16-byte-aligned address; else through a block buffer.
 //! 3. Pick the walk ([`Walk`]): `Linear` visits the flattened elements run by run;
 //!    `Tiled` (some input is strided along the inner run, e.g. a transposed operand) visits
 //!    tiles of [`TILE_ROWS`] (or [`TILE_ROWS_SMALL`]) rows × [`TILE_COLS`] columns, staging
@@ -20,7 +22,7 @@ use super::convert::{gather_cast, scatter_cast};
 use super::copy::stream::{copy_bytes_nt_unfenced, store_fence, NT_THRESHOLD};
 use super::map::prefetch;
 use super::parallel::{for_each_chunk, for_each_row_chunk, GRAIN};
-use crate::kernel::MapKernel;
+use crate::kernel::{MapKernel, Store};
 use std::mem::MaybeUninit;
 use tensor_core::iter::{IterPlan, PerOperand};
 use tensor_core::registry::{KernelImpl, PreparedCall, RawTensor};
@@ -64,8 +66,10 @@ const MAX_OPERANDS: usize = tensor_core::MAX_INPUTS + 1;
 pub enum RunKind {
     /// Stride 1 in the kernel's dtype: the kernel reads/writes memory directly.
     Direct,
-    /// Output only: stride 1, written from a block buffer with non-temporal stores (large
-    /// outputs); converted from the kernel's output dtype first when the dtypes differ.
+    /// Output only: stride 1, written with non-temporal stores (large outputs): by the
+    /// block function ([`Store::Streaming`]) when in its output dtype and 16-byte aligned,
+    /// else from a block buffer, converted from the kernel's output dtype first when the
+    /// dtypes differ.
     Streamed,
     /// Stride 0: one value per run, splatted into a block.
     Splat,
@@ -166,7 +170,7 @@ pub unsafe fn run_map_canonical(
         // SAFETY: every operand is contiguous for `n` elements of the kernel's dtypes (checked
         // above) in locked storages; the output aliases an input exactly or overlaps none
         // (this function's contract): the MapFn contract.
-        unsafe { (kernel.func)(out.ptr, &ptrs[..inputs.len()], n, params) };
+        unsafe { (kernel.func)(out.ptr, &ptrs[..inputs.len()], n, params, Store::Plain) };
         return Ok(());
     }
     let plan = IterPlan::from_canonical(out.shape, out.strides, inputs.iter().map(|i| i.strides));
@@ -503,7 +507,14 @@ impl Call<'_> {
             let ins = &in_ptrs[..nin];
             match out.kind {
                 // SAFETY: dst..dst+m elements are this task's; inputs are valid for m.
-                RunKind::Direct => unsafe { (k.func)(dst, ins, m, self.params) },
+                RunKind::Direct => unsafe { (k.func)(dst, ins, m, self.params, Store::Plain) },
+                // The kernel's own dtype at a 16-byte-aligned address: the block function
+                // streams each vector straight from its registers. Fenced once per task
+                // (run_map), not per block.
+                // SAFETY: dst..dst+m elements are this task's; inputs are valid for m.
+                RunKind::Streamed if out.dtype == k.output && (dst as usize).is_multiple_of(16) => unsafe {
+                    (k.func)(dst, ins, m, self.params, Store::Streaming)
+                },
                 RunKind::Streamed => {
                     let buf = bufs[0].0.as_mut_ptr() as *mut u8;
                     // SAFETY: buf holds m output elements (block sized for the widest
@@ -511,7 +522,7 @@ impl Call<'_> {
                     // overlapping the stack buffers. The streaming stores are fenced once
                     // per task (run_map), not per block.
                     unsafe {
-                        (k.func)(buf, ins, m, self.params);
+                        (k.func)(buf, ins, m, self.params, Store::Plain);
                         let staged = if out.dtype == k.output {
                             buf
                         } else {
@@ -526,7 +537,7 @@ impl Call<'_> {
                     let buf = bufs[0].0.as_mut_ptr() as *mut u8;
                     // SAFETY: buf holds m output elements; then scattered into this run.
                     unsafe {
-                        (k.func)(buf, ins, m, self.params);
+                        (k.func)(buf, ins, m, self.params, Store::Plain);
                         scatter_cast(dst, out.dtype, self.inner[0], buf, k.output, m);
                     }
                 }

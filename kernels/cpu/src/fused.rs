@@ -10,7 +10,7 @@
 
 use crate::convert::{gather_cast, scatter_cast};
 use crate::copy::stream::{copy_bytes_nt_unfenced, store_fence, NT_THRESHOLD};
-use crate::kernel::MapKernel;
+use crate::kernel::{MapKernel, Store};
 use crate::parallel::{for_each_chunk, GRAIN};
 use crate::placement::{half_page_skew, PAGE};
 use crate::reduce::{InputSource, ReduceKernel};
@@ -175,8 +175,9 @@ impl<'a> Eval<'a> {
     /// Computes flat plan positions `start..start + len` (run by run, block by block),
     /// handing each block to `sink(position, output offset, m, last node's block in its
     /// kernel output dtype)`; the output offset (elements) is the output operand's offset
-    /// of the block's first element. When `direct(output offset)` gives an address, the
-    /// last node writes its `m` results there (and the sink gets that address).
+    /// of the block's first element. When `direct(output offset)` gives an address (and a
+    /// kind of store), the last node writes its `m` results there (and the sink gets that
+    /// address); streaming stores there are the caller's to fence.
     ///
     /// # Safety
     /// The positions lie inside the plan; the leaves are readable there; a direct address
@@ -185,7 +186,7 @@ impl<'a> Eval<'a> {
         &self,
         start: usize,
         len: usize,
-        direct: impl Fn(isize) -> Option<*mut u8>,
+        direct: impl Fn(isize) -> Option<(*mut u8, Store)>,
         mut sink: impl FnMut(usize, isize, usize, *const u8),
     ) {
         SCRATCH.with(|cell| {
@@ -239,7 +240,14 @@ impl<'a> Eval<'a> {
     /// # Safety
     /// As [`Self::eval`]; `base` holds `self.slots` slots.
     #[inline(always)]
-    unsafe fn block(&self, base: *mut u8, run_ptr: &[*const u8], c: isize, m: usize, to: Option<*mut u8>) -> *const u8 {
+    unsafe fn block(
+        &self,
+        base: *mut u8,
+        run_ptr: &[*const u8],
+        c: isize,
+        m: usize,
+        to: Option<(*mut u8, Store)>,
+    ) -> *const u8 {
         let slot = |k: usize| base.wrapping_add(k * SLOT);
         let leaf_ptr = |l: usize| {
             let leaf = &self.leaves[l];
@@ -275,22 +283,22 @@ impl<'a> Eval<'a> {
             if i + 1 == nn {
                 // The last node: its kernel output goes to the sink unconverted (the sink
                 // converts once, to the output's dtype).
-                let dst = to.unwrap_or(own);
+                let (dst, store) = to.unwrap_or((own, Store::Plain));
                 // SAFETY: its slot holds BLOCK elements (a direct address m, the caller's
                 // contract); inputs are valid for m elements and never alias `dst`: a
                 // direct output partially overlapping a leaf was replaced by a copy, and an
                 // exactly aliased leaf element is read before it is written.
-                unsafe { (k.func)(dst, ins, m, step.params) };
+                unsafe { (k.func)(dst, ins, m, step.params, store) };
                 last = dst as *const u8;
             } else if k.output == step.result {
                 // SAFETY: as above (an input of this node is never its own slot: nodes
                 // read earlier nodes only).
-                unsafe { (k.func)(own, ins, m, step.params) };
+                unsafe { (k.func)(own, ins, m, step.params, Store::Plain) };
             } else {
                 let tmp = slot(self.slots - 1);
                 // SAFETY: as above; then rounded to the eager result dtype in its slot.
                 unsafe {
-                    (k.func)(tmp, ins, m, step.params);
+                    (k.func)(tmp, ins, m, step.params, Store::Plain);
                     scatter_cast(own, step.result, 1, tmp, k.output, m);
                 }
             }
@@ -314,8 +322,9 @@ impl<'a> Eval<'a> {
         let from = self.last_output();
         let (out_ptr, out_dtype) = (OutPtr(out.ptr), out.dtype);
         let size = out_dtype.size() as isize;
-        // The last node writes a plain contiguous output of its own dtype directly.
-        let direct = !large && out_dtype == from && self.out_inner == 1;
+        // The last node writes a contiguous output of its own dtype directly: plainly, or
+        // (a large output at a 16-byte-aligned address) with streaming stores.
+        let direct = out_dtype == from && self.out_inner == 1;
         for_each_chunk(total, GRAIN, |range| {
             // SAFETY: the chunk lies in the plan; each position's output element is this
             // task's only.
@@ -323,7 +332,14 @@ impl<'a> Eval<'a> {
                 self.eval(
                     range.start,
                     range.len(),
-                    |out_off| direct.then(|| out_ptr.at(out_off * size)),
+                    |out_off| {
+                        let at = out_ptr.at(out_off * size);
+                        match (direct, large) {
+                            (false, _) => None,
+                            (true, false) => Some((at, Store::Plain)),
+                            (true, true) => (at as usize).is_multiple_of(16).then_some((at, Store::Streaming)),
+                        }
+                    },
                     |_, out_off, m, block| {
                         let dst = out_ptr.at(out_off * size);
                         if std::ptr::eq(dst, block) {
@@ -378,7 +394,7 @@ impl InputSource for ChainSource<'_, '_> {
             self.eval.eval(
                 off as usize,
                 len,
-                |pos| direct.then(|| at(pos)),
+                |pos| direct.then(|| (at(pos), Store::Plain)),
                 |_, pos, m, block| {
                     if !direct {
                         scatter_cast(at(pos), self.dtype, 1, block, from, m);

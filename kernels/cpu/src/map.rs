@@ -3,6 +3,7 @@
 //! `MapFn` per dtype that calls [`map_block`] (or [`pred_block`]).
 
 use super::value::{Mask, SimdElement, Value};
+use crate::kernel::Store;
 use std::sync::atomic::{AtomicU8, Ordering};
 
 /// An op body returning a value: `fn call<V: Value>(&self, [a, b]: [V; 2]) -> V`.
@@ -168,15 +169,17 @@ impl<E: SimdElement, const N: usize, B: PredBody<N>> BlockBody<E, N> for Preds<'
 ///
 /// # Safety
 /// `out` is valid for `n` writes of `E`, each of the `N` `inputs` for `n` reads of `E`;
-/// `out` may be equal to an input pointer but must not partially overlap one.
+/// `out` may be equal to an input pointer but must not partially overlap one; with
+/// [`Store::Streaming`], the caller fences before the results are read (see [`MapFn`](crate::kernel::MapFn)).
 pub unsafe fn map_block<E: SimdElement, const N: usize, B: MapBody<N>>(
     out: *mut u8,
     inputs: &[*const u8],
     n: usize,
     body: &B,
+    store: Store,
 ) {
     // SAFETY: forwarded; `out` holds `n` values of E.
-    unsafe { run_block::<E, N, _>(out, inputs, n, &Values(body)) }
+    unsafe { run_block::<E, N, _>(out, inputs, n, &Values(body), store) }
 }
 
 /// Like [`map_block`] for bodies returning a mask; `out` holds `n` `bool`s.
@@ -188,9 +191,10 @@ pub unsafe fn pred_block<E: SimdElement, const N: usize, B: PredBody<N>>(
     inputs: &[*const u8],
     n: usize,
     body: &B,
+    store: Store,
 ) {
     // SAFETY: forwarded; `out` holds `n` bools.
-    unsafe { run_block::<E, N, _>(out, inputs, n, &Preds(body)) }
+    unsafe { run_block::<E, N, _>(out, inputs, n, &Preds(body), store) }
 }
 
 /// Picks the instruction-set copy of the block loop.
@@ -203,17 +207,18 @@ unsafe fn run_block<E: SimdElement, const N: usize, K: BlockBody<E, N>>(
     inputs: &[*const u8],
     n: usize,
     body: &K,
+    store: Store,
 ) {
     match simd_level() {
         #[cfg(target_arch = "x86_64")]
         // SAFETY: `simd_level` never exceeds the CPU's detected level, so the CPU has
         // AVX-512 F/BW/DQ/VL, AVX2 and FMA; the caller's contract is forwarded unchanged.
-        SimdLevel::Avx512 => unsafe { run_block_avx512::<E, N, K>(out, inputs, n, body) },
+        SimdLevel::Avx512 => unsafe { run_block_avx512::<E, N, K>(out, inputs, n, body, store) },
         #[cfg(target_arch = "x86_64")]
         // SAFETY: as above, the CPU has AVX2 and FMA.
-        SimdLevel::Avx2 => unsafe { run_block_avx2::<E, N, K>(out, inputs, n, body) },
+        SimdLevel::Avx2 => unsafe { run_block_avx2::<E, N, K>(out, inputs, n, body, store) },
         // SAFETY: forwarded.
-        _ => unsafe { run_block_generic::<E, N, K>(out, inputs, n, body) },
+        _ => unsafe { run_block_generic::<E, N, K>(out, inputs, n, body, store) },
     }
 }
 
@@ -228,9 +233,10 @@ unsafe fn run_block_avx2<E: SimdElement, const N: usize, K: BlockBody<E, N>>(
     inputs: &[*const u8],
     n: usize,
     body: &K,
+    store: Store,
 ) {
     // SAFETY: forwarded.
-    unsafe { run_block_generic::<E, N, K>(out, inputs, n, body) }
+    unsafe { run_block_generic::<E, N, K>(out, inputs, n, body, store) }
 }
 
 /// [`run_block_generic`] compiled with AVX-512 (512-bit registers).
@@ -244,9 +250,10 @@ unsafe fn run_block_avx512<E: SimdElement, const N: usize, K: BlockBody<E, N>>(
     inputs: &[*const u8],
     n: usize,
     body: &K,
+    store: Store,
 ) {
     // SAFETY: forwarded.
-    unsafe { run_block_generic::<E, N, K>(out, inputs, n, body) }
+    unsafe { run_block_generic::<E, N, K>(out, inputs, n, body, store) }
 }
 
 /// An empty `asm!` statement: emits nothing, but LLVM's loop vectorizer cannot widen a loop
@@ -261,7 +268,7 @@ unsafe fn run_block_avx512<E: SimdElement, const N: usize, K: BlockBody<E, N>>(
 /// ```
 #[inline(always)]
 pub fn no_loop_vectorize() {
-    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    #[cfg(all(any(target_arch = "x86_64", target_arch = "aarch64"), not(miri)))]
     // SAFETY: an empty instruction sequence: it reads and writes no memory, no register
     // and no flag (as its options state) and does not touch the stack.
     unsafe {
@@ -331,6 +338,33 @@ unsafe fn copy_short(src: *const u8, dst: *mut u8, bytes: usize) {
     pieces!(256, 128, 64, 32, 16, 8, 4, 2, 1);
 }
 
+/// Writes the `bytes` (a multiple of 16) bytes at `src` to `dst` with non-temporal stores,
+/// 16 bytes at a time (SSE2, in every x86-64 copy of the block loop; plain stores elsewhere
+/// and under Miri, which runs no `movntdq`).
+///
+/// # Safety
+/// `src` valid for `bytes` reads, `dst` for `bytes` writes and 16-byte aligned; no overlap.
+#[inline(always)]
+unsafe fn stream_aligned(dst: *mut u8, src: *const u8, bytes: usize) {
+    debug_assert!(bytes.is_multiple_of(16) && (dst as usize).is_multiple_of(16));
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    {
+        use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_stream_si128};
+        let mut k = 0;
+        while k < bytes {
+            // SAFETY: `k + 16 <= bytes`: in bounds of both (caller's contract); `dst + k` is
+            // 16-byte aligned as `dst` is and `k` is a multiple of 16; SSE2 is baseline.
+            unsafe { _mm_stream_si128(dst.add(k).cast::<__m128i>(), _mm_loadu_si128(src.add(k).cast::<__m128i>())) };
+            k += 16;
+        }
+    }
+    #[cfg(any(not(target_arch = "x86_64"), miri))]
+    // SAFETY: the caller's contract.
+    unsafe {
+        std::ptr::copy_nonoverlapping(src, dst, bytes)
+    };
+}
+
 /// The block loop, inlined into each instruction-set copy: full vectors of lanes loaded
 /// from and stored to memory directly, then one more vector for the remaining `< LANES`
 /// elements through stack buffers, padded with values already there (every lane operation
@@ -344,11 +378,16 @@ unsafe fn run_block_generic<E: SimdElement, const N: usize, K: BlockBody<E, N>>(
     inputs: &[*const u8],
     n: usize,
     body: &K,
+    store: Store,
 ) {
     let ins: [*const E; N] = std::array::from_fn(|i| inputs[i] as *const E);
     let out = out as *mut K::Out;
     let lanes = <E::Lanes as Value>::LANES;
     const { assert!(<E::Lanes as Value>::LANES <= MAX_LANES) };
+    let vector_bytes = lanes * std::mem::size_of::<K::Out>();
+    // Streaming stores need 16-byte-aligned pieces: every vector's address is then aligned
+    // too (`i` steps by whole vectors of a multiple of 16 bytes).
+    let stream = store == Store::Streaming && vector_bytes.is_multiple_of(16) && (out as usize).is_multiple_of(16);
     let mut i = 0;
     let ahead = PREFETCH_BYTES / std::mem::size_of::<E>();
     while i + lanes <= n {
@@ -360,9 +399,17 @@ unsafe fn run_block_generic<E: SimdElement, const N: usize, K: BlockBody<E, N>>(
         // `&mut` slice is made after the loads and no `&` into an input is live then.
         let args: [E::Lanes; N] =
             std::array::from_fn(|k| E::Lanes::load(unsafe { std::slice::from_raw_parts(ins[k].add(i), lanes) }));
-        // SAFETY: out valid for n writes, i + lanes <= n; no other reference to these
-        // elements is live (see above).
-        body.lanes(args, unsafe { std::slice::from_raw_parts_mut(out.add(i), lanes) });
+        if stream {
+            let mut v = [K::Out::default(); MAX_LANES];
+            body.lanes(args, &mut v[..lanes]);
+            // SAFETY: out valid for n writes, i + lanes <= n, so `vector_bytes` from
+            // out + i; that address is 16-byte aligned (checked above); `v` is a local.
+            unsafe { stream_aligned(out.add(i).cast(), v.as_ptr().cast(), vector_bytes) };
+        } else {
+            // SAFETY: out valid for n writes, i + lanes <= n; no other reference to these
+            // elements is live (see above).
+            body.lanes(args, unsafe { std::slice::from_raw_parts_mut(out.add(i), lanes) });
+        }
         i += lanes;
         no_loop_vectorize();
     }

@@ -11,6 +11,7 @@ mod value_common;
 use std::sync::Mutex;
 use tensor_core::DType;
 use tensor_kernels_cpu::convert::{gather_cast, scatter_cast};
+use tensor_kernels_cpu::kernel::Store;
 use tensor_kernels_cpu::map::{
     map_block, max_simd_level, pred_block, set_simd_level, simd_level, MapBody, PredBody, SimdLevel,
 };
@@ -133,7 +134,7 @@ fn run_map<E: TestElem + Canon, const N: usize, B: MapBody<N>>(body: &B, ins: &[
         let mut out = vec![E::ZERO; len];
         let ptrs: [*const u8; N] = std::array::from_fn(|k| ins[k].as_ptr() as *const u8);
         // SAFETY: `out` holds `len` elements and every input at least `len`.
-        unsafe { map_block::<E, N, B>(out.as_mut_ptr() as *mut u8, &ptrs, len, body) };
+        unsafe { map_block::<E, N, B>(out.as_mut_ptr() as *mut u8, &ptrs, len, body, Store::Plain) };
         all.extend(bytes(&out));
     }
     all
@@ -147,7 +148,7 @@ fn run_pred<E: TestElem, B: PredBody<2>>(body: &B, ins: &[Vec<E>; 2]) -> Vec<u8>
         let mut out = vec![false; len];
         let ptrs = [ins[0].as_ptr() as *const u8, ins[1].as_ptr() as *const u8];
         // SAFETY: `out` holds `len` bools and both inputs at least `len` elements.
-        unsafe { pred_block::<E, 2, B>(out.as_mut_ptr() as *mut u8, &ptrs, len, body) };
+        unsafe { pred_block::<E, 2, B>(out.as_mut_ptr() as *mut u8, &ptrs, len, body, Store::Plain) };
         all.extend(bytes(&out));
     }
     all
@@ -212,6 +213,7 @@ fn map_f32<B: MapBody<2>>(body: &B, x: &[f32], y: &[f32]) -> Vec<f32> {
             &[x.as_ptr() as _, y[..x.len()].as_ptr() as _],
             x.len(),
             body,
+            Store::Plain,
         )
     };
     out

@@ -203,14 +203,17 @@ pub fn pattern_of(bytes: &[u8]) -> [u8; 64] {
     p
 }
 
-/// Orders earlier non-temporal stores before later stores (no-op elsewhere).
+/// Orders earlier non-temporal stores before later stores (no-op elsewhere; a sequentially
+/// consistent fence under Miri, which has no `sfence` and no weakly ordered stores).
 #[inline]
 pub fn store_fence() {
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
     // SAFETY: sfence has no memory-safety preconditions; SSE is baseline on x86_64.
     unsafe {
         std::arch::x86_64::_mm_sfence()
     };
+    #[cfg(miri)]
+    std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
 }
 
 #[cfg(target_arch = "x86_64")]
