@@ -132,23 +132,26 @@ fn argmax_over_long_rows_across_blocks() {
         }
         best as i64
     };
-    let base: Vec<f32> = noise(5000, 11);
+    // Rows of a little over two row leaves (the blocks the row engine folds one by one).
+    const B: usize = tensor_ops::__private::tensor_kernels_cpu::reduce::ROW_LEAF;
+    const LEN: usize = 2 * B + B / 4 + 7;
+    let base: Vec<f32> = noise(LEN, 11);
     let mut cases: Vec<Vec<f32>> = vec![base.clone()];
     let mut ties = base.clone();
     ties[100] = 5.0;
-    ties[3100] = 5.0; // the same maximum in a later block: the first wins
+    ties[B + 100] = 5.0; // the same maximum in a later block: the first wins
     ties[200] = -5.0;
-    ties[4200] = -5.0;
+    ties[2 * B + 100] = -5.0;
     cases.push(ties.clone());
     let mut late_nan = ties.clone();
-    late_nan[4500] = f32::NAN;
+    late_nan[2 * B + 400] = f32::NAN;
     cases.push(late_nan);
     let mut two_nans = ties;
-    two_nans[1500] = f32::NAN;
-    two_nans[2500] = f32::NAN;
+    two_nans[B / 2] = f32::NAN;
+    two_nans[B + B / 2] = f32::NAN;
     cases.push(two_nans);
     for v in cases {
-        let t = Tensor::from_vec(v.clone(), &[1, 5000]).unwrap();
+        let t = Tensor::from_vec(v.clone(), &[1, LEN]).unwrap();
         for max in [true, false] {
             let got = if max { t.argmax(1, false) } else { t.argmin(1, false) }.unwrap().to_vec::<i64>().unwrap()[0];
             assert_eq!(got, naive(&v, max), "max {max}");

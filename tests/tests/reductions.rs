@@ -326,38 +326,39 @@ fn integer_sums_wrap_in_i64_and_bool_reduces() {
     assert_eq!(u.sum_all().unwrap().to_vec::<i64>().unwrap(), vec![350]);
 }
 
-/// NaN placed in every kind of block of the row engines (blocks of 1024: one whose
-/// maximum is finite, +∞ or −∞, and an all-NaN one) gives NaN from logsumexp and from every
-/// softmax output of its row; rows without NaN keep their ±∞ results (against a naive
+/// NaN placed in every kind of block of the row engines (blocks of `ROW_LEAF` elements: one
+/// whose maximum is finite, +∞ or −∞, and an all-NaN one) gives NaN from logsumexp and from
+/// every softmax output of its row; rows without NaN keep their ±∞ results (against a naive
 /// model: NaN if any NaN, else +∞ if any +∞, −∞ if all −∞, else finite).
 #[test]
 fn nan_in_any_block_makes_logsumexp_and_softmax_nan() {
-    const LEN: usize = 2500; // three blocks, the last one short
-    let fill = |row: &mut [f32], from: usize, v: f32| row[from..(from + 1024).min(LEN)].fill(v);
+    const B: usize = tensor_ops::__private::tensor_kernels_cpu::reduce::ROW_LEAF;
+    const LEN: usize = 2 * B + B / 2 - 13; // three blocks, the last one short
+    let fill = |row: &mut [f32], from: usize, v: f32| row[from..(from + B).min(LEN)].fill(v);
     let mut rows: Vec<Vec<f32>> = Vec::new();
     for block in 0..3 {
         let base: Vec<f32> = (0..LEN).map(|i| (i % 17) as f32 * 0.25 - 2.0).collect();
         // NaN beside a finite maximum, beside +∞, among −∞, and a block of NaN only.
         let mut r = base.clone();
-        r[block * 1024 + 5] = f32::NAN;
+        r[block * B + 5] = f32::NAN;
         rows.push(r);
         let mut r = base.clone();
-        r[block * 1024 + 7] = f32::INFINITY;
-        r[block * 1024 + 9] = f32::NAN;
+        r[block * B + 7] = f32::INFINITY;
+        r[block * B + 9] = f32::NAN;
         rows.push(r);
         let mut r = base.clone();
-        fill(&mut r, block * 1024, f32::NEG_INFINITY);
-        r[block * 1024 + 3] = f32::NAN;
+        fill(&mut r, block * B, f32::NEG_INFINITY);
+        r[block * B + 3] = f32::NAN;
         rows.push(r);
         let mut r = base.clone();
-        fill(&mut r, block * 1024, f32::NAN);
+        fill(&mut r, block * B, f32::NAN);
         rows.push(r);
         // And without NaN: +∞ in one block, and a whole block of −∞.
         let mut r = base.clone();
-        r[block * 1024 + 11] = f32::INFINITY;
+        r[block * B + 11] = f32::INFINITY;
         rows.push(r);
         let mut r = base;
-        fill(&mut r, block * 1024, f32::NEG_INFINITY);
+        fill(&mut r, block * B, f32::NEG_INFINITY);
         rows.push(r);
     }
     rows.push(vec![f32::NEG_INFINITY; LEN]);
