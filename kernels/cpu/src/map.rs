@@ -3,6 +3,7 @@
 //! `MapFn` per dtype that calls [`map_block`] (or [`pred_block`]).
 
 use super::value::{Mask, SimdElement, Value};
+use crate::copy::stream::stream_pieces;
 use crate::kernel::Store;
 use std::sync::atomic::{AtomicU8, Ordering};
 
@@ -338,33 +339,6 @@ unsafe fn copy_short(src: *const u8, dst: *mut u8, bytes: usize) {
     pieces!(256, 128, 64, 32, 16, 8, 4, 2, 1);
 }
 
-/// Writes the `bytes` (a multiple of 16) bytes at `src` to `dst` with non-temporal stores,
-/// 16 bytes at a time (SSE2, in every x86-64 copy of the block loop; plain stores elsewhere
-/// and under Miri, which runs no `movntdq`).
-///
-/// # Safety
-/// `src` valid for `bytes` reads, `dst` for `bytes` writes and 16-byte aligned; no overlap.
-#[inline(always)]
-unsafe fn stream_aligned(dst: *mut u8, src: *const u8, bytes: usize) {
-    debug_assert!(bytes.is_multiple_of(16) && (dst as usize).is_multiple_of(16));
-    #[cfg(all(target_arch = "x86_64", not(miri)))]
-    {
-        use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_stream_si128};
-        let mut k = 0;
-        while k < bytes {
-            // SAFETY: `k + 16 <= bytes`: in bounds of both (caller's contract); `dst + k` is
-            // 16-byte aligned as `dst` is and `k` is a multiple of 16; SSE2 is baseline.
-            unsafe { _mm_stream_si128(dst.add(k).cast::<__m128i>(), _mm_loadu_si128(src.add(k).cast::<__m128i>())) };
-            k += 16;
-        }
-    }
-    #[cfg(any(not(target_arch = "x86_64"), miri))]
-    // SAFETY: the caller's contract.
-    unsafe {
-        std::ptr::copy_nonoverlapping(src, dst, bytes)
-    };
-}
-
 /// The block loop, inlined into each instruction-set copy: full vectors of lanes loaded
 /// from and stored to memory directly, then one more vector for the remaining `< LANES`
 /// elements through stack buffers, padded with values already there (every lane operation
@@ -404,7 +378,7 @@ unsafe fn run_block_generic<E: SimdElement, const N: usize, K: BlockBody<E, N>>(
             body.lanes(args, &mut v[..lanes]);
             // SAFETY: out valid for n writes, i + lanes <= n, so `vector_bytes` from
             // out + i; that address is 16-byte aligned (checked above); `v` is a local.
-            unsafe { stream_aligned(out.add(i).cast(), v.as_ptr().cast(), vector_bytes) };
+            unsafe { stream_pieces(out.add(i).cast(), v.as_ptr().cast(), vector_bytes) };
         } else {
             // SAFETY: out valid for n writes, i + lanes <= n; no other reference to these
             // elements is live (see above).

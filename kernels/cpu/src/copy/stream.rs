@@ -81,25 +81,37 @@ pub struct Sse2Lines;
 impl StreamLine for Sse2Lines {
     #[inline(always)]
     unsafe fn stream_line(dst: *mut u8, src: *const u8) {
-        #[cfg(target_arch = "x86_64")]
-        {
-            use std::arch::x86_64::{__m128i, _mm_load_si128, _mm_stream_si128};
-            for k in 0..4 {
-                // SAFETY: the trait's contract: 16 bytes `k` of both aligned lines.
-                unsafe {
-                    _mm_stream_si128(
-                        dst.add(16 * k).cast::<__m128i>(),
-                        _mm_load_si128(src.add(16 * k).cast::<__m128i>()),
-                    )
-                };
-            }
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        // SAFETY: the trait's contract.
-        unsafe {
-            std::ptr::copy_nonoverlapping(src, dst, 64)
-        };
+        // SAFETY: the trait's contract: 64 bytes of both lines, `dst` 64-byte aligned.
+        unsafe { stream_pieces(dst, src, 64) }
     }
+}
+
+/// Writes the `bytes` (a multiple of 16) bytes at `src` to `dst` with non-temporal stores,
+/// 16 bytes at a time (SSE2, part of x86_64; a plain copy elsewhere and under Miri, which
+/// runs no `movntdq`). Kernels call it on a vector they just computed, so LLVM stores it
+/// straight from the registers.
+///
+/// # Safety
+/// `src` valid for `bytes` reads, `dst` for `bytes` writes and 16-byte aligned; no overlap.
+#[inline(always)]
+pub unsafe fn stream_pieces(dst: *mut u8, src: *const u8, bytes: usize) {
+    debug_assert!(bytes.is_multiple_of(16) && (dst as usize).is_multiple_of(16));
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    {
+        use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_stream_si128};
+        let mut k = 0;
+        while k < bytes {
+            // SAFETY: `k + 16 <= bytes`: in bounds of both (caller's contract); `dst + k` is
+            // 16-byte aligned as `dst` is and `k` is a multiple of 16; SSE2 is baseline.
+            unsafe { _mm_stream_si128(dst.add(k).cast::<__m128i>(), _mm_loadu_si128(src.add(k).cast::<__m128i>())) };
+            k += 16;
+        }
+    }
+    #[cfg(any(not(target_arch = "x86_64"), miri))]
+    // SAFETY: the caller's contract.
+    unsafe {
+        std::ptr::copy_nonoverlapping(src, dst, bytes)
+    };
 }
 
 /// [`StreamLine`] with 32-byte stores (AVX2 CPUs).
