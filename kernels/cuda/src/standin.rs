@@ -26,8 +26,9 @@ use super::SHIM_HEADER;
 /// The variable that marks a process running under the stand-in (its directory).
 pub const ACTIVE_VAR: &str = "TOPS_STANDIN_DIR";
 
-/// Flags kernels are built with (those of the shim), and the precompiled header with them.
-const KERNEL_FLAGS: &str = "-std=c++20 -pthread -O1 -fPIC -fno-strict-aliasing -ffp-contract=off -w";
+/// Flags kernels are built with (those of the shim, `-Og` for compile time), and the
+/// precompiled header with them.
+const KERNEL_FLAGS: &str = "-std=c++20 -pthread -Og -fPIC -fno-strict-aliasing -ffp-contract=off -w";
 
 const SOURCES: [(&str, &str); 5] = [
     ("standin.h", include_str!("../standin/standin.h")),
