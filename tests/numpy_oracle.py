@@ -11,6 +11,8 @@ bool, argmax/argmin, amax/amin results exactly. Exits 1 on any disagreement.
     python3 tests/numpy_oracle.py FILE
 """
 import json
+import multiprocessing
+import os
 import sys
 
 import numpy as np
@@ -122,40 +124,70 @@ def agree(r, x, want, got):
     return ok
 
 
-def main(path):
-    inputs, total, bad = {}, 0, 0
-    for line in open(path):
+def check(r, x):
+    """The problem with record `r` (computed from input `x`), or None when numpy agrees."""
+    want = reference(r, x)
+    if isinstance(want, str):
+        return None if "err" in r else "an error was due, got a result"
+    if "err" in r:
+        return f"unexpected error: {r['err']}"
+    if r["odtype"] != result_dtype(r["op"], r["dtype"]):
+        return f"dtype {r['odtype']}, want {result_dtype(r['op'], r['dtype'])}"
+    if list(r["oshape"]) != list(np.shape(want)):
+        return f"shape {r['oshape']}, want {list(np.shape(want))}"
+    if not r["out_ok"]:
+        return "the _out form into a poisoned tensor wrote other values"
+    want = np.asarray(want, dtype=np.float64)
+    got = np.array(r["y"], dtype=np.float64).reshape(want.shape)
+    ok = agree(r, x, want, got)
+    if not np.all(ok):
+        i = tuple(np.argwhere(~ok)[0])
+        return f"at {i}: got {got[i]}, want {want[i]}"
+    return None
+
+
+def check_group(group):
+    """(records checked, mismatch lines) of one input and the records computed from it."""
+    x_line, record_lines = group
+    xr = json.loads(x_line)
+    x = np.array(xr["x"], dtype=np.float64)
+    mismatches = []
+    for line in record_lines:
         r = json.loads(line)
-        if "op" not in r:
-            inputs[r["xid"]] = np.array(r["x"], dtype=np.float64)
-            continue
-        total += 1
-        x = inputs[r["xid"]].reshape(r["shape"])
-        case = f'{r["op"]} {r["dtype"]} shape {r["shape"]} dims {r["dims"]} keepdim {r["keepdim"]} correction {r["corr"]}'
-        want = reference(r, x)
-        problem = None
-        if isinstance(want, str):
-            if "err" not in r:
-                problem = "an error was due, got a result"
-        elif "err" in r:
-            problem = f"unexpected error: {r['err']}"
-        elif r["odtype"] != result_dtype(r["op"], r["dtype"]):
-            problem = f"dtype {r['odtype']}, want {result_dtype(r['op'], r['dtype'])}"
-        elif list(r["oshape"]) != list(np.shape(want)):
-            problem = f"shape {r['oshape']}, want {list(np.shape(want))}"
-        elif not r["out_ok"]:
-            problem = "the _out form into a poisoned tensor wrote other values"
-        else:
-            want = np.asarray(want, dtype=np.float64)
-            got = np.array(r["y"], dtype=np.float64).reshape(want.shape)
-            ok = agree(r, x, want, got)
-            if not np.all(ok):
-                i = tuple(np.argwhere(~ok)[0])
-                problem = f"at {i}: got {got[i]}, want {want[i]}"
+        if r["xid"] != xr["xid"]:
+            raise ValueError(f"record of input {r['xid']} after input {xr['xid']}: the file is out of order")
+        problem = check(r, x.reshape(r["shape"]))
         if problem:
-            bad += 1
-            if bad <= 50:
-                print(f"MISMATCH {case}: {problem}")
+            case = f'{r["op"]} {r["dtype"]} shape {r["shape"]} dims {r["dims"]} keepdim {r["keepdim"]} correction {r["corr"]}'
+            mismatches.append(f"MISMATCH {case}: {problem}")
+    return len(record_lines), mismatches
+
+
+def groups(path):
+    """Each input line with the record lines that follow it (the writer puts every input
+    right before the records computed from it)."""
+    x_line, records = None, []
+    for line in open(path):
+        if line.startswith('{"xid"'):
+            if x_line is not None:
+                yield x_line, records
+            x_line, records = line, []
+        else:
+            records.append(line)
+    if x_line is not None:
+        yield x_line, records
+
+
+def main(path):
+    total, bad = 0, 0
+    # One worker per core: numpy's per-call overhead on these small arrays is the cost.
+    with multiprocessing.Pool(os.cpu_count() or 1) as pool:
+        for n, mismatches in pool.imap(check_group, groups(path), chunksize=8):
+            total += n
+            for m in mismatches:
+                bad += 1
+                if bad <= 50:
+                    print(m)
     print(f"numpy_oracle: {total} results checked, {bad} disagree")
     return 1 if bad or not total else 0
 

@@ -13,6 +13,7 @@
 //! `--big` takes shapes that reach the parallel splits and the column engine's leaves
 //! ([300, 517], [3, 70001], [70001, 3], [2, 257, 300]: several GB of JSON, use `--release`).
 
+use rayon::prelude::*;
 use std::fmt::Write as _;
 use tensor_ops::prelude::*;
 
@@ -207,9 +208,10 @@ fn main() -> Result<()> {
     } else {
         vec![vec![3, 4, 5], vec![2, 33], vec![0, 3], vec![3, 0], vec![1, 1, 7], vec![5], vec![40, 70], vec![2, 3, 130]]
     };
+    // The inputs in order from one generator (the same file on every run), then their
+    // reductions in parallel (rayon: the debug build CI runs is slow), written in input order.
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
-    let mut out = String::new();
-    let mut xid = 0;
+    let mut inputs = Vec::new();
     for dt in dtypes {
         let float = matches!(dt, DType::F16 | DType::BF16 | DType::F32 | DType::F64);
         for shape in &shapes {
@@ -218,21 +220,26 @@ fn main() -> Result<()> {
                     if special && (big || !float) || layout == "expanded" && shape[0] == 0 {
                         continue;
                     }
-                    let x = input(&mut rng, dt, shape, layout, special)?;
-                    xid += 1;
-                    let _ = writeln!(out, "{{\"xid\":{xid},\"x\":{}}}", json_values(&x)?);
-                    reduce_all_ways(&mut out, xid, &x, big)?;
+                    inputs.push(input(&mut rng, dt, shape, layout, special)?);
                 }
             }
         }
     }
     // A 0-dim input: no dims to name (errors), the `_all` forms and its one element.
     for dt in if big { vec![] } else { dtypes.to_vec() } {
-        let x = Tensor::from_vec(vec![3.0f64], &[])?.to_dtype(dt)?;
-        xid += 1;
-        let _ = writeln!(out, "{{\"xid\":{xid},\"x\":{}}}", json_values(&x)?);
-        reduce_all_ways(&mut out, xid, &x, big)?;
+        inputs.push(Tensor::from_vec(vec![3.0f64], &[])?.to_dtype(dt)?);
     }
+    let records: Vec<Result<String>> = inputs
+        .par_iter()
+        .enumerate()
+        .map(|(i, x)| {
+            let xid = i + 1;
+            let mut out = format!("{{\"xid\":{xid},\"x\":{}}}\n", json_values(x)?);
+            reduce_all_ways(&mut out, xid, x, big)?;
+            Ok(out)
+        })
+        .collect();
+    let out = records.into_iter().collect::<Result<Vec<String>>>()?.concat();
     std::fs::write(&path, out).map_err(|e| Error::invalid("numpy_oracle", format!("writing {path}: {e}")))?;
     println!("numpy_oracle: wrote {path}");
     Ok(())
