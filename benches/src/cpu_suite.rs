@@ -69,11 +69,10 @@ pub fn run(opts: &Options) -> BenchResult<Report> {
     for e in &mut entries {
         if let (Metric::Throughput { limit, limit_gbps, .. }, Some(case)) =
             (&mut e.metric, cpu_set(&sizes).into_iter().find(|c| c.key() == e.key))
+            && let Some(fig) = stream.get(case.op.pattern(), case.array_bytes)
         {
-            if let Some(fig) = stream.get(case.op.pattern(), case.array_bytes) {
-                *limit = fig.label();
-                *limit_gbps = fig.best_gbps();
-            }
+            *limit = fig.label();
+            *limit_gbps = fig.best_gbps();
         }
     }
     Ok(Report {

@@ -154,11 +154,11 @@ impl Expr {
         let Some((mut leaves, nodes)) = self.flatten() else { return Ok(None) };
         let cpu_scalar = |t: &Tensor| t.device() == Device::Cpu && t.ndim() == 0;
         let mut others = leaves.iter().filter(|t| !cpu_scalar(t)).map(Tensor::device);
-        if let Some(device) = others.next().filter(|&d| d != Device::Cpu) {
-            if others.all(|d| d == device) {
-                for t in leaves.iter_mut().filter(|t| cpu_scalar(t)) {
-                    *t = t.to_device(device)?;
-                }
+        if let Some(device) = others.next().filter(|&d| d != Device::Cpu)
+            && others.all(|d| d == device)
+        {
+            for t in leaves.iter_mut().filter(|t| cpu_scalar(t)) {
+                *t = t.to_device(device)?;
             }
         }
         Ok(Some((leaves, nodes)))

@@ -36,20 +36,20 @@ pub struct OpDef {
 pub fn parse_op(attr: OpAttr, f: &ItemFn) -> syn::Result<OpDef> {
     let mut errors = Errors::default();
     let sig = errors.take(parse_signature(f));
-    if let Some(sig) = &sig {
-        if sig.bound == Bound::Float {
-            for l in attr.dtypes.iter().filter(|l| !l.dtype.is_float()) {
-                errors.push(error(
-                    &l.token,
-                    format!(
-                        "`{}` is not a float dtype, but `{}: Float` only allows f16, bf16, f32, f64; use `{}: Num` \
+    if let Some(sig) = &sig
+        && sig.bound == Bound::Float
+    {
+        for l in attr.dtypes.iter().filter(|l| !l.dtype.is_float()) {
+            errors.push(error(
+                &l.token,
+                format!(
+                    "`{}` is not a float dtype, but `{}: Float` only allows f16, bf16, f32, f64; use `{}: Num` \
                          for any dtype",
-                        l.dtype.name(),
-                        sig.type_param,
-                        sig.type_param
-                    ),
-                ));
-            }
+                    l.dtype.name(),
+                    sig.type_param,
+                    sig.type_param
+                ),
+            ));
         }
     }
     let body = sig.as_ref().and_then(|s| errors.take(lower_body(s, &f.sig.ident, &f.block)));

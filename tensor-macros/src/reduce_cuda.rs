@@ -368,20 +368,19 @@ impl<'a> Translator<'a> {
         let Expr::Path(p) = &*c.func else { return Err(error(&c.func, "only named functions can be called")) };
         let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
         let args: Vec<String> = c.args.iter().map(|a| self.expr(a)).collect::<syn::Result<_>>()?;
-        if let [ty, f] = segs.as_slice() {
-            if self.def.type_param == ty {
-                let conv =
-                    |t: &str| format!("tops_cast<C>(tops_conv<{t}>({}))", args.first().cloned().unwrap_or_default());
-                return Ok(match f.as_str() {
-                    "zero" => "tops_zero<C>()".into(),
-                    "one" => "tops_one<C>()".into(),
-                    "from_f32" => conv("float"),
-                    "from_f64" => conv("double"),
-                    "from_i64" => conv("long long"),
-                    "from_bool" => conv("bool"),
-                    other => return Err(error(p, format!("`{ty}::{other}` has no CUDA translation"))),
-                });
-            }
+        if let [ty, f] = segs.as_slice()
+            && self.def.type_param == ty
+        {
+            let conv = |t: &str| format!("tops_cast<C>(tops_conv<{t}>({}))", args.first().cloned().unwrap_or_default());
+            return Ok(match f.as_str() {
+                "zero" => "tops_zero<C>()".into(),
+                "one" => "tops_one<C>()".into(),
+                "from_f32" => conv("float"),
+                "from_f64" => conv("double"),
+                "from_i64" => conv("long long"),
+                "from_bool" => conv("bool"),
+                other => return Err(error(p, format!("`{ty}::{other}` has no CUDA translation"))),
+            });
         }
         let [f] = segs.as_slice() else { return Err(error(p, "only the definition's own functions can be called")) };
         let Some(k) = ["identity", "fold", "combine", "finish"].iter().position(|n| n == f) else {

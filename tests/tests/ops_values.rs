@@ -264,11 +264,11 @@ fn every_op_every_dtype_every_layout() {
                     assert_close(&values(&out), &want, result, case.exact, &format!("{what} out"));
 
                     // In place into the first input when the result fits its dtype.
-                    if let Some(inplace) = case.inplace {
-                        if result == dtype {
-                            inplace(&refs).unwrap_or_else(|e| panic!("{what} in place: {e}"));
-                            assert_close(&values(&ins[0]), &want, result, case.exact, &format!("{what} in place"));
-                        }
+                    if let Some(inplace) = case.inplace
+                        && result == dtype
+                    {
+                        inplace(&refs).unwrap_or_else(|e| panic!("{what} in place: {e}"));
+                        assert_close(&values(&ins[0]), &want, result, case.exact, &format!("{what} in place"));
                     }
                 }
             }

@@ -134,7 +134,7 @@ prop_compose! {
         -> (Vec<usize>, View, DType, View, DType, u64) {
         let mut shape = shape;
         while shape.iter().product::<usize>() > 40_000 {
-            let i = shape.iter().enumerate().max_by_key(|(_, &s)| s).map(|(i, _)| i).unwrap();
+            let i = shape.iter().enumerate().max_by_key(|&(_, &s)| s).map(|(i, _)| i).unwrap();
             shape[i] /= 2;
         }
         let dv = layout(&shape, &dorder, &dgaps, &dflips, &vec![false; shape.len()]);

@@ -73,8 +73,8 @@ impl Operand {
     /// A buffer reached by `strides` over `shape`, starting `lead` elements in.
     fn new(dtype: DType, shape: &[usize], strides: &[isize], lead: usize) -> Operand {
         let neg: usize =
-            shape.iter().zip(strides).filter(|(_, &s)| s < 0).map(|(&n, &s)| (n - 1) * s.unsigned_abs()).sum();
-        let pos: usize = shape.iter().zip(strides).filter(|(_, &s)| s > 0).map(|(&n, &s)| (n - 1) * s as usize).sum();
+            shape.iter().zip(strides).filter(|&(_, &s)| s < 0).map(|(&n, &s)| (n - 1) * s.unsigned_abs()).sum();
+        let pos: usize = shape.iter().zip(strides).filter(|&(_, &s)| s > 0).map(|(&n, &s)| (n - 1) * s as usize).sum();
         let elems = lead + neg + pos + 1;
         let words = (elems * dtype.size()).div_ceil(8) + 2;
         Operand { dtype, buf: vec![0; words], base: lead + neg, shape: shape.to_vec(), strides: strides.to_vec() }

@@ -37,7 +37,7 @@ pub(crate) fn execute(
     // read. (No copies, clones or heap allocations otherwise.)
     let partial: PerOperand<bool> = inputs.iter().map(|t| out.may_overlap(t) && !out.is_same_view(t)).collect();
     let mut copies: PerOperand<Tensor> = PerOperand::new();
-    for (t, _) in inputs.iter().zip(&partial).filter(|(_, &p)| p) {
+    for (t, _) in inputs.iter().zip(&partial).filter(|&(_, &p)| p) {
         let copy = Tensor::empty(t.shape(), t.dtype(), t.device())?;
         copy.copy_(t)?;
         copies.push(copy);

@@ -238,11 +238,11 @@ pub fn plan_nodes<'c>(chain: &Chain<'c>, device: Device) -> Result<(Vec<FusedNod
 fn check_devices(chain: &Chain<'_>, device: Device) -> Result<()> {
     for (i, node) in chain.nodes.iter().enumerate() {
         for a in &node.args {
-            if let ChainArg::Leaf(l) = *a {
-                if let Some(t) = chain.leaves.get(l).filter(|t| t.device() != device) {
-                    let name = node.spec.name;
-                    return Err(at_node(Error::DeviceMismatch { op: name, lhs: device, rhs: t.device() }, i, name));
-                }
+            if let ChainArg::Leaf(l) = *a
+                && let Some(t) = chain.leaves.get(l).filter(|t| t.device() != device)
+            {
+                let name = node.spec.name;
+                return Err(at_node(Error::DeviceMismatch { op: name, lhs: device, rhs: t.device() }, i, name));
             }
         }
     }

@@ -164,10 +164,10 @@ impl Registry {
             return Err(err.clone());
         }
         let kind = device.kind();
-        if let Some((_, _, set)) = rows.sets.iter().find(|(d, l, _)| *d == kind && *l == layout) {
-            if let Some(row) = set.get(dtype) {
-                return Ok(row);
-            }
+        if let Some((_, _, set)) = rows.sets.iter().find(|(d, l, _)| *d == kind && *l == layout)
+            && let Some(row) = set.get(dtype)
+        {
+            return Ok(row);
         }
         find(&rows.sets, spec.name, device, layout, dtype)
     }

@@ -313,13 +313,13 @@ pub fn apply<T: Element>(t: &Tensor, m: &Model<T>, op: &Op) -> Option<(Tensor, M
                 ("view", got, want)
             } else {
                 let got = t.reshape(&spec);
-                if let (Ok(r), Some(w)) = (&got, &want) {
-                    if !r.shares_storage(t) {
-                        assert!(r.is_contiguous());
-                        let w = w.materialize();
-                        w.check(r);
-                        return Some((r.clone(), w));
-                    }
+                if let (Ok(r), Some(w)) = (&got, &want)
+                    && !r.shares_storage(t)
+                {
+                    assert!(r.is_contiguous());
+                    let w = w.materialize();
+                    w.check(r);
+                    return Some((r.clone(), w));
                 }
                 ("reshape", got, want)
             }
@@ -441,13 +441,13 @@ pub fn apply<T: Element>(t: &Tensor, m: &Model<T>, op: &Op) -> Option<(Tensor, M
         Op::Flatten => {
             let got = t.flatten();
             let w = Model { shape: vec![m.numel()], ..m.clone() };
-            if let Ok(r) = &got {
-                if !r.shares_storage(t) {
-                    assert!(!m.is_dense(), "flatten of a dense tensor copied");
-                    let w = w.materialize();
-                    w.check(r);
-                    return Some((r.clone(), w));
-                }
+            if let Ok(r) = &got
+                && !r.shares_storage(t)
+            {
+                assert!(!m.is_dense(), "flatten of a dense tensor copied");
+                let w = w.materialize();
+                w.check(r);
+                return Some((r.clone(), w));
             }
             ("flatten", got, Some(w))
         }

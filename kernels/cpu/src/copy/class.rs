@@ -54,10 +54,11 @@ pub fn classify(plan: &IterPlan) -> CopyClass {
     if di == 1 && si == 1 {
         return if n == 1 { CopyClass::Contiguous } else { CopyClass::Rows };
     }
-    if di == 1 && plan.shape[n - 1] >= MIN_TRANSPOSE_EDGE {
-        if let Some(k) = (0..n - 1).rev().find(|&k| ss[k] == 1 && plan.shape[k] >= MIN_TRANSPOSE_EDGE) {
-            return CopyClass::Transpose { k };
-        }
+    if di == 1
+        && plan.shape[n - 1] >= MIN_TRANSPOSE_EDGE
+        && let Some(k) = (0..n - 1).rev().find(|&k| ss[k] == 1 && plan.shape[k] >= MIN_TRANSPOSE_EDGE)
+    {
+        return CopyClass::Transpose { k };
     }
     CopyClass::General
 }

@@ -44,11 +44,11 @@ array_element!(bool => 64, u8 => 64, i8 => 64, i16 => 32, i32 => 16, i64 => 8);
 /// baseline target only), this always inlines into the block kernels' instruction-set
 /// copies, where the loop is vectorized with their registers.
 #[inline(always)]
-pub(super) fn gen<T: Copy + Default, const N: usize>(f: impl FnMut(usize) -> T) -> [T; N] {
+pub(super) fn lanes_from_fn<T: Copy + Default, const N: usize>(f: impl FnMut(usize) -> T) -> [T; N] {
     overwrite([T::default(); N], f)
 }
 
-/// [`gen`] writing into a given array (for elements without `Default`).
+/// [`lanes_from_fn`] writing into a given array (for elements without `Default`).
 #[inline(always)]
 fn overwrite<T: Copy, const N: usize>(mut r: [T; N], mut f: impl FnMut(usize) -> T) -> [T; N] {
     for (i, x) in r.iter_mut().enumerate() {
@@ -75,21 +75,21 @@ impl<const N: usize> BitAnd for ArrayMask<N> {
     type Output = Self;
     #[inline(always)]
     fn bitand(self, o: Self) -> Self {
-        ArrayMask(gen(|i| self.0[i] & o.0[i]))
+        ArrayMask(lanes_from_fn(|i| self.0[i] & o.0[i]))
     }
 }
 impl<const N: usize> BitOr for ArrayMask<N> {
     type Output = Self;
     #[inline(always)]
     fn bitor(self, o: Self) -> Self {
-        ArrayMask(gen(|i| self.0[i] | o.0[i]))
+        ArrayMask(lanes_from_fn(|i| self.0[i] | o.0[i]))
     }
 }
 impl<const N: usize> Not for ArrayMask<N> {
     type Output = Self;
     #[inline(always)]
     fn not(self) -> Self {
-        ArrayMask(gen(|i| !self.0[i]))
+        ArrayMask(lanes_from_fn(|i| !self.0[i]))
     }
 }
 impl<const N: usize> Mask for ArrayMask<N> {
@@ -146,7 +146,7 @@ macro_rules! per_lane {
     (cmp $($f:ident),*) => { $(
         #[inline(always)]
         fn $f(self, o: Self) -> ArrayMask<N> {
-            ArrayMask(gen(|i| Lane(self.0[i]).$f(Lane(o.0[i]))))
+            ArrayMask(lanes_from_fn(|i| Lane(self.0[i]).$f(Lane(o.0[i]))))
         }
     )* };
 }
@@ -404,7 +404,7 @@ float_vec!(F64x4, F64x4Mask, f64x4, f64, 4, m64);
 /// `r[i] = f(a[i], b[i])`.
 #[inline(always)]
 fn zip16<T: Copy, U: Copy + Default>(a: [T; 16], b: [T; 16], f: impl Fn(T, T) -> U) -> [U; 16] {
-    gen(|i| f(a[i], b[i]))
+    lanes_from_fn(|i| f(a[i], b[i]))
 }
 
 /// All-ones if `c`.
@@ -431,7 +431,7 @@ impl Not for F32x16Mask {
     type Output = Self;
     #[inline(always)]
     fn not(self) -> Self {
-        F32x16Mask(gen(|i| !self.0[i]))
+        F32x16Mask(lanes_from_fn(|i| !self.0[i]))
     }
 }
 impl Mask for F32x16Mask {
@@ -461,7 +461,7 @@ impl Neg for F32x16 {
     type Output = Self;
     #[inline(always)]
     fn neg(self) -> Self {
-        F32x16(gen(|i| -self.0[i]))
+        F32x16(lanes_from_fn(|i| -self.0[i]))
     }
 }
 
@@ -505,11 +505,11 @@ impl Value for F32x16 {
     f32x16_cmp!(eq ==, ne !=, lt <, le <=, gt >, ge >=);
     #[inline(always)]
     fn select(m: F32x16Mask, t: Self, f: Self) -> Self {
-        F32x16(gen(|i| f32::from_bits((m.0[i] & t.0[i].to_bits()) | (!m.0[i] & f.0[i].to_bits()))))
+        F32x16(lanes_from_fn(|i| f32::from_bits((m.0[i] & t.0[i].to_bits()) | (!m.0[i] & f.0[i].to_bits()))))
     }
     #[inline(always)]
     fn abs(self) -> Self {
-        F32x16(gen(|i| f32::from_bits(self.0[i].to_bits() & 0x7fff_ffff)))
+        F32x16(lanes_from_fn(|i| f32::from_bits(self.0[i].to_bits() & 0x7fff_ffff)))
     }
     #[inline(always)]
     fn max(self, o: Self) -> Self {
@@ -525,11 +525,11 @@ impl Value for F32x16 {
     }
     #[inline(always)]
     fn sqrt(self) -> Self {
-        F32x16(gen(|i| self.0[i].sqrt()))
+        F32x16(lanes_from_fn(|i| self.0[i].sqrt()))
     }
     #[inline(always)]
     fn recip(self) -> Self {
-        F32x16(gen(|i| 1.0 / self.0[i]))
+        F32x16(lanes_from_fn(|i| 1.0 / self.0[i]))
     }
     f32x16_math!(exp, exp_nonpositive, sigmoid, exp2, ln, log2, tanh, sin, cos, floor, ceil, round);
 }

@@ -25,7 +25,7 @@
 //! - `tanh`: its odd Taylor series to `x^19` below 0.55, `1 - 2 / (e^(2|x|) + 1)` above;
 //! - `pow` computes through the `f64` kernels.
 
-use super::lanes::gen;
+use super::lanes::lanes_from_fn;
 use super::math::m64;
 use wide::f64x4;
 
@@ -87,7 +87,7 @@ const EXP2_C: [f32; 8] = {
 /// Applies `f` to each lane.
 #[inline(always)]
 pub fn per_lane(a: V16, f: impl Fn(f32) -> f32) -> V16 {
-    gen(|i| f(a[i]))
+    lanes_from_fn(|i| f(a[i]))
 }
 
 /// `if c { a } else { b }` (LLVM turns it into a blend).
@@ -467,7 +467,7 @@ fn any_far(x: V16) -> bool {
 #[cold]
 fn trig_far(x: V16, v: V16, f: fn(f64x4) -> f64x4) -> V16 {
     let w = via64(x, f);
-    gen(|i| if x[i].abs() <= TRIG_MAX { v[i] } else { w[i] })
+    lanes_from_fn(|i| if x[i].abs() <= TRIG_MAX { v[i] } else { w[i] })
 }
 
 /// Sine.
@@ -494,25 +494,25 @@ pub fn cos(x: V16) -> V16 {
 
 #[inline(always)]
 fn widen(a: V16) -> [f64x4; 4] {
-    gen(|j| f64x4::new(gen(|i| a[4 * j + i] as f64)))
+    lanes_from_fn(|j| f64x4::new(lanes_from_fn(|i| a[4 * j + i] as f64)))
 }
 
 #[inline(always)]
 fn narrow(w: [f64x4; 4]) -> V16 {
-    let w: [[f64; 4]; 4] = gen(|j| w[j].to_array());
-    gen(|i| w[i / 4][i % 4] as f32)
+    let w: [[f64; 4]; 4] = lanes_from_fn(|j| w[j].to_array());
+    lanes_from_fn(|i| w[i / 4][i % 4] as f32)
 }
 
 /// Computes `f` in `f64` and rounds once.
 #[inline(always)]
 fn via64(x: V16, f: fn(f64x4) -> f64x4) -> V16 {
     let w = widen(x);
-    narrow(gen(|j| f(w[j])))
+    narrow(lanes_from_fn(|j| f(w[j])))
 }
 
 /// `powf` (through `f64`: ≤ 1 ulp).
 #[inline]
 pub fn pow(x: V16, y: V16) -> V16 {
     let (xw, yw) = (widen(x), widen(y));
-    narrow(gen(|j| m64::pow_for_f32(xw[j], yw[j])))
+    narrow(lanes_from_fn(|j| m64::pow_for_f32(xw[j], yw[j])))
 }
