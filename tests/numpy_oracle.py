@@ -172,6 +172,8 @@ def groups(path):
             if x_line is not None:
                 yield x_line, records
             x_line, records = line, []
+        elif x_line is None:
+            raise ValueError("a record before any input: the file is out of order")
         else:
             records.append(line)
     if x_line is not None:
