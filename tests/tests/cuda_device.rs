@@ -19,7 +19,7 @@ mod user_reduce;
 
 use std::process::ExitCode;
 
-use chains::{case, fused_expr, leaf_tensors};
+use chains::{case, eager_and_fused, fused_expr, leaf_tensors};
 use common::{assert_close, gen_values, input, make, params_for, poison, values, Lay};
 use cuda_rows::{close, cpu_result, order_free, reduce_rows, scale_of, Case, SHAPES};
 use proptest::strategy::{Strategy, ValueTree};
@@ -56,6 +56,7 @@ fn main() -> ExitCode {
         reductions_match_the_cpu_for_every_op_and_dtype;
         non_finite_values_reduce_as_numpy_has_them;
         fused_chains_match_the_cpu;
+        fused_chains_equal_the_eager_device_chain_bit_for_bit;
         allocator_round_trip;
         two_devices_and_copies_between_them: standin_only;
         an_argument_block_of_the_wrong_size_is_rejected: standin_only, serial;
@@ -346,6 +347,98 @@ fn fused_chains_match_the_cpu() {
         let s = chain(&device_view(&x, DEV)).sum_all().eval().unwrap();
         let w = chain(&x).sum_all().eval().unwrap();
         assert_close(&values(&s), &values(&w), w.dtype(), false, &format!("sum with numbers {d}"));
+    }
+}
+
+/// Fusion never changes an answer on the device either: random chains, most ending in a
+/// reduction (computed by the reduction's kernel from the leaves, never stored), and chains
+/// built to reach every path of that kernel (split extents, column passes, broadcast and
+/// transposed leaves, unaligned slices, Welford and arg reducers) equal the eager device
+/// chain bit for bit, and the CPU's fused result in value.
+fn fused_chains_equal_the_eager_device_chain_bit_for_bit() {
+    fn compare(what: &str, eager: Tensor, fused: Tensor, cpu: Option<Tensor>) {
+        assert_eq!((eager.shape(), eager.dtype()), (fused.shape(), fused.dtype()), "{what}");
+        assert_eq!(fused.device(), DEV, "{what}");
+        assert_eq!(common::bits(&fused), common::bits(&eager), "fused != eager on the device: {what}");
+        if let Some(cpu) = cpu {
+            let exact = !cpu.dtype().is_float();
+            assert_close(&values(&fused), &values(&cpu), cpu.dtype(), exact, &format!("device vs CPU: {what}"));
+        }
+    }
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    let mut reductions = 0;
+    while reductions < 20 {
+        let c = case().new_tree(&mut runner).unwrap().current();
+        let Some(_) = c.reduce else { continue };
+        let leaves = leaf_tensors(&c);
+        let (Ok(_), Ok(cpu)) = eager_and_fused(&c, &leaves) else { continue };
+        let on_dev: Vec<Tensor> = leaves.iter().map(|t| device_view(t, DEV)).collect();
+        let (eager, fused) = eager_and_fused(&c, &on_dev);
+        let (eager, fused) = (
+            eager.unwrap_or_else(|e| panic!("eager {c:?}: {e}")),
+            fused.unwrap_or_else(|e| panic!("fused {c:?}: {e}")),
+        );
+        compare(&format!("{c:?}"), eager, fused, Some(cpu));
+        reductions += 1;
+    }
+    use tensor_ops::fuse::specs;
+    let sq_diff = |a: &Tensor, b: &Tensor| (Expr::input(a) - Expr::input(b)) * (Expr::input(a) - Expr::input(b));
+    for dtype in [DType::F32, DType::F16] {
+        let a = input(dtype, &[37, 1001], Lay::Contiguous, 3);
+        let row = input(dtype, &[1001], Lay::Contiguous, 4);
+        let at = input(dtype, &[1001, 37], Lay::Contiguous, 5).t().unwrap();
+        // a long extent: split into slices whose partials a second pass combines
+        let long = input(dtype, &[3, 70001], Lay::Contiguous, 6).slice(1, 1, 70001, 1).unwrap();
+        let long_b = input(dtype, &[3, 70000], Lay::Contiguous, 7);
+        let cases: [(&str, Tensor, Tensor); 4] = [
+            ("dense", a.clone(), a.clone()),
+            ("broadcast row", a.clone(), row),
+            ("transposed", a.clone(), at),
+            ("long", long, long_b),
+        ];
+        for (name, x, y) in cases {
+            let ndim = x.ndim();
+            for (spec, dims) in [
+                (&specs::SUM, Some(vec![ndim - 1])),
+                (&specs::SUM, Some(vec![0])),
+                (&specs::SUM, None),
+                (&specs::AMAX, Some(vec![ndim - 1])),
+                (&specs::ARGMAX, Some(vec![0])),
+                (&specs::VAR, Some(vec![ndim - 1])),
+                (&specs::LOGSUMEXP, None),
+            ] {
+                let params: Vec<Scalar> = spec.op.params.iter().map(|_| Scalar::Int(1)).collect();
+                let run = |x: &Tensor, y: &Tensor| {
+                    let e = sq_diff(x, y);
+                    match &dims {
+                        Some(d) => e.reduce(spec, d, false, &params).eval(),
+                        None => e.reduce_all(spec, &params).eval(),
+                    }
+                };
+                let (xd, yd) = (device_view(&x, DEV), device_view(&y, DEV));
+                let stored = sq_diff(&xd, &yd).eval().unwrap();
+                let eager = match &dims {
+                    Some(d) => tensor_ops::__private::call_reduce_new(
+                        spec,
+                        &stored,
+                        tensor_ops::__private::ReduceDims::Dims(d),
+                        false,
+                        &params,
+                    ),
+                    None => tensor_ops::__private::call_reduce_new(
+                        spec,
+                        &stored,
+                        tensor_ops::__private::ReduceDims::All,
+                        false,
+                        &params,
+                    ),
+                };
+                let what = format!("{} {dims:?} of (x - y)^2, {name}, {dtype}", spec.op.name);
+                let fused = run(&xd, &yd).unwrap_or_else(|e| panic!("{what}: {e}"));
+                let cpu = run(&x, &y).unwrap();
+                compare(&what, eager.unwrap(), fused, Some(cpu));
+            }
+        }
     }
 }
 

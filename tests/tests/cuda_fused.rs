@@ -11,6 +11,8 @@ use chains::{case, fused_expr, leaf_tensors, Case};
 use common::{assert_close, values};
 use proptest::strategy::{Strategy, ValueTree};
 use tensor_ops::__private::tensor_core::call::fused::{plan_nodes, Chain, ChainNode, FusedCall};
+use tensor_ops::__private::tensor_kernels_cuda::kernel::CudaReduceKernel;
+use tensor_ops::__private::tensor_kernels_cuda::reduce_codegen::{ChainSource, ReduceFn, ReducePass};
 use tensor_ops::__private::tensor_kernels_cuda::{codegen::KernelSpec, fused, plan};
 use tensor_ops::fuse::Expr;
 use tensor_ops::prelude::*;
@@ -109,6 +111,65 @@ fn fused_chain_kernels_compile_with_nvrtc() {
     specs.sort_by_key(|s| format!("{s:?}"));
     specs.dedup();
     assert!(specs.len() >= 30, "{} kernels", specs.len());
+    shim::nvrtc_compiles_specs(&specs);
+}
+
+/// The chain source a fused reduction's kernel reads (the core's planned nodes, as the CUDA
+/// runner builds it) and the dtype of the values it folds.
+fn chain_source(leaves: &[Tensor], nodes: &[ChainNode]) -> (ChainSource<'static>, DType) {
+    let refs: Vec<&Tensor> = leaves.iter().collect();
+    let (planned, value, _) = plan_nodes(&Chain { leaves: &refs, nodes, reduce: None }, Device::Cuda(0)).unwrap();
+    let dtypes: Vec<DType> = leaves.iter().map(|t| t.dtype()).collect();
+    let func = fused::chain_function(&FusedCall { nodes: &planned, reduce: None }, &dtypes).unwrap();
+    (ChainSource { name: func.name, source: func.source, returns: func.output, value, leaves: dtypes }, value)
+}
+
+/// A fused chain ending in a reduction is one kernel reading the leaves: its row and column
+/// first passes, for random chains (a reducer each) and for `(a - b)^2` with every built-in
+/// reducer of f32 (and f16's sum and var), compile with NVRTC for every checked arch (no warnings,
+/// no spills). They run on the stand-in and on a GPU in `cuda_device.rs`, bit for bit
+/// against the eager chain.
+#[test]
+fn fused_reduction_kernels_compile_with_nvrtc() {
+    let reducers = common::cuda_rows_of::<CudaReduceKernel>();
+    let kernel_of = |row: &tensor_ops::__private::KernelRow| {
+        ReduceFn::from_kernel(row.kernel.as_any().downcast_ref::<CudaReduceKernel>().unwrap())
+    };
+    let mut specs = Vec::new();
+    let mut push = |chain: &ChainSource<'static>, reducer: ReduceFn<'static>| {
+        for pass in [ReducePass::Rows, ReducePass::Columns] {
+            specs.push(KernelSpec::FusedReduce { reducer, chain: chain.clone(), pass });
+        }
+    };
+    for (i, c) in cases(10).iter().enumerate() {
+        let (leaves, nodes) = chain_of(c, &leaf_tensors(c));
+        let (chain, value) = chain_source(&leaves, &nodes);
+        let of_value: Vec<_> = reducers.iter().filter(|(_, d, _)| *d == value).collect();
+        if let Some((_, _, row)) = of_value.get((3 * i) % of_value.len().max(1)) {
+            push(&chain, kernel_of(row));
+        }
+    }
+    let mut names = std::collections::BTreeSet::new();
+    for dtype in [DType::F32, DType::F16] {
+        let a = Tensor::zeros(&[4, 4], dtype, Device::Cpu).unwrap();
+        let b = Tensor::zeros(&[4], dtype, Device::Cpu).unwrap();
+        let d = Expr::input(&a) - Expr::input(&b);
+        let (leaves, nodes) = (d.clone() * d).to_chain().unwrap();
+        let (chain, value) = chain_source(&leaves, &nodes);
+        for (op, _, row) in reducers.iter().filter(|(_, d, _)| *d == value) {
+            // f16 (values converted to an f32 accumulator): the plain and the Welford fold
+            if dtype == DType::F32 || matches!(op.name, "sum" | "var") {
+                names.insert(op.name);
+                push(&chain, kernel_of(row));
+            }
+        }
+    }
+    for want in ["sum", "mean", "prod", "amax", "amin", "argmax", "argmin", "var", "std", "logsumexp", "all", "any"] {
+        assert!(names.contains(want), "no CUDA {want} row for the fused (a - b)^2 chain: {names:?}");
+    }
+    specs.sort_by_key(|s| format!("{s:?}"));
+    specs.dedup();
+    assert!(specs.len() >= 40, "{} kernels", specs.len());
     shim::nvrtc_compiles_specs(&specs);
 }
 

@@ -6,66 +6,17 @@
 mod chains;
 mod common;
 
-use chains::{case, eager, fused_expr, leaf_tensors, Case, REDUCTIONS};
+use chains::{case, eager_and_fused, leaf_tensors, Case};
 use common::bits;
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use tensor_ops::fuse::Expr;
 use tensor_ops::prelude::*;
 
-/// Reduction dims for the chain's result (`Some(vec![])` means "pick from the shape").
-fn reduce_dims(dims: &Option<Vec<usize>>, ndim: usize, seed: u64) -> Option<Vec<usize>> {
-    match dims {
-        None => None,
-        Some(_) if ndim == 0 => None,
-        Some(_) => Some(vec![(seed as usize) % ndim]),
-    }
-}
-
 /// Compares fused with eager; returns whether both produced a value (compared bits).
 fn check(c: &Case) -> bool {
     let leaves = leaf_tensors(c);
-    let want = eager(c, &leaves);
-    let expr = fused_expr(c, &leaves);
-    let (want, got) = match &c.reduce {
-        None => (want, expr.eval()),
-        Some((r, dims, keepdim)) => {
-            let spec = REDUCTIONS[*r];
-            let params: Vec<Scalar> = spec.op.params.iter().map(|_| Scalar::Int(1)).collect();
-            match want {
-                Err(e) => (Err(e), expr.sum_all().eval()),
-                Ok(w) => {
-                    let dims = reduce_dims(dims, w.ndim(), c.leaves[0].3);
-                    let dims = if matches!(spec.op.name, "argmax" | "argmin") && dims.is_none() && w.ndim() > 0 {
-                        Some(vec![0])
-                    } else {
-                        dims
-                    };
-                    let eager_r = match &dims {
-                        Some(d) => tensor_ops::__private::call_reduce_new(
-                            spec,
-                            &w,
-                            tensor_ops::__private::ReduceDims::Dims(d),
-                            *keepdim,
-                            &params,
-                        ),
-                        None => tensor_ops::__private::call_reduce_new(
-                            spec,
-                            &w,
-                            tensor_ops::__private::ReduceDims::All,
-                            false,
-                            &params,
-                        ),
-                    };
-                    let fused_r = match &dims {
-                        Some(d) => expr.reduce(spec, d, *keepdim, &params).eval(),
-                        None => expr.reduce_all(spec, &params).eval(),
-                    };
-                    (eager_r, fused_r)
-                }
-            }
-        }
-    };
+    let (want, got) = eager_and_fused(c, &leaves);
     match (want, got) {
         (Ok(w), Ok(g)) => {
             assert_eq!((w.shape(), w.dtype()), (g.shape(), g.dtype()), "{c:?}");

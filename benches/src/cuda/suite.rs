@@ -27,7 +27,8 @@ pub fn sizes(quick: bool) -> Vec<u64> {
 }
 
 /// The GPU bench set at one size: the CPU set's f32 ops with preallocated outputs where the
-/// op has one, the fused chains (fused and eager) and silu, plus f16 and i64 transpose and add.
+/// op has one, the reductions along the last and the first dim, the fused chains (fused and
+/// eager) and silu, plus f16 and i64 transpose and add.
 pub fn cuda_set(bytes: u64) -> Vec<Case> {
     let mut v: Vec<Case> = [
         Op::Copy,
@@ -40,6 +41,16 @@ pub fn cuda_set(bytes: u64) -> Vec<Case> {
         Op::AddTransposed,
         Op::ExpOut,
         Op::ReluOut,
+        Op::SumLast,
+        Op::SumFirst,
+        Op::AmaxLast,
+        Op::AmaxFirst,
+        Op::ArgmaxLast,
+        Op::ArgmaxFirst,
+        Op::VarLast,
+        Op::VarFirst,
+        Op::LogsumexpLast,
+        Op::SoftmaxLast,
         Op::FusedTriad,
         Op::EagerTriad,
         Op::FusedSqDiffSum,

@@ -97,3 +97,8 @@ struct tops_reduce_args {
     long long rsize[TOPS_MAX_DIMS], rin[TOPS_MAX_DIMS], ridx[TOPS_MAX_DIMS];
     tops_param params[TOPS_MAX_PARAMS];
 };
+
+struct tops_fused_reduce_args {
+    tops_reduce_args r;       // the reduction over the chain's virtual (dense) result
+    tops_strided_args64 m;    // the leaves (ptr[1..]) on the map plan of that result
+};

@@ -450,14 +450,51 @@ TOPS_D void tops_reduce_store(const tops_reduce_args& a, const R& red, typename 
     }
 }
 
+// ---------------------------------------------------------------- sources
+// A source S hands the kernels the values they reduce, addressed by the input offset the plan
+// gives (`kin + off`):
+//   typedef ... value_t;                         what fold receives
+//   value_t at(long long off) const;             the value at an offset
+//   long long dense_head(long long off, long long len) const;
+//                                                for a run of `len` consecutive offsets from
+//                                                `off`: how many to fold one by one before
+//                                                16-byte vectors start, or -1 for no vectors
+//   tops_pack<value_t, V> pack(long long off) const;   V = 16 / sizeof(value_t) values
+
+/// An input tensor in memory.
+template <class I> struct tops_mem_src {
+    typedef I value_t;
+    const I* __restrict__ p;
+    TOPS_D explicit tops_mem_src(const void* in) : p((const I*)in) {}
+    TOPS_D I at(long long off) const { return p[off]; }
+    TOPS_D long long dense_head(long long off, long long len) const {
+        const unsigned long long base = (unsigned long long)(p + off);
+        if (base % sizeof(I) != 0) return -1;
+        const long long head = (long long)(((16 - base % 16) % 16) / sizeof(I));
+        return head < len ? head : len;
+    }
+    TOPS_D tops_pack<I, 16 / sizeof(I)> pack(long long off) const {
+        return *(const tops_pack<I, 16 / sizeof(I)>*)(p + off);
+    }
+};
+
+/// The head a dense run of `value_t` at offset `off` of a 16-byte aligned tensor has: what a
+/// virtual source (a fused chain's result, never stored) reports, so that it folds exactly
+/// as the eager reduction of the stored result would.
+template <class T> TOPS_D long long tops_aligned_head(long long off, long long len) {
+    const long long per = 16 / (long long)sizeof(T);
+    const long long head = (per - off % per) % per;
+    return head < len ? head : len;
+}
+
 // ---------------------------------------------------------------- kernels
 /// A block per (output, slice): reducing along the innermost (densest) input dim.
-template <class R, class I, class O> TOPS_D void tops_reduce_rows(const tops_reduce_args& a) {
+template <class R, class S, class O> TOPS_D void tops_reduce_rows_of(const tops_reduce_args& a, const S& src) {
     typedef typename R::acc_t A;
+    typedef typename S::value_t I;
     static_assert(sizeof(A) <= TOPS_REDUCE_ACC_BYTES, "accumulator larger than a workspace slot");
     const R red(a.params);
     __shared__ A part[32];
-    const I* __restrict__ in = (const I*)a.in;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int nthreads = blockDim.x, nwarps = (nthreads + 31) >> 5;
     const long long tasks = a.n_out * a.split;
@@ -468,20 +505,17 @@ template <class R, class I, class O> TOPS_D void tops_reduce_rows(const tops_red
         tops_reduce_kept(a, o, kin, kout);
         const long long r0 = s * a.chunk;
         const long long r1 = r0 + a.chunk < a.n_red ? r0 + a.chunk : a.n_red;
+        const long long len = r1 > r0 ? r1 - r0 : 0;
         A acc = red.identity();
-        const unsigned long long base = (unsigned long long)(in + kin + r0);
-        if (a.rdim == 1 && a.rin[0] == 1 && base % sizeof(I) == 0) {
+        const long long head = (a.rdim == 1 && a.rin[0] == 1) ? src.dense_head(kin + r0, len) : -1;
+        if (head >= 0) {
             // A dense run: a scalar head up to 16-byte alignment, 16-byte vectors, a tail.
-            const I* p = in + kin + r0;
-            const long long len = r1 > r0 ? r1 - r0 : 0;
-            long long head = (long long)(((16 - base % 16) % 16) / sizeof(I));
-            head = head < len ? head : len;
+            const long long first_off = kin + r0;
             const long long step = a.ridx[0];
-            for (long long k = tid; k < head; k += nthreads) acc = red.fold(acc, p[k], (r0 + k) * step);
+            for (long long k = tid; k < head; k += nthreads) acc = red.fold(acc, src.at(first_off + k), (r0 + k) * step);
             const long long nvec = (len - head) / V;
-            const tops_pack<I, 16 / sizeof(I)>* q = (const tops_pack<I, 16 / sizeof(I)>*)(p + head);
             for (long long v = tid; v < nvec; v += nthreads) {
-                const tops_pack<I, 16 / sizeof(I)> pk = q[v];
+                const tops_pack<I, 16 / sizeof(I)> pk = src.pack(first_off + head + v * V);
                 const long long first = r0 + head + v * V;
                 if constexpr (sizeof(A) >= 16) {
                     // Heavy folds (Welford: a division each) unrolled V times spill on sm_90.
@@ -492,12 +526,13 @@ template <class R, class I, class O> TOPS_D void tops_reduce_rows(const tops_red
                     for (int j = 0; j < V; ++j) acc = red.fold(acc, pk.v[j], (first + j) * step);
                 }
             }
-            for (long long k = head + nvec * V + tid; k < len; k += nthreads) acc = red.fold(acc, p[k], (r0 + k) * step);
+            for (long long k = head + nvec * V + tid; k < len; k += nthreads)
+                acc = red.fold(acc, src.at(first_off + k), (r0 + k) * step);
         } else {
             for (long long r = r0 + tid; r < r1; r += nthreads) {
                 long long off, index;
                 tops_reduce_pos(a, r, off, index);
-                acc = red.fold(acc, in[kin + off], index);
+                acc = red.fold(acc, src.at(kin + off), index);
             }
         }
         // Every thread takes part in both exchange rounds (uniform control flow).
@@ -511,14 +546,18 @@ template <class R, class I, class O> TOPS_D void tops_reduce_rows(const tops_red
     }
 }
 
+/// The row kernel over an input tensor of `I`.
+template <class R, class I, class O> TOPS_D void tops_reduce_rows(const tops_reduce_args& a) {
+    tops_reduce_rows_of<R, tops_mem_src<I>, O>(a, tops_mem_src<I>(a.in));
+}
+
 /// 32 adjacent outputs per block (threadIdx.x), threadIdx.y splitting the slice: reducing
 /// along a strided dim, every load coalesced across the kept dense dim.
-template <class R, class I, class O> TOPS_D void tops_reduce_columns(const tops_reduce_args& a) {
+template <class R, class S, class O> TOPS_D void tops_reduce_columns_of(const tops_reduce_args& a, const S& src) {
     typedef typename R::acc_t A;
     static_assert(sizeof(A) <= TOPS_REDUCE_ACC_BYTES, "accumulator larger than a workspace slot");
     const R red(a.params);
     __shared__ A part[TOPS_REDUCE_MAX_Y][32];
-    const I* __restrict__ in = (const I*)a.in;
     const int tx = threadIdx.x, ty = threadIdx.y, by = blockDim.y;
     const long long tasks = ((a.n_out + 31) / 32) * a.split;
     for (long long t = blockIdx.x; t < tasks; t += gridDim.x) {
@@ -533,7 +572,7 @@ template <class R, class I, class O> TOPS_D void tops_reduce_columns(const tops_
             for (long long r = r0 + ty; r < r1; r += by) {
                 long long off, index;
                 tops_reduce_pos(a, r, off, index);
-                acc = red.fold(acc, in[kin + off], index);
+                acc = red.fold(acc, src.at(kin + off), index);
             }
         }
         part[ty][tx] = acc;
@@ -545,6 +584,11 @@ template <class R, class I, class O> TOPS_D void tops_reduce_columns(const tops_
         }
         __syncthreads();
     }
+}
+
+/// The column kernel over an input tensor of `I`.
+template <class R, class I, class O> TOPS_D void tops_reduce_columns(const tops_reduce_args& a) {
+    tops_reduce_columns_of<R, tops_mem_src<I>, O>(a, tops_mem_src<I>(a.in));
 }
 
 /// The second pass of a split reduction: a thread per output combines its partials.

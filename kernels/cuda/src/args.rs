@@ -272,3 +272,15 @@ pub struct ReduceArgs {
     /// Op parameters.
     pub params: [KernelParam; MAX_PARAMS],
 }
+
+/// `tops_fused_reduce_args`: a fused chain's reduction — the reduction's args over the
+/// chain's virtual dense result (`r.input` unused), and the leaves (`m.ptr[1..]`, `m.ptr[0]`
+/// unused) on that result's map plan.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FusedReduceArgs {
+    /// The reduction.
+    pub r: ReduceArgs,
+    /// The leaves.
+    pub m: StridedArgs64,
+}

@@ -16,7 +16,7 @@ use crate::kernel::CudaMapKernel;
 use tensor_core::{DType, Error, Result};
 
 use super::ctype::{is_ident, CType};
-pub use super::reduce_codegen::{ReduceFn, ReducePass};
+pub use super::reduce_codegen::{ChainSource, ReduceFn, ReducePass};
 
 /// Threads per block of every elementwise kernel.
 pub const BLOCK: u32 = 256;
@@ -96,6 +96,8 @@ pub enum ArgsKind {
     Transpose,
     /// [`super::args::ReduceArgs`].
     Reduce,
+    /// [`super::args::FusedReduceArgs`].
+    FusedReduce,
 }
 
 impl ArgsKind {
@@ -107,6 +109,7 @@ impl ArgsKind {
             ArgsKind::Strided64 => "tops_strided_args64",
             ArgsKind::Transpose => "tops_transpose_args",
             ArgsKind::Reduce => "tops_reduce_args",
+            ArgsKind::FusedReduce => "tops_fused_reduce_args",
         }
     }
 }
@@ -196,6 +199,17 @@ pub enum KernelSpec<'a> {
         reducer: ReduceFn<'a>,
         /// Storage dtype of the input.
         input: DType,
+        /// Which pass.
+        pass: ReducePass,
+    },
+    /// A fused chain's first reduction pass: the reducer folds the values the chain
+    /// computes from its leaves, which are never stored (the finish is
+    /// [`KernelSpec::ReduceFinish`]).
+    FusedReduce {
+        /// The reducer.
+        reducer: ReduceFn<'a>,
+        /// The chain.
+        chain: ChainSource<'a>,
         /// Which pass.
         pass: ReducePass,
     },
@@ -331,6 +345,16 @@ pub fn generate(spec: &KernelSpec<'_>) -> Result<Generated> {
         KernelSpec::Transpose { bytes } => transpose(bits(*bytes)?),
         KernelSpec::Reduce { reducer, input, pass } => reduction(reducer, Some(*input), *pass),
         KernelSpec::ReduceFinish { reducer } => reduction(reducer, None, ReducePass::Rows),
+        KernelSpec::FusedReduce { reducer, chain, pass } => {
+            let t = super::reduce_codegen::generate_fused(reducer, chain, *pass)?;
+            Ok(Generated {
+                name: t.name,
+                kernel: t.kernel,
+                device_fns: t.device_fns,
+                args: ArgsKind::FusedReduce,
+                shared_memory: true,
+            })
+        }
     }
 }
 

@@ -7,16 +7,20 @@
 //! storage dtype (a leaf's, or the previous node's eager result dtype) to the node's
 //! compute type, each node's output rounded to its eager result dtype before the next node
 //! reads it, so the kernel computes what the eager CUDA chain computes. A chain ending in a
-//! reduction runs its kernel into a stream-ordered temporary laid out as the eager result
-//! would be, then the eager reduction over it (two passes on CUDA; one on the CPU).
+//! reduction is one pass over the leaves too: the reduction's first-pass kernel computes
+//! each value with the chain's function instead of loading it from a stored result
+//! ([`crate::reduce_plan::plan_fused_reduce`]), on the launches and in the fold order the
+//! eager reduction of the stored result has — so the answer is the eager one, bit for bit.
 
 use crate::alloc::CudaAllocator;
 use crate::args::KernelParam;
 use crate::codegen::DeviceFn;
 use crate::ctype::CType;
-use crate::kernel::CudaMapKernel;
+use crate::kernel::{CudaMapKernel, CudaReduceKernel};
 use crate::launch::run;
 use crate::plan::{plan_fused, Step};
+use crate::reduce_codegen::ChainSource;
+use crate::reduce_plan::plan_fused_reduce;
 use crate::runtime;
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -149,37 +153,47 @@ impl KernelImpl for CudaFusedRunner {
                 unsafe { run(&dev, &steps) }
             }
             Some(red) => {
-                let shape = call.inputs.first().map_or(&[][..], |l| l.shape);
-                let numel: usize = shape.iter().product();
-                let dtype = fused.nodes.last().map_or(DType::F32, |n| n.result);
-                // The eager chain's result, dense in plan order (flat plan index = offset):
-                // freed back to the stream-ordered cache after the launches below.
-                let tmp = CudaAllocator::allocate_on(dev.ordinal, numel * dtype.size())?;
-                let dense = tensor_core::shape::contiguous_strides(shape);
-                let tmp_out = RawTensor { ptr: tmp.as_ptr(), dtype, shape, strides: &dense, device: out.device };
-                let steps = plan_chain(fused, &tmp_out, call.inputs, dev.max_blocks())?;
-                // SAFETY: the leaves as the contract says; the temporary is a live device
-                // block of `numel` elements of the result dtype.
-                unsafe { run(&dev, &steps)? };
-                let input = RawTensor {
-                    ptr: tmp.as_ptr(),
-                    dtype,
+                let Some(kernel) = red.row.kernel.as_any().downcast_ref::<CudaReduceKernel>() else {
+                    return Err(Error::invalid(
+                        red.row.op.name,
+                        format!("the fused chain ends in a `{}` kernel, not a CUDA reduction", red.row.kernel.kind()),
+                    ));
+                };
+                let dtypes: Vec<DType> = call.inputs.iter().map(|l| l.dtype).collect();
+                let func = chain_function(fused, &dtypes)?;
+                let value = fused.nodes.last().map_or(DType::F32, |n| n.result);
+                let chain =
+                    ChainSource { name: func.name, source: func.source, returns: func.output, value, leaves: dtypes };
+                // The chain's result as the eager chain would store it, never written:
+                // the first pass computes each value from the leaves.
+                let virtual_result = RawTensor {
+                    ptr: std::ptr::null_mut(),
+                    dtype: value,
                     shape: &red.plan.shape,
                     strides: &red.plan.input,
                     device: out.device,
                 };
                 let target = RawTensor { shape: &red.plan.shape, strides: &red.plan.output, ..*out };
-                let reduce_call = PreparedCall {
-                    op: red.row.op,
-                    outputs: std::slice::from_ref(&target),
-                    inputs: std::slice::from_ref(&input),
-                    params: red.params,
-                    index_strides: call.index_strides,
-                    fused: None,
-                };
-                // SAFETY: the temporary holds the chain's result laid out as the reduction
-                // plan's input says; the target is as the contract says.
-                unsafe { red.row.kernel.run(&reduce_call) }
+                let mut plan = plan_fused_reduce(
+                    kernel,
+                    chain,
+                    &target,
+                    &virtual_result,
+                    call.inputs,
+                    call.index_strides,
+                    red.params,
+                    dev.max_blocks(),
+                )?;
+                // Freed back to the stream-ordered cache on return: only later work on
+                // this stream reuses it.
+                let workspace = (plan.workspace_bytes > 0)
+                    .then(|| CudaAllocator::allocate_on(dev.ordinal, plan.workspace_bytes))
+                    .transpose()?;
+                plan.bind_workspace(workspace.as_ref().map_or(0, |w| w.as_ptr() as usize as u64));
+                // SAFETY: the PreparedCall contract: the leaves are live device views on the
+                // map plan of the chain's dense result, `out` lies on its reduction plan and
+                // overlaps no leaf; the workspace is a live block of the planned size.
+                unsafe { run(&dev, &plan.steps) }
             }
         }
     }

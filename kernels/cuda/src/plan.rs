@@ -23,7 +23,8 @@ use tensor_core::shape::{Dims, Strides};
 use tensor_core::{with_dtype, DType, Element, Error, Result, Scalar};
 
 use super::args::{
-    fits_i32, ContigArgs, KernelParam, ReduceArgs, StridedArgs32, StridedArgs64, TransposeArgs, MAX_DIMS,
+    fits_i32, ContigArgs, FusedReduceArgs, KernelParam, ReduceArgs, StridedArgs32, StridedArgs64, TransposeArgs,
+    MAX_DIMS,
 };
 use super::codegen::{ArgsKind, DeviceFn, Index, KernelSpec, MapLayout, BLOCK, TILE, TILE_ROWS};
 
@@ -33,6 +34,9 @@ const CONTIG_PER_THREAD: usize = 4;
 pub const TRANSPOSE_MIN: usize = 16;
 
 /// A kernel's by-value argument block.
+// The fused reduction's block is the largest (about 1.4 KB): a plan holds a launch or two,
+// each copied once into the driver's parameter buffer, so unboxed costs nothing that matters.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, Copy)]
 pub enum Args {
     /// [`ContigArgs`].
@@ -45,6 +49,8 @@ pub enum Args {
     Transpose(TransposeArgs),
     /// [`ReduceArgs`].
     Reduce(ReduceArgs),
+    /// [`FusedReduceArgs`].
+    FusedReduce(FusedReduceArgs),
 }
 
 impl Args {
@@ -56,6 +62,7 @@ impl Args {
             Args::Strided64(a) => a as *const StridedArgs64 as *const c_void,
             Args::Transpose(a) => a as *const TransposeArgs as *const c_void,
             Args::Reduce(a) => a as *const ReduceArgs as *const c_void,
+            Args::FusedReduce(a) => a as *const FusedReduceArgs as *const c_void,
         }
     }
     /// Size of the struct in bytes: the kernel parameter's size.
@@ -66,6 +73,7 @@ impl Args {
             Args::Strided64(_) => std::mem::size_of::<StridedArgs64>(),
             Args::Transpose(_) => std::mem::size_of::<TransposeArgs>(),
             Args::Reduce(_) => std::mem::size_of::<ReduceArgs>(),
+            Args::FusedReduce(_) => std::mem::size_of::<FusedReduceArgs>(),
         }
     }
     /// Which struct it is.
@@ -76,6 +84,7 @@ impl Args {
             Args::Strided64(_) => ArgsKind::Strided64,
             Args::Transpose(_) => ArgsKind::Transpose,
             Args::Reduce(_) => ArgsKind::Reduce,
+            Args::FusedReduce(_) => ArgsKind::FusedReduce,
         }
     }
 }

@@ -3,6 +3,7 @@
 //! accumulate dtype and output dtype. [`super::codegen`] wraps the text into its
 //! `Generated` kernels (this module depends on nothing of it).
 
+use std::fmt::Write as _;
 use tensor_core::{DType, Error, Result};
 
 use super::ctype::{is_ident, CType};
@@ -91,5 +92,117 @@ pub fn generate(r: &ReduceFn<'_>, input: Option<DType>, pass: ReducePass) -> Res
     if !r.source.is_empty() {
         device_fns.push((r.name.to_string(), r.source.to_string()));
     }
+    Ok(ReduceKernelText { name, kernel, device_fns })
+}
+
+/// A fused chain ending in a reduction, as its first-pass kernel reads it: the chain's
+/// device function over its leaves, whose result (stored as `value` by the eager chain) is
+/// never written to memory.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ChainSource<'a> {
+    /// The chain's device function (`super::fused::chain_function`).
+    pub name: &'a str,
+    /// Its CUDA C.
+    pub source: &'a str,
+    /// The dtype the function returns.
+    pub returns: DType,
+    /// The dtype the eager chain's last node stores its result in (what the reducer folds).
+    pub value: DType,
+    /// Storage dtypes of the leaves.
+    pub leaves: Vec<DType>,
+}
+
+/// The first-pass kernel of a fused reduction: `pass` over the values `chain` computes from
+/// its leaves (`tops_fused_reduce_args`: the reduction's args over the chain's virtual dense
+/// result, and the leaves on that result's map plan). It folds exactly the values and in
+/// exactly the order the eager reduction of the stored result does.
+///
+/// ```
+/// use tensor_core::DType;
+/// use tensor_kernels_cuda::reduce_codegen::{generate_fused, ChainSource, ReduceFn, ReducePass};
+/// let sum = ReduceFn { name: "tops_red_sum", source: "", compute: DType::F32, output: DType::F32 };
+/// let chain = ChainSource {
+///     name: "sq",
+///     source: "__device__ float sq(float x) { return x * x; }",
+///     returns: DType::F32,
+///     value: DType::F32,
+///     leaves: vec![DType::F32],
+/// };
+/// let k = generate_fused(&sum, &chain, ReducePass::Rows).unwrap();
+/// assert!(k.kernel.contains("tops_fused_reduce_args") && k.name.contains("sq"));
+/// ```
+pub fn generate_fused(r: &ReduceFn<'_>, chain: &ChainSource<'_>, pass: ReducePass) -> Result<ReduceKernelText> {
+    if !is_ident(r.name) || !is_ident(chain.name) {
+        return Err(Error::Cuda(format!("reducer {:?} or chain {:?} is not a C identifier", r.name, chain.name)));
+    }
+    if chain.leaves.is_empty() || chain.leaves.len() > tensor_core::MAX_INPUTS {
+        return Err(Error::Cuda(format!(
+            "{}: a fused CUDA reduction takes 1..={} leaf tensors (got {})",
+            chain.name,
+            tensor_core::MAX_INPUTS,
+            chain.leaves.len()
+        )));
+    }
+    let acc = CType::of(r.compute);
+    let out = CType::of(r.output);
+    let value = CType::of(chain.value);
+    let src = format!("tops_chain_src__{}", chain.name);
+    let (tag, template) = match pass {
+        ReducePass::Rows => ("rows", "tops_reduce_rows_of"),
+        ReducePass::Columns => ("columns", "tops_reduce_columns_of"),
+    };
+    let name = format!("tops_fused_reduce_{tag}__{}__{}__{}__{}", chain.name, r.name, acc.tag, out.tag);
+    // The source struct is a device function of its own: a program holding both passes
+    // of one chain defines it once.
+    let mut k = String::new();
+    let _ = writeln!(k, "struct {src} {{");
+    let _ = writeln!(k, "    typedef {} value_t;", value.name);
+    k.push_str("    const tops_strided_args64& m;\n");
+    let _ = writeln!(k, "    TOPS_D explicit {src}(const tops_strided_args64& leaves) : m(leaves) {{}}");
+    k.push_str("    TOPS_D value_t at(long long f) const {\n");
+    let offs: Vec<String> = (1..=chain.leaves.len()).map(|l| format!("o{l} = 0")).collect();
+    let _ = writeln!(k, "        long long {};", offs.join(", "));
+    k.push_str("        if (m.ndim == 1) {\n");
+    for l in 1..=chain.leaves.len() {
+        let _ = writeln!(k, "            o{l} = f * m.stride[{l}][0];");
+    }
+    k.push_str("        } else {\n            unsigned long long rem = (unsigned long long)f;\n");
+    k.push_str("#pragma unroll\n            for (int d = 0; d < TOPS_MAX_DIMS; ++d) {\n");
+    k.push_str("                if (d == m.ndim) break;\n");
+    k.push_str(
+        "                const unsigned long long q = tops_fastdiv<unsigned long long>(rem, m.magic[d], m.shift[d]);\n",
+    );
+    k.push_str("                const long long c = (long long)(rem - q * m.size[d]);\n");
+    for l in 1..=chain.leaves.len() {
+        let _ = writeln!(k, "                o{l} += c * m.stride[{l}][d];");
+    }
+    k.push_str("                rem = q;\n            }\n        }\n");
+    let loads: Vec<String> = chain
+        .leaves
+        .iter()
+        .enumerate()
+        .map(|(i, &d)| format!("((const {}*)m.ptr[{}])[o{}]", CType::of(d).name, i + 1, i + 1))
+        .collect();
+    let call = format!("{}({})", chain.name, loads.join(", "));
+    let expr = if chain.returns == chain.value { call } else { format!("tops_cast<{}>({call})", value.name) };
+    let _ = writeln!(k, "        return {expr};\n    }}");
+    // The virtual result is dense and 16-byte aligned, as the eager chain's stored result.
+    k.push_str("    TOPS_D long long dense_head(long long off, long long len) const {\n");
+    k.push_str("        return tops_aligned_head<value_t>(off, len);\n    }\n");
+    k.push_str("    TOPS_D tops_pack<value_t, 16 / sizeof(value_t)> pack(long long off) const {\n");
+    k.push_str("        tops_pack<value_t, 16 / sizeof(value_t)> p;\n#pragma unroll\n");
+    k.push_str("        for (int j = 0; j < (int)(16 / sizeof(value_t)); ++j) p.v[j] = at(off + j);\n");
+    k.push_str("        return p;\n    }\n};\n");
+    let kernel = format!(
+        "extern \"C\" __global__ void __launch_bounds__({REDUCE_BLOCK}) {name}(tops_fused_reduce_args a) {{\n\
+         \x20   {template}<{}<{}>, {src}, {}>(a.r, {src}(a.m));\n}}\n",
+        r.name, acc.name, out.name
+    );
+    let mut device_fns = vec![("tops_reduce_header".to_string(), REDUCE_HEADER.to_string())];
+    if !r.source.is_empty() {
+        device_fns.push((r.name.to_string(), r.source.to_string()));
+    }
+    device_fns.push((chain.name.to_string(), chain.source.to_string()));
+    device_fns.push((src, k));
     Ok(ReduceKernelText { name, kernel, device_fns })
 }

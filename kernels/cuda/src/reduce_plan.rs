@@ -13,11 +13,12 @@
 use tensor_core::registry::RawTensor;
 use tensor_core::{Error, Result, Scalar};
 
-use super::args::{KernelParam, ReduceArgs, MAX_DIMS, MAX_PARAMS};
+use super::args::{FusedReduceArgs, KernelParam, ReduceArgs, StridedArgs64, MAX_DIMS, MAX_PARAMS};
 use super::codegen::{KernelSpec, BLOCK};
 use super::plan::{Args, Launch, Step};
-use super::reduce_codegen::{ReduceFn, ReducePass, REDUCE_BLOCK};
+use super::reduce_codegen::{ChainSource, ReduceFn, ReducePass, REDUCE_BLOCK};
 use crate::kernel::CudaReduceKernel;
+use tensor_core::iter::IterPlan;
 
 /// Bytes of one partial accumulator in the workspace (`TOPS_REDUCE_ACC_BYTES`).
 pub const ACC_BYTES: usize = 32;
@@ -41,8 +42,10 @@ impl ReducePlan {
     /// Points every launch at a workspace of [`ReducePlan::workspace_bytes`] bytes at `addr`.
     pub fn bind_workspace(&mut self, addr: u64) {
         for step in &mut self.steps {
-            if let Step::Kernel(Launch { args: Args::Reduce(a), .. }) = step {
-                a.work = addr;
+            match step {
+                Step::Kernel(Launch { args: Args::Reduce(a), .. }) => a.work = addr,
+                Step::Kernel(Launch { args: Args::FusedReduce(a), .. }) => a.r.work = addr,
+                _ => {}
             }
         }
     }
@@ -161,6 +164,52 @@ pub fn plan_reduce(
         0
     };
     Ok(ReducePlan { steps, workspace_bytes })
+}
+
+/// The launches reducing, into `out`, the values a fused `chain` computes from its `leaves`:
+/// the launches [`plan_reduce`] makes for the chain's result stored densely (`value` is the
+/// eager chain's view of it: its dtype, the reduction plan's shape and input strides, a null
+/// address), whose first pass computes each value from the leaves instead of loading it.
+/// The leaves lie on the map plan of that dense result (its flat index is its offset).
+/// Same launches, same order of folds: the answer is the eager chain's, bit for bit.
+#[allow(clippy::too_many_arguments)]
+pub fn plan_fused_reduce(
+    kernel: &CudaReduceKernel,
+    chain: ChainSource<'static>,
+    out: &RawTensor<'_>,
+    value: &RawTensor<'_>,
+    leaves: &[RawTensor<'_>],
+    index_strides: &[isize],
+    params: &[Scalar],
+    max_blocks: u32,
+) -> Result<ReducePlan> {
+    let name = kernel.reducer;
+    let Some(first) = leaves.first() else {
+        return Err(Error::Cuda(format!("{name}: a fused CUDA reduction needs a leaf")));
+    };
+    if leaves.iter().any(|l| l.shape != first.shape || l.strides.len() != first.shape.len()) {
+        return Err(Error::Cuda(format!("{name}: the fused reduction's leaves disagree on their map plan")));
+    }
+    let dense = tensor_core::shape::contiguous_strides(first.shape);
+    let map = IterPlan {
+        shape: first.shape.iter().copied().collect(),
+        strides: std::iter::once(dense.iter().copied().collect())
+            .chain(leaves.iter().map(|l| l.strides.iter().copied().collect()))
+            .collect(),
+    };
+    let ptrs: Vec<u64> = std::iter::once(0).chain(leaves.iter().map(addr)).collect();
+    let m = StridedArgs64::new(&map, &ptrs, &[], 0)?;
+    let mut plan = plan_reduce(kernel, out, value, index_strides, params, max_blocks)?;
+    for step in &mut plan.steps {
+        if let Step::Kernel(l) = step
+            && let (KernelSpec::Reduce { reducer, pass, .. }, Args::Reduce(r)) = (&l.spec, &l.args)
+        {
+            let (reducer, pass, r) = (*reducer, *pass, *r);
+            l.spec = KernelSpec::FusedReduce { reducer, chain: chain.clone(), pass };
+            l.args = Args::FusedReduce(FusedReduceArgs { r, m });
+        }
+    }
+    Ok(plan)
 }
 
 #[cfg(test)]

@@ -13,11 +13,16 @@ inline void tops_standin_push(const void* p, unsigned long long* out, int cap, i
 }
 
 /// The device pointers of an argument block, told apart by its fields (the blocks of
-/// args.cuh: `ptr[]` operands, or `out`/`in`/`work`, or `dst`/`src`); -1 for a block of
-/// another shape (no pointer check).
+/// args.cuh: `ptr[]` operands, or `out`/`in`/`work`, or `dst`/`src`, or a fused reduction's
+/// `r` and `m`); -1 for a block of another shape (no pointer check).
 template <class A> inline int tops_standin_pointers(const A& a, unsigned long long* out, int cap) {
     int n = 0;
-    if constexpr (requires { a.ptr[0]; }) {
+    if constexpr (requires { a.r.work; a.m.ptr[0]; }) {
+        tops_standin_push(a.r.out, out, cap, n);
+        tops_standin_push(a.r.in, out, cap, n);
+        tops_standin_push(a.r.work, out, cap, n);
+        for (auto p : a.m.ptr) tops_standin_push(p, out, cap, n);
+    } else if constexpr (requires { a.ptr[0]; }) {
         for (auto p : a.ptr) tops_standin_push(p, out, cap, n);
     } else if constexpr (requires { a.out; a.in; a.work; }) {
         tops_standin_push(a.out, out, cap, n);

@@ -114,7 +114,7 @@ std::vector<Kernel> kernels_of(const std::string& src, std::string* err) {
         }
         size_t next = src.find("__global__", at + 1);
         std::string body = src.substr(at, next == std::string::npos ? std::string::npos : next - at);
-        bool threaded = type == "tops_reduce_args" || type == "tops_transpose_args" ||
+        bool threaded = type == "tops_reduce_args" || type == "tops_fused_reduce_args" || type == "tops_transpose_args" ||
                         body.find("__syncthreads") != std::string::npos || body.find("__shfl") != std::string::npos;
         out.push_back(Kernel{name, type, threaded});
     }

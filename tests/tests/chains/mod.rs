@@ -117,3 +117,42 @@ pub fn fused_expr(c: &Case, leaves: &[Tensor]) -> Expr {
     }
     exprs.pop().unwrap()
 }
+
+/// Reduction dims for the chain's result (`Some(vec![])` means "pick from the shape").
+fn reduce_dims(dims: &Option<Vec<usize>>, ndim: usize, seed: u64) -> Option<Vec<usize>> {
+    match dims {
+        None => None,
+        Some(_) if ndim == 0 => None,
+        Some(_) => Some(vec![(seed as usize) % ndim]),
+    }
+}
+
+/// The case evaluated eagerly (one call per node, then its reduction) and fused, on the
+/// leaves' device: (eager, fused).
+pub fn eager_and_fused(c: &Case, leaves: &[Tensor]) -> (Result<Tensor>, Result<Tensor>) {
+    let want = eager(c, leaves);
+    let expr = fused_expr(c, leaves);
+    let Some((r, dims, keepdim)) = &c.reduce else { return (want, expr.eval()) };
+    let spec = REDUCTIONS[*r];
+    let params: Vec<Scalar> = spec.op.params.iter().map(|_| Scalar::Int(1)).collect();
+    let w = match want {
+        Err(e) => return (Err(e), expr.sum_all().eval()),
+        Ok(w) => w,
+    };
+    let dims = reduce_dims(dims, w.ndim(), c.leaves[0].3);
+    let dims = if matches!(spec.op.name, "argmax" | "argmin") && dims.is_none() && w.ndim() > 0 {
+        Some(vec![0])
+    } else {
+        dims
+    };
+    let (eager_dims, all) = match &dims {
+        Some(d) => (tensor_ops::__private::ReduceDims::Dims(d), *keepdim),
+        None => (tensor_ops::__private::ReduceDims::All, false),
+    };
+    let eager_r = tensor_ops::__private::call_reduce_new(spec, &w, eager_dims, all, &params);
+    let fused_r = match &dims {
+        Some(d) => expr.reduce(spec, d, *keepdim, &params).eval(),
+        None => expr.reduce_all(spec, &params).eval(),
+    };
+    (eager_r, fused_r)
+}
