@@ -528,6 +528,10 @@ template <class R, class S, class O> TOPS_D void tops_reduce_rows_of(const tops_
             }
             for (long long k = head + nvec * V + tid; k < len; k += nthreads)
                 acc = red.fold(acc, src.at(first_off + k), (r0 + k) * step);
+        } else if (a.rdim == 1) {
+            // One strided reduced dim: offsets by multiplication.
+            const long long rs = a.rin[0], is = a.ridx[0];
+            for (long long r = r0 + tid; r < r1; r += nthreads) acc = red.fold(acc, src.at(kin + r * rs), r * is);
         } else {
             for (long long r = r0 + tid; r < r1; r += nthreads) {
                 long long off, index;
@@ -555,6 +559,7 @@ template <class R, class I, class O> TOPS_D void tops_reduce_rows(const tops_red
 /// along a strided dim, every load coalesced across the kept dense dim.
 template <class R, class S, class O> TOPS_D void tops_reduce_columns_of(const tops_reduce_args& a, const S& src) {
     typedef typename R::acc_t A;
+    typedef typename S::value_t I;
     static_assert(sizeof(A) <= TOPS_REDUCE_ACC_BYTES, "accumulator larger than a workspace slot");
     const R red(a.params);
     __shared__ A part[TOPS_REDUCE_MAX_Y][32];
@@ -568,7 +573,21 @@ template <class R, class S, class O> TOPS_D void tops_reduce_columns_of(const to
         const long long r0 = s * a.chunk;
         const long long r1 = r0 + a.chunk < a.n_red ? r0 + a.chunk : a.n_red;
         A acc = red.identity();
-        if (live) {
+        if (live && a.rdim == 1) {
+            // One reduced dim: offsets by multiplication (no 64-bit division per element),
+            // four rows' values in flight before they are folded, in the same order.
+            const long long rs = a.rin[0], is = a.ridx[0];
+            long long r = r0 + ty;
+            for (; r + 3 * by < r1; r += 4 * by) {
+                const I v0 = src.at(kin + r * rs), v1 = src.at(kin + (r + by) * rs);
+                const I v2 = src.at(kin + (r + 2 * by) * rs), v3 = src.at(kin + (r + 3 * by) * rs);
+                acc = red.fold(acc, v0, r * is);
+                acc = red.fold(acc, v1, (r + by) * is);
+                acc = red.fold(acc, v2, (r + 2 * by) * is);
+                acc = red.fold(acc, v3, (r + 3 * by) * is);
+            }
+            for (; r < r1; r += by) acc = red.fold(acc, src.at(kin + r * rs), r * is);
+        } else if (live) {
             for (long long r = r0 + ty; r < r1; r += by) {
                 long long off, index;
                 tops_reduce_pos(a, r, off, index);

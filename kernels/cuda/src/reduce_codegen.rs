@@ -158,7 +158,27 @@ pub fn generate_fused(r: &ReduceFn<'_>, chain: &ChainSource<'_>, pass: ReducePas
     let _ = writeln!(k, "struct {src} {{");
     let _ = writeln!(k, "    typedef {} value_t;", value.name);
     k.push_str("    const tops_strided_args64& m;\n");
-    let _ = writeln!(k, "    TOPS_D explicit {src}(const tops_strided_args64& leaves) : m(leaves) {{}}");
+    k.push_str("    static constexpr int V = 16 / sizeof(value_t);\n");
+    // Whole vectors of each leaf: every leaf dense along the run (its vectors aligned) or
+    // broadcast along it; decided once per block.
+    k.push_str("    bool vec;\n");
+    let unit: Vec<String> = chain
+        .leaves
+        .iter()
+        .enumerate()
+        .map(|(i, &d)| {
+            let l = i + 1;
+            format!(
+                "(m.stride[{l}][0] == 0 || (m.stride[{l}][0] == 1 && (unsigned long long)m.ptr[{l}] % (sizeof({}) * V) == 0))",
+                CType::of(d).name
+            )
+        })
+        .collect();
+    let _ = writeln!(
+        k,
+        "    TOPS_D explicit {src}(const tops_strided_args64& leaves) : m(leaves) {{\n        vec = m.ndim == 1 && {};\n    }}",
+        unit.join(" && ")
+    );
     k.push_str("    TOPS_D value_t at(long long f) const {\n");
     let offs: Vec<String> = (1..=chain.leaves.len()).map(|l| format!("o{l} = 0")).collect();
     let _ = writeln!(k, "        long long {};", offs.join(", "));
@@ -189,9 +209,25 @@ pub fn generate_fused(r: &ReduceFn<'_>, chain: &ChainSource<'_>, pass: ReducePas
     // The virtual result is dense and 16-byte aligned, as the eager chain's stored result.
     k.push_str("    TOPS_D long long dense_head(long long off, long long len) const {\n");
     k.push_str("        return tops_aligned_head<value_t>(off, len);\n    }\n");
-    k.push_str("    TOPS_D tops_pack<value_t, 16 / sizeof(value_t)> pack(long long off) const {\n");
-    k.push_str("        tops_pack<value_t, 16 / sizeof(value_t)> p;\n#pragma unroll\n");
-    k.push_str("        for (int j = 0; j < (int)(16 / sizeof(value_t)); ++j) p.v[j] = at(off + j);\n");
+    k.push_str("    TOPS_D tops_pack<value_t, V> pack(long long off) const {\n        tops_pack<value_t, V> p;\n");
+    k.push_str("        if (vec) {\n");
+    for (i, &d) in chain.leaves.iter().enumerate() {
+        let (l, t) = (i + 1, CType::of(d).name);
+        let _ =
+            writeln!(k, "            const {t}* q{l} = (const {t}*)m.ptr[{l}];\n            tops_pack<{t}, V> x{l};");
+        let _ = writeln!(
+            k,
+            "            if (m.stride[{l}][0] == 0) {{\n#pragma unroll\n                for (int j = 0; j < V; ++j) x{l}.v[j] = q{l}[0];\n            }} else {{\n                x{l} = *(const tops_pack<{t}, V>*)(q{l} + off);\n            }}"
+        );
+    }
+    let lanes: Vec<String> = (1..=chain.leaves.len()).map(|l| format!("x{l}.v[j]")).collect();
+    let lane_call = format!("{}({})", chain.name, lanes.join(", "));
+    let lane_expr =
+        if chain.returns == chain.value { lane_call } else { format!("tops_cast<{}>({lane_call})", value.name) };
+    let _ = writeln!(k, "#pragma unroll\n            for (int j = 0; j < V; ++j) p.v[j] = {lane_expr};");
+    k.push_str(
+        "        } else {\n#pragma unroll\n            for (int j = 0; j < V; ++j) p.v[j] = at(off + j);\n        }\n",
+    );
     k.push_str("        return p;\n    }\n};\n");
     let kernel = format!(
         "extern \"C\" __global__ void __launch_bounds__({REDUCE_BLOCK}) {name}(tops_fused_reduce_args a) {{\n\
