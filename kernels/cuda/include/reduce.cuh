@@ -207,6 +207,19 @@ template <class C, bool SQRT> struct tops_red_variance {
         const C mean = a.mean + d / (C)n;
         return make(n, mean, a.m2 + d * (v - mean));
     }
+    /// Four values at once: their own mean and squared deviations (two passes over four
+    /// registers), combined with `a` as `combine` does; a quarter of the divisions.
+    template <class I> TOPS_D acc_t fold4(acc_t a, I x0, I x1, I x2, I x3) const {
+        const C v0 = tops_cast<C>(x0), v1 = tops_cast<C>(x1), v2 = tops_cast<C>(x2), v3 = tops_cast<C>(x3);
+        const C mean = ((v0 + v1) + (v2 + v3)) * (C)0.25;
+        const C d0 = v0 - mean, d1 = v1 - mean, d2 = v2 - mean, d3 = v3 - mean;
+        const C m2 = (d0 * d0 + d1 * d1) + (d2 * d2 + d3 * d3);
+        if (a.n == 0.0) return make(4.0, mean, m2);
+        // combine(a, {4, mean, m2}) with one division: w = 4 / n weighs the new values
+        const double n = a.n + 4.0, w = 4.0 / n;
+        const C d = mean - a.mean;
+        return make(n, a.mean + d * (C)w, (a.m2 + m2) + (d * d) * (C)(a.n * w));
+    }
     TOPS_D acc_t combine(acc_t a, acc_t b) const {
         if (a.n == 0.0) return b;
         if (b.n == 0.0) return a;
@@ -487,6 +500,27 @@ template <class T> TOPS_D long long tops_aligned_head(long long off, long long l
     return head < len ? head : len;
 }
 
+/// Folds four values in order: the reducer's `fold4` when it has one (Welford: fewer
+/// divisions), else four `fold`s. `i` is the first value's index, `step` the next's offset.
+template <class R, class I>
+TOPS_D auto tops_fold4_of(const R& red, typename R::acc_t a, I x0, I x1, I x2, I x3, long long, long long, int)
+    -> decltype(red.fold4(a, x0, x1, x2, x3)) {
+    return red.fold4(a, x0, x1, x2, x3);
+}
+template <class R, class I>
+TOPS_D typename R::acc_t tops_fold4_of(const R& red, typename R::acc_t a, I x0, I x1, I x2, I x3, long long i,
+                                       long long step, long) {
+    a = red.fold(a, x0, i);
+    a = red.fold(a, x1, i + step);
+    a = red.fold(a, x2, i + 2 * step);
+    return red.fold(a, x3, i + 3 * step);
+}
+template <class R, class I>
+TOPS_D typename R::acc_t tops_fold4(const R& red, typename R::acc_t a, I x0, I x1, I x2, I x3, long long i,
+                                    long long step) {
+    return tops_fold4_of(red, a, x0, x1, x2, x3, i, step, 0);
+}
+
 // ---------------------------------------------------------------- kernels
 /// A block per (output, slice): reducing along the innermost (densest) input dim.
 template <class R, class S, class O> TOPS_D void tops_reduce_rows_of(const tops_reduce_args& a, const S& src) {
@@ -517,7 +551,14 @@ template <class R, class S, class O> TOPS_D void tops_reduce_rows_of(const tops_
             for (long long v = tid; v < nvec; v += nthreads) {
                 const tops_pack<I, 16 / sizeof(I)> pk = src.pack(first_off + head + v * V);
                 const long long first = r0 + head + v * V;
-                if constexpr (sizeof(A) >= 16) {
+                if constexpr (V == 4) {
+                    // 4-byte values: one fold4 (Welford's needs a quarter of the divisions);
+                    // wider packs of heavy accumulators would spill on sm_90.
+#pragma unroll
+                    for (int j = 0; j < V; j += 4)
+                        acc = tops_fold4(red, acc, pk.v[j], pk.v[j + 1], pk.v[j + 2], pk.v[j + 3], (first + j) * step,
+                                         step);
+                } else if constexpr (sizeof(A) >= 16) {
                     // Heavy folds (Welford: a division each) unrolled V times spill on sm_90.
 #pragma unroll 2
                     for (int j = 0; j < V; ++j) acc = red.fold(acc, pk.v[j], (first + j) * step);
@@ -581,10 +622,7 @@ template <class R, class S, class O> TOPS_D void tops_reduce_columns_of(const to
             for (; r + 3 * by < r1; r += 4 * by) {
                 const I v0 = src.at(kin + r * rs), v1 = src.at(kin + (r + by) * rs);
                 const I v2 = src.at(kin + (r + 2 * by) * rs), v3 = src.at(kin + (r + 3 * by) * rs);
-                acc = red.fold(acc, v0, r * is);
-                acc = red.fold(acc, v1, (r + by) * is);
-                acc = red.fold(acc, v2, (r + 2 * by) * is);
-                acc = red.fold(acc, v3, (r + 3 * by) * is);
+                acc = tops_fold4(red, acc, v0, v1, v2, v3, r * is, by * is);
             }
             for (; r < r1; r += by) acc = red.fold(acc, src.at(kin + r * rs), r * is);
         } else if (live) {
