@@ -43,7 +43,16 @@ fn cuda_perf_runs_end_to_end_on_the_standin() {
     println!("{stdout}\n{stderr}");
     assert!(out.status.success(), "cuda-perf failed: {}", out.status);
     assert!(stdout.contains("figures") && stdout.contains("gate is not applied"), "no stand-in note");
-    for key in ["memcpy_d2d", "add_out/f32", "transpose/f16", "fused_relu_mul_add", "fused_sq_diff_sum", "silu"] {
+    for key in [
+        "memcpy_d2d",
+        "add_out/f32",
+        "transpose/f16",
+        "sum_last",
+        "sum_first",
+        "fused_relu_mul_add",
+        "fused_sq_diff_sum",
+        "silu",
+    ] {
         assert!(stdout.contains(key), "the table has no {key} row");
     }
     assert!(stdout.contains("stand-in run complete"), "the run did not finish");

@@ -440,6 +440,16 @@ fn fused_chains_equal_the_eager_device_chain_bit_for_bit() {
             }
         }
     }
+    // an empty extent: the identity, no leaf read; no identity: an error, as eager
+    let e = input(DType::F32, &[3, 0], Lay::Contiguous, 8);
+    let ed = device_view(&e, DEV);
+    let fused = sq_diff(&ed, &ed).reduce(&specs::SUM, &[1], false, &[]).eval().unwrap();
+    let stored = sq_diff(&ed, &ed).eval().unwrap();
+    let dims = tensor_ops::__private::ReduceDims::Dims(&[1]);
+    let eager = tensor_ops::__private::call_reduce_new(&specs::SUM, &stored, dims, false, &[]).unwrap();
+    let cpu = sq_diff(&e, &e).reduce(&specs::SUM, &[1], false, &[]).eval().unwrap();
+    compare("sum of (x - x)^2 over an empty extent", eager, fused, Some(cpu));
+    assert!(sq_diff(&ed, &ed).reduce(&specs::AMAX, &[1], false, &[]).eval().is_err());
 }
 
 fn allocator_round_trip() {

@@ -197,7 +197,9 @@ pub fn plan_fused_reduce(
             .chain(leaves.iter().map(|l| l.strides.iter().copied().collect()))
             .collect(),
     };
-    let ptrs: Vec<u64> = std::iter::once(0).chain(leaves.iter().map(addr)).collect();
+    // Empty leaves are never read: null, not their empty blocks' dangling addresses.
+    let empty = first.shape.contains(&0);
+    let ptrs: Vec<u64> = std::iter::once(0).chain(leaves.iter().map(|l| if empty { 0 } else { addr(l) })).collect();
     let m = StridedArgs64::new(&map, &ptrs, &[], 0)?;
     let mut plan = plan_reduce(kernel, out, value, index_strides, params, max_blocks)?;
     for step in &mut plan.steps {
