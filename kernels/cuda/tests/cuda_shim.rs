@@ -10,7 +10,9 @@ use std::sync::OnceLock;
 use half::{bf16, f16};
 use tensor_core::iter::{IterPlan, StridedOffsets};
 use tensor_core::{DType, Element, Scalar};
-use tensor_kernels_cuda::args::{ContigArgs, KernelParam, StridedArgs32, StridedArgs64, TransposeArgs};
+use tensor_kernels_cuda::args::{
+    ContigArgs, FusedReduceArgs, KernelParam, ReduceArgs, StridedArgs32, StridedArgs64, TransposeArgs,
+};
 use tensor_kernels_cuda::codegen::{self, ArgsKind, Generated, Index, KernelSpec, MapLayout};
 use tensor_kernels_cuda::samples;
 use tensor_kernels_cuda::shim::{self, ShimError, ShimLib};
@@ -297,6 +299,8 @@ fn arg_structs_match_the_c_layout() {
         (ArgsKind::Strided32, std::mem::size_of::<StridedArgs32>()),
         (ArgsKind::Strided64, std::mem::size_of::<StridedArgs64>()),
         (ArgsKind::Transpose, std::mem::size_of::<TransposeArgs>()),
+        (ArgsKind::Reduce, std::mem::size_of::<ReduceArgs>()),
+        (ArgsKind::FusedReduce, std::mem::size_of::<FusedReduceArgs>()),
     ];
     for (kind, rust) in sizes {
         assert_eq!(shim.lib.c_sizeof(kind).unwrap(), rust, "{kind:?}");
