@@ -554,10 +554,7 @@ template <class R, class S, class O> TOPS_D void tops_reduce_rows_of(const tops_
                 if constexpr (V == 4) {
                     // 4-byte values: one fold4 (Welford's needs a quarter of the divisions);
                     // wider packs of heavy accumulators would spill on sm_90.
-#pragma unroll
-                    for (int j = 0; j < V; j += 4)
-                        acc = tops_fold4(red, acc, pk.v[j], pk.v[j + 1], pk.v[j + 2], pk.v[j + 3], (first + j) * step,
-                                         step);
+                    acc = tops_fold4(red, acc, pk.v[0], pk.v[1], pk.v[2], pk.v[3], first * step, step);
                 } else if constexpr (sizeof(A) >= 16) {
                     // Heavy folds (Welford: a division each) unrolled V times spill on sm_90.
 #pragma unroll 2

@@ -12,12 +12,11 @@
 //! ([`crate::reduce_plan::plan_fused_reduce`]), on the launches and in the fold order the
 //! eager reduction of the stored result has — so the answer is the eager one, bit for bit.
 
-use crate::alloc::CudaAllocator;
 use crate::args::KernelParam;
 use crate::codegen::DeviceFn;
 use crate::ctype::CType;
 use crate::kernel::{CudaMapKernel, CudaReduceKernel};
-use crate::launch::run;
+use crate::launch::{run, run_reduce_plan};
 use crate::plan::{plan_fused, Step};
 use crate::reduce_codegen::ChainSource;
 use crate::reduce_plan::plan_fused_reduce;
@@ -174,7 +173,7 @@ impl KernelImpl for CudaFusedRunner {
                     device: out.device,
                 };
                 let target = RawTensor { shape: &red.plan.shape, strides: &red.plan.output, ..*out };
-                let mut plan = plan_fused_reduce(
+                let plan = plan_fused_reduce(
                     kernel,
                     chain,
                     &target,
@@ -184,16 +183,10 @@ impl KernelImpl for CudaFusedRunner {
                     red.params,
                     dev.max_blocks(),
                 )?;
-                // Freed back to the stream-ordered cache on return: only later work on
-                // this stream reuses it.
-                let workspace = (plan.workspace_bytes > 0)
-                    .then(|| CudaAllocator::allocate_on(dev.ordinal, plan.workspace_bytes))
-                    .transpose()?;
-                plan.bind_workspace(workspace.as_ref().map_or(0, |w| w.as_ptr() as usize as u64));
                 // SAFETY: the PreparedCall contract: the leaves are live device views on the
                 // map plan of the chain's dense result, `out` lies on its reduction plan and
-                // overlaps no leaf; the workspace is a live block of the planned size.
-                unsafe { run(&dev, &plan.steps) }
+                // overlaps no leaf.
+                unsafe { run_reduce_plan(&dev, plan) }
             }
         }
     }

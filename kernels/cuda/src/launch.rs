@@ -118,7 +118,18 @@ pub unsafe fn launch_reduce(
 ) -> Result<()> {
     same_device(kernel.reducer, out, std::slice::from_ref(input))?;
     let dev = runtime::device_of(out.device)?;
-    let mut plan = reduce_plan::plan_reduce(kernel, out, input, index_strides, params, dev.max_blocks())?;
+    let plan = reduce_plan::plan_reduce(kernel, out, input, index_strides, params, dev.max_blocks())?;
+    // SAFETY: the caller's contract covers the operands the plan reads and writes.
+    unsafe { run_reduce_plan(&dev, plan) }
+}
+
+/// Queues a reduction plan on `dev`'s stream, with a stream-ordered workspace of the size it
+/// asks for (none when the extent is not split).
+///
+/// # Safety
+/// Every operand address of the plan's launches (all but the workspace) is live device
+/// memory laid out as the plan says.
+pub unsafe fn run_reduce_plan(dev: &CudaDevice, mut plan: reduce_plan::ReducePlan) -> Result<()> {
     // Freed back to the stream-ordered cache when this returns: only later work on the
     // same stream reuses it, after these launches.
     let workspace = (plan.workspace_bytes > 0)
@@ -128,7 +139,7 @@ pub unsafe fn launch_reduce(
     plan.bind_workspace(workspace.as_ref().map_or(0, |w| w.as_ptr() as usize as u64));
     // SAFETY: the caller's contract covers the operands; the workspace is a live device
     // block of the size the plan asked for.
-    unsafe { run(&dev, &plan.steps) }
+    unsafe { run(dev, &plan.steps) }
 }
 
 impl KernelImpl for CudaReduceKernel {
