@@ -427,10 +427,20 @@ EXPORT void tops_standin_live(unsigned long long* count, unsigned long long* byt
 
 // ---- initialisation and devices ----
 
+static CUresult sync_all();
+
 EXPORT CUresult cuInit(unsigned flags) {
     if (flags != 0) return INVALID_VALUE;
     static std::once_flag once;
     std::call_once(once, [] {
+        // At exit, drain every stream before the globals above are destroyed: a program
+        // that returns with work still queued (frees, copies) must not have a detached
+        // worker touch g_lock / g_allocs after their destructors ran. Registered after
+        // they were constructed, so it runs before they go.
+        // (Not while a test holds the workers: that work never runs.)
+        std::atexit([] {
+            if (!g_hold) sync_all();
+        });
         {
             std::lock_guard<std::mutex> l(g_lock);
             for (int i = 0; i < device_count(); ++i) g_contexts.push_back(new Context{i});
