@@ -55,6 +55,7 @@ fn main() -> ExitCode {
         round_trips_copies_transposes_casts_and_fills;
         reductions_match_the_cpu_for_every_op_and_dtype;
         non_finite_values_reduce_as_numpy_has_them;
+        fused_softmax_rows_match_the_cpu;
         fused_chains_match_the_cpu;
         fused_chains_equal_the_eager_device_chain_bit_for_bit;
         allocator_round_trip;
@@ -269,6 +270,42 @@ fn non_finite_values_reduce_as_numpy_has_them() {
     let col = device_view(&Tensor::from_vec(vec![f32::NAN, f32::INFINITY, 2.0], &[1, 3]).unwrap(), DEV);
     let v = col.var(&[0], 0, false).unwrap().to_vec::<f32>().unwrap();
     assert!(v[0].is_nan() && v[1].is_nan() && v[2] == 0.0, "var of one-element columns: {v:?}");
+}
+
+/// softmax / log_softmax along the last dim of a dense f32 or f64 tensor run as the fused
+/// rows kernel on the device (a block per row; an unregistered row would be an error, not a
+/// fallback) — new results, `_out` into a poisoned tensor, and in place — against the CPU:
+/// rows of one element, under a warp, over a block, long rows, more rows than a launch has
+/// blocks, and rows holding NaN, +∞ or only −∞ (all NaN).
+fn fused_softmax_rows_match_the_cpu() {
+    for dtype in [DType::F32, DType::F64] {
+        for (rows, n) in [(3, 1), (7, 37), (4, 300), (2, 3000), (5000, 3)] {
+            let mut v: Vec<f64> = (0..rows * n).map(|i| ((i * 7919 + 3) % 2001) as f64 / 100.0 - 10.0).collect();
+            if rows >= 4 && n >= 2 {
+                v[0] = f64::NAN;
+                v[n] = f64::INFINITY;
+                v[2 * n..3 * n].fill(f64::NEG_INFINITY);
+            }
+            let x = Tensor::from_vec(v, &[rows, n]).unwrap().to_dtype(dtype).unwrap();
+            for log in [false, true] {
+                let what = format!("{} {dtype} [{rows}, {n}]", if log { "log_softmax" } else { "softmax" });
+                let new = |t: &Tensor| if log { t.log_softmax(1) } else { t.softmax(1) }.unwrap();
+                let into = |t: &Tensor, out: &Tensor| {
+                    if log { tensor_ops::log_softmax_out(t, 1, out) } else { tensor_ops::softmax_out(t, 1, out) }
+                        .unwrap()
+                };
+                let want = values(&new(&x));
+                let dx = x.to_device(DEV).unwrap();
+                assert_close(&values(&new(&dx)), &want, dtype, false, &what);
+                let out = Tensor::empty(&[rows, n], dtype, DEV).unwrap();
+                poison(&out);
+                into(&dx, &out);
+                assert_close(&values(&out), &want, dtype, false, &format!("{what} into a poisoned out"));
+                into(&dx, &dx);
+                assert_close(&values(&dx), &want, dtype, false, &format!("{what} in place"));
+            }
+        }
+    }
 }
 
 fn reduction_matches_the_cpu(op: &'static OpSpec, dtype: DType, k: &CudaReduceKernel) {

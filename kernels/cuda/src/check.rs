@@ -2,6 +2,7 @@
 //! registers: the CI check that generated CUDA C stays valid, warning-free and spill-free.
 
 use crate::kernel::{CudaMapKernel, CudaReduceKernel};
+use crate::softmax_rows::CudaSoftmaxRows;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use tensor_core::registry::KernelRow;
 use tensor_core::{Error, Result};
@@ -32,7 +33,7 @@ pub struct KernelReport {
 
 /// Every kernel spec for the CUDA rows among `rows` (maps: each layout class, with inputs
 /// and output stored as the row's dtype; reductions: their row, column and finishing
-/// kernels), plus every copy, cast, fill and transpose kernel, each once.
+/// kernels; the fused softmax rows), plus every copy, cast, fill and transpose kernel, each once.
 pub fn specs_for<'a>(rows: impl Iterator<Item = &'a KernelRow>) -> Vec<KernelSpec<'static>> {
     let mut specs = Vec::new();
     for row in rows {
@@ -42,6 +43,9 @@ pub fn specs_for<'a>(rows: impl Iterator<Item = &'a KernelRow>) -> Vec<KernelSpe
         }
         if let Some(k) = row.kernel.as_any().downcast_ref::<CudaReduceKernel>() {
             specs.extend(codegen::reduce_kernels_for(ReduceFn::from_kernel(k), row.dtype));
+        }
+        if let Some(k) = row.kernel.as_any().downcast_ref::<CudaSoftmaxRows>() {
+            specs.push(KernelSpec::SoftmaxRows { dtype: k.dtype, log: k.log });
         }
     }
     specs.extend(codegen::data_movement_kernels());

@@ -218,6 +218,14 @@ pub enum KernelSpec<'a> {
         /// The reducer.
         reducer: ReduceFn<'a>,
     },
+    /// Softmax (`log`: log_softmax) of dense rows, a block per row
+    /// ([`super::reduce_codegen::generate_softmax_rows`]).
+    SoftmaxRows {
+        /// Storage and compute dtype: f32 or f64.
+        dtype: DType,
+        /// log_softmax instead of softmax.
+        log: bool,
+    },
 }
 
 /// A generated kernel: its name, its `__global__` text and what it needs around it.
@@ -352,6 +360,16 @@ pub fn generate(spec: &KernelSpec<'_>) -> Result<Generated> {
                 kernel: t.kernel,
                 device_fns: t.device_fns,
                 args: ArgsKind::FusedReduce,
+                shared_memory: true,
+            })
+        }
+        KernelSpec::SoftmaxRows { dtype, log } => {
+            let t = super::reduce_codegen::generate_softmax_rows(*dtype, *log)?;
+            Ok(Generated {
+                name: t.name,
+                kernel: t.kernel,
+                device_fns: t.device_fns,
+                args: ArgsKind::Contig,
                 shared_memory: true,
             })
         }

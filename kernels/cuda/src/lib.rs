@@ -46,6 +46,7 @@ pub mod runtime;
 pub mod samples;
 #[doc(hidden)]
 pub mod shim;
+pub mod softmax_rows;
 #[doc(hidden)]
 pub mod standin;
 pub mod transfer;

@@ -95,6 +95,40 @@ pub fn generate(r: &ReduceFn<'_>, input: Option<DType>, pass: ReducePass) -> Res
     Ok(ReduceKernelText { name, kernel, device_fns })
 }
 
+/// The fused softmax rows header (needs [`REDUCE_HEADER`] in front of it).
+pub const SOFTMAX_ROWS_HEADER: &str = include_str!("../include/softmax_rows.cuh");
+
+/// The fused softmax (`log`: log_softmax) kernel over the dense rows of a `dtype` tensor
+/// (f32 or f64: stored and computed in that type), taking `tops_contig_args` (output, input,
+/// element count, the row length as the first param).
+///
+/// ```
+/// use tensor_kernels_cuda::reduce_codegen::generate_softmax_rows;
+/// use tensor_core::DType;
+/// let k = generate_softmax_rows(DType::F32, true).unwrap();
+/// assert_eq!(k.name, "tops_softmax_rows__log_softmax__f32");
+/// assert!(k.kernel.contains("tops_softmax_rows<float, float, true>(a)"));
+/// assert!(generate_softmax_rows(DType::F16, false).is_err());
+/// ```
+pub fn generate_softmax_rows(dtype: DType, log: bool) -> Result<ReduceKernelText> {
+    if !matches!(dtype, DType::F32 | DType::F64) {
+        return Err(Error::Cuda(format!("the fused CUDA softmax rows take f32 or f64, not {dtype}")));
+    }
+    let t = CType::of(dtype);
+    let tag = if log { "log_softmax" } else { "softmax" };
+    let name = format!("tops_softmax_rows__{tag}__{}", t.tag);
+    let kernel = format!(
+        "extern \"C\" __global__ void __launch_bounds__({REDUCE_BLOCK}) {name}(tops_contig_args a) {{\n\
+         \x20   tops_softmax_rows<{t}, {t}, {log}>(a);\n}}\n",
+        t = t.name
+    );
+    let device_fns = vec![
+        ("tops_reduce_header".to_string(), REDUCE_HEADER.to_string()),
+        ("tops_softmax_rows_header".to_string(), SOFTMAX_ROWS_HEADER.to_string()),
+    ];
+    Ok(ReduceKernelText { name, kernel, device_fns })
+}
+
 /// A fused chain ending in a reduction, as its first-pass kernel reads it: the chain's
 /// device function over its leaves, whose result (stored as `value` by the eager chain) is
 /// never written to memory.

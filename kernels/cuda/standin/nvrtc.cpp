@@ -114,7 +114,12 @@ std::vector<Kernel> kernels_of(const std::string& src, std::string* err) {
         }
         size_t next = src.find("__global__", at + 1);
         std::string body = src.substr(at, next == std::string::npos ? std::string::npos : next - at);
+        // Kernels whose threads meet at barriers or exchange through warp shuffles run as
+        // fibers: the reduction and transpose blocks, the fused softmax rows (a
+        // `tops_contig_args` kernel whose barriers are in its header template), and any
+        // kernel whose own text has them.
         bool threaded = type == "tops_reduce_args" || type == "tops_fused_reduce_args" || type == "tops_transpose_args" ||
+                        name.rfind("tops_softmax_rows", 0) == 0 ||
                         body.find("__syncthreads") != std::string::npos || body.find("__shfl") != std::string::npos;
         out.push_back(Kernel{name, type, threaded});
     }

@@ -74,3 +74,25 @@ cuda_rows!(STD, "tops_red_std", float);
 cuda_rows!(ARGMAX, "tops_red_argmax", arg);
 cuda_rows!(ARGMIN, "tops_red_argmin", arg);
 cuda_rows!(SOFTMAX_LSE, "tops_red_logsumexp", lse64);
+
+/// The fused softmax / log_softmax rows (`softmax_rows.rs`'s ops) on CUDA: a block per row.
+macro_rules! softmax_rows {
+    ($($spec:ident, $dt:ident, $log:literal;)*) => { $(
+        inventory::submit! {
+            KernelRow {
+                op: &super::softmax_rows::$spec,
+                device: DeviceKind::Cuda,
+                layout: Layout::Strided,
+                dtype: DType::$dt,
+                kernel: &tensor_kernels_cuda::softmax_rows::CudaSoftmaxRows { dtype: DType::$dt, log: $log },
+            }
+        }
+    )* };
+}
+
+softmax_rows! {
+    SOFTMAX_ROWS, F32, false;
+    SOFTMAX_ROWS, F64, false;
+    LOG_SOFTMAX_ROWS, F32, true;
+    LOG_SOFTMAX_ROWS, F64, true;
+}
