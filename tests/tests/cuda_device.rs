@@ -276,10 +276,12 @@ fn non_finite_values_reduce_as_numpy_has_them() {
 /// rows kernel on the device (a block per row; an unregistered row would be an error, not a
 /// fallback) — new results, `_out` into a poisoned tensor, and in place — against the CPU:
 /// rows of one element, under a warp, over a block, long rows, more rows than a launch has
-/// blocks, and rows holding NaN, +∞ or only −∞ (all NaN).
+/// blocks, and rows holding NaN, +∞ or only −∞ (all NaN); rows over the fused kernel's
+/// `MAX_ROW` take the split reduction and the map instead, with the same results.
 fn fused_softmax_rows_match_the_cpu() {
+    let over = tensor_ops::__private::tensor_kernels_cuda::softmax_rows::MAX_ROW + 3;
     for dtype in [DType::F32, DType::F64] {
-        for (rows, n) in [(3, 1), (7, 37), (4, 300), (2, 3000), (5000, 3)] {
+        for (rows, n) in [(3, 1), (7, 37), (4, 300), (2, 3000), (5000, 3), (4, over)] {
             let mut v: Vec<f64> = (0..rows * n).map(|i| ((i * 7919 + 3) % 2001) as f64 / 100.0 - 10.0).collect();
             if rows >= 4 && n >= 2 {
                 v[0] = f64::NAN;

@@ -15,6 +15,12 @@ use super::plan::{Args, Launch, Step};
 use super::reduce_codegen::REDUCE_BLOCK;
 use super::runtime;
 
+/// The longest row the fused kernel takes (elements): 64 KiB of f32, which the block's
+/// second read still finds in L1/L2. A longer row goes to the log-sum-exp reduction, whose
+/// planner splits a long extent over many blocks; one block a row would leave most of the
+/// GPU idle when such rows are few (a `[1, 2^26]` softmax would run on one SM).
+pub const MAX_ROW: usize = 16 * 1024;
+
 /// The fused softmax (`log`: log_softmax) rows of one dtype on CUDA.
 ///
 /// ```

@@ -34,9 +34,9 @@ fn run(name: &'static str, a: &Tensor, dim: usize, out: &Tensor, log: bool) -> R
         ));
     }
     // Dense rows along the last dim (the common case): one fused pass per row, in cache
-    // (on CUDA a block per row, the row read from DRAM once).
+    // (on CUDA a block per row, the row read from DRAM once, for rows that fit in cache).
     let fused = dim + 1 == a.ndim()
-        && (a.device().is_cpu() || cfg!(feature = "cuda"))
+        && (a.device().is_cpu() || cuda_fuses_rows_of(a.shape()[dim]))
         && matches!(a.dtype(), DType::F32 | DType::F64)
         && out.dtype() == a.dtype()
         && a.is_contiguous()
@@ -58,6 +58,18 @@ fn run(name: &'static str, a: &Tensor, dim: usize, out: &Tensor, log: bool) -> R
     };
     let spec = if log { &__tensor_op_log_softmax_from_lse::SPEC } else { &__tensor_op_softmax_from_lse::SPEC };
     call_map_out(spec, &[a, &hi, &lo], &[], out).map_err(|e| e.renamed(name))
+}
+
+/// Whether the fused CUDA rows take rows of `len` elements.
+#[cfg(feature = "cuda")]
+fn cuda_fuses_rows_of(len: usize) -> bool {
+    len <= tensor_kernels_cuda::softmax_rows::MAX_ROW
+}
+
+/// Without the CUDA backend there is no other device to fuse on.
+#[cfg(not(feature = "cuda"))]
+fn cuda_fuses_rows_of(_: usize) -> bool {
+    false
 }
 
 fn new_result(a: &Tensor) -> Result<Tensor> {
