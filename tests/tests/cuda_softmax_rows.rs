@@ -8,20 +8,14 @@
 //! `Device::Cuda` (a GPU, or the CPU-backed stand-in of the driver).
 
 mod common;
-
-use std::path::PathBuf;
+mod shim;
 
 use common::poison;
-use tensor_ops::__private::tensor_core::{lock_many, Access};
+use shim::{nvrtc_available, planned, run_all, with_raw, Planned};
 use tensor_ops::__private::tensor_kernels_cuda::codegen::KernelSpec;
 use tensor_ops::__private::tensor_kernels_cuda::plan::Step;
-use tensor_ops::__private::tensor_kernels_cuda::shim;
 use tensor_ops::__private::tensor_kernels_cuda::softmax_rows::plan_softmax_rows;
 use tensor_ops::prelude::*;
-
-fn ci() -> bool {
-    std::env::var_os("CI").is_some()
-}
 
 /// `rows × n` values in [-10, 10], with (when there are rows enough) a NaN in row 0, +∞ in
 /// row 1, a row of −∞ (row 2) and huge equal values (row 3).
@@ -40,12 +34,6 @@ fn tensor(v: &[f64], rows: usize, n: usize, dtype: DType) -> Tensor {
     Tensor::from_vec(v.to_vec(), &[rows, n]).unwrap().to_dtype(dtype).unwrap()
 }
 
-/// The device (host) address of a dense tensor's first element.
-fn address(t: &Tensor) -> u64 {
-    let locks = lock_many(&[(t.storage(), Access::Read)]).unwrap();
-    locks.base(t.storage()).wrapping_add(t.storage_offset() * t.elem_size()) as usize as u64
-}
-
 fn as_f64(t: &Tensor) -> Vec<f64> {
     t.to_dtype(DType::F64).unwrap().to_vec::<f64>().unwrap()
 }
@@ -58,22 +46,28 @@ fn assert_close(got: &[f64], want: &[f64], dtype: DType, what: &str) {
     }
 }
 
+/// The launch of the fused rows from `x` into `out` (`in_place`: `out` is `x`), planned on
+/// their host addresses.
+fn plan_rows(what: String, x: &Tensor, out: Tensor, in_place: bool, log: bool, max_blocks: u32) -> Planned {
+    let (rows, n) = (x.shape()[0], x.shape()[1]);
+    let inputs = if in_place { vec![] } else { vec![x.clone()] };
+    let steps = with_raw(&out, &inputs, |o, i| {
+        let from = i.first().unwrap_or(o).ptr as usize as u64;
+        plan_softmax_rows(x.dtype(), log, o.ptr as usize as u64, from, rows * n, n, max_blocks)
+    })
+    .unwrap_or_else(|e| panic!("{what}: {e}"));
+    let Some(Step::Kernel(l)) = steps.first() else { panic!("{what}: no launch") };
+    assert!(l.grid as usize <= rows.min(max_blocks as usize) && l.block.0 % 32 == 0, "{what}: {l:?}");
+    planned(what, steps, out, vec![x.clone()])
+}
+
 #[test]
 fn shim_runs_the_fused_softmax_rows_like_the_cpu() {
     // (rows, row length, most blocks): one element; under a warp; over a block; over a
     // block by one; long rows; more rows than blocks.
     let shapes = [(1, 1, 8), (5, 7, 8), (6, 33, 2), (4, 256, 8), (4, 257, 3), (5, 1000, 2), (2, 5000, 8)];
-    let specs: Vec<KernelSpec<'static>> = [DType::F32, DType::F64]
-        .into_iter()
-        .flat_map(|dtype| [false, true].map(|log| KernelSpec::SoftmaxRows { dtype, log }))
-        .collect();
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cuda-shim");
-    let lib = match shim::build(&specs, &dir) {
-        Ok(lib) => lib,
-        Err(shim::ShimError::Unavailable(e)) if !ci() => return println!("SKIPPED: {e}"),
-        Err(e) => panic!("{e}"),
-    };
-    let mut launches = 0;
+    let mut calls = Vec::new();
+    let mut wants = Vec::new();
     for dtype in [DType::F32, DType::F64] {
         for log in [false, true] {
             for &(rows, n, max_blocks) in &shapes {
@@ -83,39 +77,33 @@ fn shim_runs_the_fused_softmax_rows_like_the_cpu() {
                 );
                 let v = values(rows, n);
                 let x = tensor(&v, rows, n, dtype);
-                let want = if log { x.log_softmax(1) } else { x.softmax(1) }.unwrap();
-                let want = as_f64(&want);
+                let want = as_f64(&if log { x.log_softmax(1) } else { x.softmax(1) }.unwrap());
                 let got = Tensor::empty(&[rows, n], dtype, Device::Cpu).unwrap();
                 poison(&got);
-                let steps = plan_softmax_rows(dtype, log, address(&got), address(&x), rows * n, n, max_blocks).unwrap();
-                let Some(Step::Kernel(l)) = steps.first() else { panic!("{what}: no launch") };
-                assert!(l.grid as usize <= rows.min(max_blocks as usize) && l.block.0 % 32 == 0, "{what}: {l:?}");
-                // SAFETY: the steps address the host storages of `x` and `got`, alive here.
-                unsafe { lib.run(&steps) }.unwrap_or_else(|e| panic!("{what}: {e}"));
-                assert_close(&as_f64(&got), &want, dtype, &what);
-                if rows >= 4 && n >= 2 {
-                    let special = as_f64(&got);
-                    for r in 0..3 {
-                        assert!(special[r * n..(r + 1) * n].iter().all(|y| y.is_nan()), "{what}: row {r} is all NaN");
-                    }
-                    let huge = if log { -(n as f64).ln() } else { 1.0 / n as f64 };
-                    assert!(
-                        special[3 * n..4 * n].iter().all(|&y| (y - huge).abs() <= 1e-6 * huge.abs()),
-                        "{what}: row 3"
-                    );
-                }
+                calls.push(plan_rows(what.clone(), &x, got, false, log, max_blocks));
                 // In place: the output is the input's memory.
                 let inplace = tensor(&v, rows, n, dtype);
-                let at = address(&inplace);
-                let steps = plan_softmax_rows(dtype, log, at, at, rows * n, n, max_blocks).unwrap();
-                // SAFETY: as above, one storage read and written.
-                unsafe { lib.run(&steps) }.unwrap_or_else(|e| panic!("{what} in place: {e}"));
-                assert_close(&as_f64(&inplace), &want, dtype, &format!("{what} in place"));
-                launches += 2;
+                calls.push(plan_rows(format!("{what} in place"), &inplace, inplace.clone(), true, log, max_blocks));
+                wants.extend([(want.clone(), dtype, log, rows, n), (want, dtype, log, rows, n)]);
             }
         }
     }
-    println!("{launches} fused softmax-rows launches on the shim");
+    if !run_all(&calls) {
+        return;
+    }
+    for (c, (want, dtype, log, rows, n)) in calls.iter().zip(wants) {
+        let got = as_f64(&c.out);
+        assert_close(&got, &want, dtype, &c.what);
+        if rows >= 4 && n >= 2 {
+            for r in 0..3 {
+                assert!(got[r * n..(r + 1) * n].iter().all(|y| y.is_nan()), "{}: row {r} is all NaN", c.what);
+            }
+            let huge = if log { -(n as f64).ln() } else { 1.0 / n as f64 };
+            let row3 = &got[3 * n..4 * n];
+            assert!(row3.iter().all(|&y| (y - huge).abs() <= 1e-6 * huge.abs()), "{}: row 3", c.what);
+        }
+    }
+    println!("{} fused softmax-rows launches on the shim", calls.len());
 }
 
 /// The planner refuses what the kernel cannot take, as values.
@@ -136,10 +124,9 @@ fn the_softmax_rows_planner_refuses_bad_shapes_and_dtypes() {
 fn fused_softmax_rows_compile_with_nvrtc() {
     use tensor_ops::__private::tensor_core::registry::KernelRow;
     use tensor_ops::__private::tensor_core::DeviceKind;
-    use tensor_ops::__private::tensor_kernels_cuda::{check, nvrtc};
-    if let Err(e) = nvrtc::nvrtc() {
-        assert!(!ci(), "CI is set but NVRTC is missing: {e}");
-        return println!("SKIPPED: {e}");
+    use tensor_ops::__private::tensor_kernels_cuda::check;
+    if !nvrtc_available() {
+        return;
     }
     let rows = || {
         tensor_ops::__private::inventory::iter::<KernelRow>

@@ -15,7 +15,8 @@ use super::plan::{self, Step};
 use super::reduce_plan;
 use super::runtime::{self, CudaDevice};
 
-fn same_device(what: &str, out: &RawTensor<'_>, others: &[RawTensor<'_>]) -> Result<()> {
+/// An error naming `what` unless every operand of `others` is on `out`'s device.
+pub(crate) fn same_device(what: &str, out: &RawTensor<'_>, others: &[RawTensor<'_>]) -> Result<()> {
     match others.iter().find(|t| t.device != out.device) {
         Some(t) => Err(Error::Cuda(format!("{what}: operands on {} and {}", out.device, t.device))),
         None => Ok(()),

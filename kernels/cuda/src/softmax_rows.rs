@@ -10,7 +10,7 @@ use tensor_core::{DType, Error, Result, Scalar};
 
 use super::args::{ContigArgs, KernelParam};
 use super::codegen::KernelSpec;
-use super::launch::run;
+use super::launch::{run, same_device};
 use super::plan::{Args, Launch, Step};
 use super::reduce_codegen::REDUCE_BLOCK;
 use super::runtime;
@@ -104,9 +104,7 @@ impl KernelImpl for CudaSoftmaxRows {
         if !dense(out) || !dense(input) {
             return Err(Error::invalid(op, "the fused softmax rows need a dense input and output"));
         }
-        if out.device != input.device {
-            return Err(Error::Cuda(format!("{op}: operands on {} and {}", out.device, input.device)));
-        }
+        same_device(op, out, std::slice::from_ref(input))?;
         let numel: usize = out.shape.iter().product();
         let row_len = match call.params.first() {
             Some(Scalar::Int(n)) if *n > 0 => *n as usize,
