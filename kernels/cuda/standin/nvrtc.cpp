@@ -86,11 +86,19 @@ std::string word(const std::string& s, size_t& i) {
     return s.substr(b, i - b);
 }
 
+/// Whether CUDA C text has block barriers or warp shuffles.
+bool synchronises(const std::string& text) {
+    return text.find("__syncthreads") != std::string::npos || text.find("__shfl") != std::string::npos;
+}
+
 /// The kernels: `__global__ void [__launch_bounds__(..)] NAME(TYPE param)`. A kernel runs
-/// its block's threads as fibers when it synchronises (its text, or the reduction and
-/// transpose blocks whose helpers do).
+/// its block's threads as fibers when it may synchronise: its own text does, or the device
+/// code in front of the kernels (the headers and functions it can call: a program holds
+/// one kernel and what it needs, so this is exact for the backend's programs), or it is a
+/// reduction or transpose block.
 std::vector<Kernel> kernels_of(const std::string& src, std::string* err) {
     std::vector<Kernel> out;
+    const std::string device_code = src.substr(0, src.find("__global__"));
     for (size_t at = src.find("__global__"); at != std::string::npos; at = src.find("__global__", at + 1)) {
         size_t i = at + std::strlen("__global__");
         if (word(src, i) != "void") continue; // the macro's own mention, or a comment
@@ -114,13 +122,8 @@ std::vector<Kernel> kernels_of(const std::string& src, std::string* err) {
         }
         size_t next = src.find("__global__", at + 1);
         std::string body = src.substr(at, next == std::string::npos ? std::string::npos : next - at);
-        // Kernels whose threads meet at barriers or exchange through warp shuffles run as
-        // fibers: the reduction and transpose blocks, the fused softmax rows (a
-        // `tops_contig_args` kernel whose barriers are in its header template), and any
-        // kernel whose own text has them.
         bool threaded = type == "tops_reduce_args" || type == "tops_fused_reduce_args" || type == "tops_transpose_args" ||
-                        name.rfind("tops_softmax_rows", 0) == 0 ||
-                        body.find("__syncthreads") != std::string::npos || body.find("__shfl") != std::string::npos;
+                        synchronises(body) || synchronises(device_code);
         out.push_back(Kernel{name, type, threaded});
     }
     return out;
