@@ -2,7 +2,7 @@
 //! read-only reference loop and a copy, all on every worker thread, in one run:
 //! `cargo run --release -p tensor-benches --example reduce_probe [rows] [cols]`
 //! (`REDUCE_PROBE_ONLY=argmax` for the cases whose name contains it, `REDUCE_PROBE_REPS=n`
-//! to time each n times).
+//! to time each n times, `REDUCE_PROBE_RANDOM=1` for uniform random data).
 
 use rayon::prelude::*;
 use std::time::Instant;
@@ -28,7 +28,21 @@ fn main() -> tensor_ops::Result<()> {
     let args: Vec<usize> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
     let (r, c) = (args.first().copied().unwrap_or(8192), args.get(1).copied().unwrap_or(8192));
     let n = r * c;
-    let data: Vec<f32> = (0..n).map(|i| ((i * 7919) % 1000) as f32 * 1e-3 - 0.5).collect();
+    // `REDUCE_PROBE_RANDOM=1`: uniform values in [-0.5, 0.5) from a fixed-seed xorshift
+    // (where the maxima fall decides how much work an argmax's position search does).
+    let data: Vec<f32> = if std::env::var_os("REDUCE_PROBE_RANDOM").is_some() {
+        let mut s = 0x9e37_79b9_7f4a_7c15u64;
+        (0..n)
+            .map(|_| {
+                s ^= s << 13;
+                s ^= s >> 7;
+                s ^= s << 17;
+                (s >> 40) as f32 / (1u64 << 24) as f32 - 0.5
+            })
+            .collect()
+    } else {
+        (0..n).map(|i| ((i * 7919) % 1000) as f32 * 1e-3 - 0.5).collect()
+    };
     let bytes = (n * 4) as f64;
     // The read reference: a whole-array sum with 16 accumulators per thread.
     let read = best(|| {

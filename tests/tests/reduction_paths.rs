@@ -268,3 +268,53 @@ fn column_folds_over_several_long_leaves_match_the_model() {
         }
     }
 }
+
+/// The first index of the extreme (or of the first NaN) of `v`, one element at a time.
+fn first_extreme(v: &[f64], max: bool) -> i64 {
+    let mut best = 0;
+    for (i, &x) in v.iter().enumerate() {
+        let b = v[best];
+        if b.is_nan() {
+            break;
+        }
+        if x.is_nan() || (max && x > b) || (!max && x < b) {
+            best = i;
+        }
+    }
+    best as i64
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 300, ..Default::default() })]
+    /// Rows whose values come from a tiny set (ties everywhere: in one lane of the row scan,
+    /// across its lanes, in its tail), with ±∞ and the dtype's extremes, sometimes a NaN,
+    /// in every dtype and read forwards or flipped: argmax/argmin give the first extreme.
+    #[test]
+    fn argmax_and_argmin_of_rows_full_of_ties_match_the_model(
+        len in 1usize..700,
+        picks in proptest::collection::vec(0usize..6, 700),
+        nan_at in proptest::option::of(0usize..700),
+        dtype_at in 0usize..DTYPES.len(),
+        flip in proptest::bool::ANY,
+    ) {
+        let dtype = DTYPES[dtype_at];
+        let set: [f64; 6] = match dtype {
+            DType::Bool => [0.0, 1.0, 0.0, 1.0, 1.0, 0.0],
+            DType::U8 => [0.0, 255.0, 7.0, 3.0, 255.0, 0.0],
+            DType::I8 => [-128.0, 127.0, 0.0, -1.0, 127.0, -128.0],
+            d if d.is_float() => [f64::NEG_INFINITY, f64::INFINITY, 0.5, -0.25, 2.0, 0.5],
+            _ => [-3.0, 9.0, 0.0, 9.0, -3.0, 1.0],
+        };
+        let mut v: Vec<f64> = picks[..len].iter().map(|&p| set[p]).collect();
+        if let (Some(at), true) = (nan_at, dtype.is_float()) {
+            v[at % len] = f64::NAN;
+        }
+        let t = tensor_of(&v, &[1, len], dtype);
+        let (t, v) = if flip { (t.flip(1).unwrap(), v.iter().rev().copied().collect()) } else { (t, v) };
+        let v = as_f64(&tensor_of(&v, &[len], dtype)); // the values as the dtype holds them
+        for max in [true, false] {
+            let got = if max { t.argmax(1, false) } else { t.argmin(1, false) }.unwrap().to_vec::<i64>().unwrap();
+            proptest::prop_assert_eq!(got, vec![first_extreme(&v, max)], "{} max {} flip {}", dtype, max, flip);
+        }
+    }
+}
