@@ -25,6 +25,8 @@ fn main() -> tensor_ops::Result<()> {
     let a = Tensor::from_vec(data, &[r, c])?;
     let dst = Tensor::empty(&[r, c], DType::F32, Device::Cpu)?;
     let data = a.to_vec::<f32>()?;
+    // The same values in f16 (rows computed in f32, rounded once).
+    let (a16, dst16) = (a.to_dtype(DType::F16)?, Tensor::empty(&[r, c], DType::F16, Device::Cpu)?);
     let mut cases: Vec<Case<'_>> = vec![
         ("copy", Box::new(|| dst.copy_(&a).unwrap())),
         // The read reference: a whole-array sum with 16 accumulators per thread.
@@ -39,6 +41,9 @@ fn main() -> tensor_ops::Result<()> {
         ("softmax (new)", Box::new(|| drop(a.softmax(1).unwrap()))),
         ("log_softmax_out", Box::new(|| tensor_ops::log_softmax_out(&a, 1, &dst).unwrap())),
         ("exp_out", Box::new(|| tensor_ops::exp_out(&a, &dst).unwrap())),
+        ("copy f16", Box::new(|| dst16.copy_(&a16).unwrap())),
+        ("softmax_out f16", Box::new(|| tensor_ops::softmax_out(&a16, 1, &dst16).unwrap())),
+        ("log_softmax_out f16", Box::new(|| tensor_ops::log_softmax_out(&a16, 1, &dst16).unwrap())),
         ("amax dim 1", Box::new(|| drop(a.amax(&[1], false).unwrap()))),
         ("argmax dim 1", Box::new(|| drop(a.argmax(1, false).unwrap()))),
         ("argmax dim 0", Box::new(|| drop(a.argmax(0, false).unwrap()))),

@@ -280,7 +280,7 @@ fn non_finite_values_reduce_as_numpy_has_them() {
 /// `MAX_ROW` take the split reduction and the map instead, with the same results.
 fn fused_softmax_rows_match_the_cpu() {
     let over = tensor_ops::__private::tensor_kernels_cuda::softmax_rows::MAX_ROW + 3;
-    for dtype in [DType::F32, DType::F64] {
+    for dtype in [DType::F16, DType::BF16, DType::F32, DType::F64] {
         for (rows, n) in [(3, 1), (7, 37), (4, 300), (2, 3000), (5000, 3), (4, over)] {
             let mut v: Vec<f64> = (0..rows * n).map(|i| ((i * 7919 + 3) % 2001) as f64 / 100.0 - 10.0).collect();
             if rows >= 4 && n >= 2 {

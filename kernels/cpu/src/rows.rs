@@ -10,7 +10,8 @@ use tensor_core::{DType, Error, Result};
 
 /// Computes `count` consecutive output rows of `len` elements from as many input rows
 /// (dense: row `r` starts `r · len` elements after the first), with two scratch rows
-/// (`row.scratch`: cache-resident, reused for every call of a task) to build rows in, and
+/// (`row.scratch`: `len` elements of the kernel's [`RowKernel::scratch`] dtype each,
+/// cache-resident, reused for every call of a task) to build rows in, and
 /// `row.stream`: the whole output is too large to stay in cache, so finished rows should
 /// reach `out` through non-temporal stores ([`crate::copy::stream::StreamLine`]; the
 /// driver fences once per task). Taking rows in batches lets a kernel overlap one row's
@@ -20,13 +21,13 @@ use tensor_core::{DType, Error, Result};
 /// `input` is valid for `count · len` reads and `out` for `count · len` writes of the
 /// kernel's dtype, and the two do not overlap (the driver copies a row first, and passes
 /// one row at a time, when the call is in place); each `row.scratch` pointer is valid for
-/// `len` elements and overlaps nothing else.
+/// `len` elements of the kernel's scratch dtype and overlaps nothing else.
 pub type RowFn = unsafe fn(out: *mut u8, input: *const u8, len: usize, count: usize, row: RowScratch);
 
 /// What a [`RowFn`] gets besides its rows.
 #[derive(Debug, Clone, Copy)]
 pub struct RowScratch {
-    /// Two buffers of at least `len` elements each, aligned to 64 bytes.
+    /// Two buffers of at least `len` elements of the scratch dtype each, aligned to 64 bytes.
     pub scratch: [*mut u8; 2],
     /// True when the output is larger than the cache ([`crate::copy::stream::NT_THRESHOLD`]).
     pub stream: bool,
@@ -41,12 +42,15 @@ pub struct RowScratch {
 /// unsafe fn copy_rows(o: *mut u8, i: *const u8, n: usize, rows: usize, _: RowScratch) {
 ///     unsafe { std::ptr::copy(i, o, rows * n * 4) }
 /// }
-/// assert_eq!(RowKernel { dtype: DType::F32, func: copy_rows }.kind(), "cpu-rows");
+/// assert_eq!(RowKernel { dtype: DType::F32, scratch: DType::F32, func: copy_rows }.kind(), "cpu-rows");
 /// ```
 #[derive(Debug, Clone, Copy)]
 pub struct RowKernel {
     /// The dtype of input and output.
     pub dtype: DType,
+    /// The element type of the two scratch rows (the dtype a kernel computes a row in:
+    /// f32 for f16/bf16 rows).
+    pub scratch: DType,
     /// The row function.
     pub func: RowFn,
 }
@@ -85,7 +89,7 @@ impl KernelImpl for RowKernel {
         let func = self.func;
         let in_place = o.0 == i.0;
         let stream = numel * size >= crate::copy::stream::NT_THRESHOLD;
-        let words = (len * size).div_ceil(64) * 8;
+        let words = (len * size.max(self.scratch.size())).div_ceil(64) * 8;
         for_each_chunk(numel / len, (GRAIN / len).max(1), |rows| {
             // The row function's two buffers, and in place a copy of each input row (u64
             // words in 64-byte steps: aligned for every dtype). The second buffer starts

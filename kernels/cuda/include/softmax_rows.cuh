@@ -1,5 +1,6 @@
 // tensor-ops CUDA softmax / log_softmax of dense rows: the fused kernel behind `softmax` and
-// `log_softmax` along the last dim of a dense f32 or f64 tensor on CUDA. Needs reduce.cuh
+// `log_softmax` along the last dim of a dense float tensor on CUDA (f16/bf16 computed in
+// float, rounded once). Needs reduce.cuh
 // (tops_red_logsumexp, tops_warp_combine) in front of it. Compiled by NVRTC, and by the
 // host C++ compiler under kernels/cuda/include/shim.h in tests.
 #pragma once

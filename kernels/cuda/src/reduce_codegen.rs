@@ -99,8 +99,9 @@ pub fn generate(r: &ReduceFn<'_>, input: Option<DType>, pass: ReducePass) -> Res
 pub const SOFTMAX_ROWS_HEADER: &str = include_str!("../include/softmax_rows.cuh");
 
 /// The fused softmax (`log`: log_softmax) kernel over the dense rows of a `dtype` tensor
-/// (f32 or f64: stored and computed in that type), taking `tops_contig_args` (output, input,
-/// element count, the row length as the first param).
+/// (f32 or f64: stored and computed in that type; f16 or bf16: computed in f32, rounded
+/// once), taking `tops_contig_args` (output, input, element count, the row length as the
+/// first param).
 ///
 /// ```
 /// use tensor_kernels_cuda::reduce_codegen::generate_softmax_rows;
@@ -108,19 +109,25 @@ pub const SOFTMAX_ROWS_HEADER: &str = include_str!("../include/softmax_rows.cuh"
 /// let k = generate_softmax_rows(DType::F32, true).unwrap();
 /// assert_eq!(k.name, "tops_softmax_rows__log_softmax__f32");
 /// assert!(k.kernel.contains("tops_softmax_rows<float, float, true>(a)"));
-/// assert!(generate_softmax_rows(DType::F16, false).is_err());
+/// let h = generate_softmax_rows(DType::F16, false).unwrap();
+/// assert!(h.kernel.contains("tops_softmax_rows<__half, float, false>(a)"));
+/// assert!(generate_softmax_rows(DType::I32, false).is_err());
 /// ```
 pub fn generate_softmax_rows(dtype: DType, log: bool) -> Result<ReduceKernelText> {
-    if !matches!(dtype, DType::F32 | DType::F64) {
-        return Err(Error::Cuda(format!("the fused CUDA softmax rows take f32 or f64, not {dtype}")));
-    }
-    let t = CType::of(dtype);
+    // f16/bf16 rows are computed in f32 and rounded once, as on the CPU.
+    let compute = match dtype {
+        DType::F16 | DType::BF16 | DType::F32 => DType::F32,
+        DType::F64 => DType::F64,
+        _ => return Err(Error::Cuda(format!("the fused CUDA softmax rows take float dtypes, not {dtype}"))),
+    };
+    let (t, c) = (CType::of(dtype), CType::of(compute));
     let tag = if log { "log_softmax" } else { "softmax" };
     let name = format!("tops_softmax_rows__{tag}__{}", t.tag);
     let kernel = format!(
         "extern \"C\" __global__ void __launch_bounds__({REDUCE_BLOCK}) {name}(tops_contig_args a) {{\n\
-         \x20   tops_softmax_rows<{t}, {t}, {log}>(a);\n}}\n",
-        t = t.name
+         \x20   tops_softmax_rows<{t}, {c}, {log}>(a);\n}}\n",
+        t = t.name,
+        c = c.name
     );
     let device_fns = vec![
         ("tops_reduce_header".to_string(), REDUCE_HEADER.to_string()),

@@ -30,7 +30,7 @@ pub const MAX_ROW: usize = 16 * 1024;
 /// ```
 #[derive(Debug, Clone, Copy)]
 pub struct CudaSoftmaxRows {
-    /// Input and output dtype: f32 or f64.
+    /// Input and output dtype: f16, bf16 (computed in f32), f32 or f64.
     pub dtype: DType,
     /// log_softmax instead of softmax.
     pub log: bool,
@@ -65,8 +65,8 @@ pub fn plan_softmax_rows(
     max_blocks: u32,
 ) -> Result<Vec<Step>> {
     let op = if log { "log_softmax" } else { "softmax" };
-    if !matches!(dtype, DType::F32 | DType::F64) {
-        return Err(Error::invalid(op, format!("the fused CUDA rows take f32 or f64, not {dtype}")));
+    if !dtype.is_float() {
+        return Err(Error::invalid(op, format!("the fused CUDA rows take float dtypes, not {dtype}")));
     }
     if row_len == 0 || !numel.is_multiple_of(row_len) {
         return Err(Error::invalid(op, format!("row length {row_len} does not divide {numel} elements")));

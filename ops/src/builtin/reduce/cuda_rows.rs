@@ -91,8 +91,12 @@ macro_rules! softmax_rows {
 }
 
 softmax_rows! {
+    SOFTMAX_ROWS, F16, false;
+    SOFTMAX_ROWS, BF16, false;
     SOFTMAX_ROWS, F32, false;
     SOFTMAX_ROWS, F64, false;
+    LOG_SOFTMAX_ROWS, F16, true;
+    LOG_SOFTMAX_ROWS, BF16, true;
     LOG_SOFTMAX_ROWS, F32, true;
     LOG_SOFTMAX_ROWS, F64, true;
 }

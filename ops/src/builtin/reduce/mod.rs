@@ -1,5 +1,6 @@
 //! The built-in reductions: sum, prod, mean, amax, amin, all, any, logsumexp, var, std,
-//! argmax, argmin, and softmax / log_softmax (a log-sum-exp pass, then one map).
+//! argmax, argmin, and softmax / log_softmax (one fused pass per dense row along the last
+//! dim; otherwise a log-sum-exp pass, then one map).
 //!
 //! Every reduction takes any strided view and runs on the core's one call path
 //! ([`tensor_core::call::reduce`]); the CPU kernels are [`tensor_kernels_cpu::reduce`]'s
@@ -12,6 +13,7 @@ mod cuda_rows;
 mod reducers;
 mod rows;
 mod softmax;
+mod softmax_half_rows;
 mod softmax_rows;
 pub mod specs;
 

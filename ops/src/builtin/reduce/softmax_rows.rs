@@ -2,7 +2,8 @@
 //! maximum, then Σ e^(x − max) (softmax stores e^(x − max) on the way), then the output —
 //! the row is read from memory once and stays in cache, and a large output is streamed out
 //! while the next row computes. A CPU row kernel
-//! (`tensor_kernels_cpu::rows`), f32 and f64, at the CPU's SIMD level.
+//! (`tensor_kernels_cpu::rows`), f32 and f64, at the CPU's SIMD level (f16 and bf16 rows,
+//! computed in f32: `softmax_half_rows.rs`).
 
 use super::compute::{max_by_gt, Compute};
 use tensor_core::registry::{KernelRow, OpSpec, RowCache};
@@ -334,7 +335,7 @@ macro_rules! rows {
                 device: DeviceKind::Cpu,
                 layout: Layout::Strided,
                 dtype: DType::$dt,
-                kernel: &RowKernel { dtype: DType::$dt, func: $f },
+                kernel: &RowKernel { dtype: DType::$dt, scratch: DType::$dt, func: $f },
             }
         }
     )* };
