@@ -130,19 +130,7 @@ fn argmax_ties_inside_one_chunk() {
 
 #[test]
 fn argmax_over_long_rows_across_blocks() {
-    let naive = |v: &[f32], max: bool| -> i64 {
-        let mut best = 0;
-        for (i, &x) in v.iter().enumerate() {
-            let b = v[best];
-            if b.is_nan() {
-                break;
-            }
-            if x.is_nan() || (max && x > b) || (!max && x < b) {
-                best = i;
-            }
-        }
-        best as i64
-    };
+    let naive = |v: &[f32], max: bool| first_extreme(&v.iter().map(|&x| f64::from(x)).collect::<Vec<_>>(), max);
     // Rows of a little over two row leaves (the blocks the row engine folds one by one).
     const B: usize = tensor_ops::__private::tensor_kernels_cpu::reduce::ROW_LEAF;
     const LEN: usize = 2 * B + B / 4 + 7;

@@ -2,15 +2,12 @@
 //! converted into an f32 scratch row, its maximum, Σ e^(x − max) and output computed there
 //! in f32 (as the f32 rows do), and the output rounded once into the row's dtype — one
 //! read of the row from memory, where the log-sum-exp reduction and map it replaced read
-//! the whole tensor twice.
+//! the whole tensor twice. Registered with the f32/f64 rows in `softmax_rows.rs`.
 
 use super::compute::max_by_gt;
-use super::softmax_rows::{LOG_SOFTMAX_ROWS, SOFTMAX_ROWS};
-use tensor_core::registry::KernelRow;
-use tensor_core::{DType, DeviceKind, Layout};
 use tensor_kernels_cpu::convert::{bf16_to_f32, f16_to_f32, f32_to_bf16, f32_to_f16};
 use tensor_kernels_cpu::map::{no_loop_vectorize, prefetch, simd_level, SimdLevel};
-use tensor_kernels_cpu::rows::{RowKernel, RowScratch};
+use tensor_kernels_cpu::rows::RowScratch;
 use tensor_kernels_cpu::value::{F32x16, Lane, Value};
 
 /// Widens `n` 16-bit floats at `src` to f32 at `dst`.
@@ -105,7 +102,7 @@ macro_rules! half_row_fns {
         ///
         /// # Safety
         /// As [`tensor_kernels_cpu::rows::RowFn`], with f32 scratch rows.
-        unsafe fn $name(out: *mut u8, x: *const u8, len: usize, count: usize, r: RowScratch) {
+        pub(super) unsafe fn $name(out: *mut u8, x: *const u8, len: usize, count: usize, r: RowScratch) {
             let conv: (Widen, Narrow) = ($widen, $narrow);
             #[cfg(target_arch = "x86_64")]
             #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")]
@@ -138,25 +135,4 @@ half_row_fns! {
     softmax_bf16: bf16_to_f32, f32_to_bf16, false;
     log_softmax_f16: f16_to_f32, f32_to_f16, true;
     log_softmax_bf16: bf16_to_f32, f32_to_bf16, true;
-}
-
-macro_rules! half_rows {
-    ($($spec:ident, $dt:ident, $f:ident;)*) => { $(
-        inventory::submit! {
-            KernelRow {
-                op: &$spec,
-                device: DeviceKind::Cpu,
-                layout: Layout::Strided,
-                dtype: DType::$dt,
-                kernel: &RowKernel { dtype: DType::$dt, scratch: DType::F32, func: $f },
-            }
-        }
-    )* };
-}
-
-half_rows! {
-    SOFTMAX_ROWS, F16, softmax_f16;
-    SOFTMAX_ROWS, BF16, softmax_bf16;
-    LOG_SOFTMAX_ROWS, F16, log_softmax_f16;
-    LOG_SOFTMAX_ROWS, BF16, log_softmax_bf16;
 }

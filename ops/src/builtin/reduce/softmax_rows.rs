@@ -327,23 +327,29 @@ row_fns! {
     log_softmax_f64: F64x4, f64, true;
 }
 
+/// One CPU row per (op, dtype, scratch dtype, row function).
 macro_rules! rows {
-    ($($spec:ident, $dt:ident, $f:ident;)*) => { $(
+    ($($spec:ident, $dt:ident, $scratch:ident, $f:path;)*) => { $(
         inventory::submit! {
             KernelRow {
                 op: &$spec,
                 device: DeviceKind::Cpu,
                 layout: Layout::Strided,
                 dtype: DType::$dt,
-                kernel: &RowKernel { dtype: DType::$dt, scratch: DType::$dt, func: $f },
+                kernel: &RowKernel { dtype: DType::$dt, scratch: DType::$scratch, func: $f },
             }
         }
     )* };
 }
 
 rows! {
-    SOFTMAX_ROWS, F32, softmax_f32;
-    SOFTMAX_ROWS, F64, softmax_f64;
-    LOG_SOFTMAX_ROWS, F32, log_softmax_f32;
-    LOG_SOFTMAX_ROWS, F64, log_softmax_f64;
+    SOFTMAX_ROWS, F32, F32, softmax_f32;
+    SOFTMAX_ROWS, F64, F64, softmax_f64;
+    LOG_SOFTMAX_ROWS, F32, F32, log_softmax_f32;
+    LOG_SOFTMAX_ROWS, F64, F64, log_softmax_f64;
+    // f16/bf16 rows are computed in f32 scratch rows.
+    SOFTMAX_ROWS, F16, F32, super::softmax_half_rows::softmax_f16;
+    SOFTMAX_ROWS, BF16, F32, super::softmax_half_rows::softmax_bf16;
+    LOG_SOFTMAX_ROWS, F16, F32, super::softmax_half_rows::log_softmax_f16;
+    LOG_SOFTMAX_ROWS, BF16, F32, super::softmax_half_rows::log_softmax_bf16;
 }
