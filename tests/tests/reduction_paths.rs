@@ -324,3 +324,28 @@ proptest::proptest! {
         }
     }
 }
+
+/// amax/amin over rows long enough for the 16-lane scan and several blocks: a NaN in a lane,
+/// in the tail or in a later block makes the row's result NaN (the row beside it keeps its
+/// extreme), in every float dtype.
+#[test]
+fn amax_and_amin_propagate_a_nan_from_any_position_of_a_long_row() {
+    const B: usize = tensor_ops::__private::tensor_kernels_cpu::reduce::ROW_LEAF;
+    for dtype in [DType::F16, DType::BF16, DType::F32, DType::F64] {
+        for len in [16usize, 17, 100, B + 33] {
+            for at in [0, 5, len / 2, len - 1] {
+                let mut v: Vec<f64> = noise(2 * len, len as u64).iter().map(|&x| f64::from(x)).collect();
+                v[at] = f64::NAN;
+                let t = tensor_of(&v, &[2, len], dtype);
+                let vals = as_f64(&t);
+                let (lo, hi) =
+                    vals[len..].iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &x| (l.min(x), h.max(x)));
+                for (max, want) in [(true, hi), (false, lo)] {
+                    let got = as_f64(&if max { t.amax(&[1], false) } else { t.amin(&[1], false) }.unwrap());
+                    assert!(got[0].is_nan(), "{dtype} len {len} NaN at {at}: max {max} gave {}", got[0]);
+                    assert_eq!(got[1], want, "{dtype} len {len}: max {max} of the row without a NaN");
+                }
+            }
+        }
+    }
+}
