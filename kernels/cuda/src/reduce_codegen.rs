@@ -114,13 +114,11 @@ pub const SOFTMAX_ROWS_HEADER: &str = include_str!("../include/softmax_rows.cuh"
 /// assert!(generate_softmax_rows(DType::I32, false).is_err());
 /// ```
 pub fn generate_softmax_rows(dtype: DType, log: bool) -> Result<ReduceKernelText> {
+    if !dtype.is_float() {
+        return Err(Error::Cuda(format!("the fused CUDA softmax rows take float dtypes, not {dtype}")));
+    }
     // f16/bf16 rows are computed in f32 and rounded once, as on the CPU.
-    let compute = match dtype {
-        DType::F16 | DType::BF16 | DType::F32 => DType::F32,
-        DType::F64 => DType::F64,
-        _ => return Err(Error::Cuda(format!("the fused CUDA softmax rows take float dtypes, not {dtype}"))),
-    };
-    let (t, c) = (CType::of(dtype), CType::of(compute));
+    let (t, c) = (CType::of(dtype), CType::of(dtype.compute()));
     let tag = if log { "log_softmax" } else { "softmax" };
     let name = format!("tops_softmax_rows__{tag}__{}", t.tag);
     let kernel = format!(

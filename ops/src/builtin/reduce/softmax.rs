@@ -37,7 +37,7 @@ fn run(name: &'static str, a: &Tensor, dim: usize, out: &Tensor, log: bool) -> R
     // (on CUDA a block per row, the row read from DRAM once, for rows that fit in cache).
     let fused = dim + 1 == a.ndim()
         && (a.device().is_cpu() || cuda_fuses_rows_of(a.shape()[dim]))
-        && matches!(a.dtype(), DType::F16 | DType::BF16 | DType::F32 | DType::F64)
+        && a.dtype().is_float()
         && out.dtype() == a.dtype()
         && a.is_contiguous()
         && out.is_contiguous()

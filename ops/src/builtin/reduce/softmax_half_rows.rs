@@ -5,8 +5,9 @@
 //! the whole tensor twice. Registered with the f32/f64 rows in `softmax_rows.rs`.
 
 use super::compute::max_by_gt;
+use super::softmax_rows::{exp_step, finish};
 use tensor_kernels_cpu::convert::{bf16_to_f32, f16_to_f32, f32_to_bf16, f32_to_f16};
-use tensor_kernels_cpu::map::{no_loop_vectorize, prefetch, simd_level, SimdLevel};
+use tensor_kernels_cpu::map::{no_loop_vectorize, simd_level, SimdLevel};
 use tensor_kernels_cpu::rows::RowScratch;
 use tensor_kernels_cpu::value::{F32x16, Lane, Value};
 
@@ -54,14 +55,7 @@ unsafe fn half_rows(
         for k in 0..body / n {
             // One vector per iteration: keep LLVM from widening across them.
             no_loop_vectorize();
-            // The next row streams in while this one computes (one line per 32 elements
-            // ahead, every line of it over the pass).
-            prefetch(x.wrapping_add(len + k * n));
-            let e = (F32x16::load(&xs[k * n..(k + 1) * n]) - mv).exp_nonpositive();
-            if !log {
-                e.store(&mut tmp[k * n..(k + 1) * n]);
-            }
-            vs = vs + e;
+            vs = exp_step(xs, tmp, k, mv, vs, log, x.wrapping_add(len));
         }
         let mut lanes = [0f32; 16];
         vs.store(&mut lanes);
@@ -78,17 +72,14 @@ unsafe fn half_rows(
         }
         let c = if log { s.ln().0 } else { 1.0 / s.0 };
         let cv = F32x16::splat(c);
+        // The output into the second scratch row: from the input (log) or e^(x − max).
         for k in 0..body / n {
             no_loop_vectorize();
-            let v = if log {
-                (F32x16::load(&xs[k * n..(k + 1) * n]) - mv) - cv
-            } else {
-                F32x16::load(&tmp[k * n..(k + 1) * n]) * cv
-            };
-            v.store(&mut tmp[k * n..(k + 1) * n]);
+            let src = if log { &xs[k * n..(k + 1) * n] } else { &tmp[k * n..(k + 1) * n] };
+            finish(log, F32x16::load(src), mv, cv).store(&mut tmp[k * n..(k + 1) * n]);
         }
         for (&xk, o) in xs[body..].iter().zip(&mut tmp[body..]) {
-            *o = if log { (xk - mx) - c } else { *o * c };
+            *o = finish(log, Lane(if log { xk } else { *o }), Lane(mx), Lane(c)).0;
         }
         // SAFETY: row `r` of the output holds `len` elements (the caller's contract).
         unsafe { narrow(out, tmp.as_ptr(), len) };

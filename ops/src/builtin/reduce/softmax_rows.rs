@@ -52,7 +52,7 @@ struct Finished<E> {
 
 /// One output value (or vector) of a finished row.
 #[inline(always)]
-fn finish<V: Value>(log: bool, src: V, m: V, c: V) -> V {
+pub(super) fn finish<V: Value>(log: bool, src: V, m: V, c: V) -> V {
     if log {
         (src - m) - c
     } else {
@@ -152,12 +152,21 @@ fn page_distance<A, B>(a: *const A, b: *const B) -> usize {
 }
 
 /// Vector `k` of a row's e^x pass: e^(x − max) into the scratch row (softmax) and the sum.
+/// `next` is the next input row (dense rows follow each other; for f16/bf16 rows, widened
+/// into `x` first, the stored one): element `k · LANES` of it is asked for, so it streams in
+/// while this row computes and its maximum pass reads from cache, not memory.
 #[inline(always)]
-fn exp_step<V: Value>(x: &[V::Elem], tmp: &mut [V::Elem], k: usize, mv: V, vs: V, log: bool) -> V {
+pub(super) fn exp_step<V: Value, N>(
+    x: &[V::Elem],
+    tmp: &mut [V::Elem],
+    k: usize,
+    mv: V,
+    vs: V,
+    log: bool,
+    next: *const N,
+) -> V {
     let n = V::LANES;
-    // The next row (dense rows follow each other) streams in while this one computes: its
-    // maximum pass then reads from cache, not memory.
-    prefetch(x.as_ptr().wrapping_add(x.len() + k * n));
+    prefetch(next.wrapping_add(k * n));
     let e = (V::load(&x[k * n..(k + 1) * n]) - mv).exp_nonpositive();
     if !log {
         e.store(&mut tmp[k * n..(k + 1) * n]);
@@ -228,7 +237,7 @@ unsafe fn rows<V: Value, S: StreamLine>(
             for k in 0..iters {
                 // Each iteration is already one vector: keep LLVM from widening across them.
                 no_loop_vectorize();
-                vs = exp_step(x, tmp, k, mv, vs, log);
+                vs = exp_step(x, tmp, k, mv, vs, log, x.as_ptr().wrapping_add(len));
                 if k < lines {
                     // SAFETY: line k of the previous row (aligned, inside it).
                     unsafe { p.stream_line::<V, S>(log, head + k * per_line) };
@@ -237,7 +246,7 @@ unsafe fn rows<V: Value, S: StreamLine>(
         } else {
             for k in 0..iters {
                 no_loop_vectorize();
-                vs = exp_step(x, tmp, k, mv, vs, log);
+                vs = exp_step(x, tmp, k, mv, vs, log, x.as_ptr().wrapping_add(len));
             }
         }
         if let Some(p) = pending.take() {

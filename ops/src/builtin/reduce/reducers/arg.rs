@@ -90,25 +90,14 @@ fn extreme_and_position<C: Compute>(b: &[C], init: C, better: impl Fn(C, C) -> b
     if nan.iter().any(|&x| x != 0) || rest.iter().any(|x| x.is_nan()) {
         return None;
     }
-    let mut best: Option<(C, usize)> = None;
-    if !full.is_empty() {
-        for k in 0..SCAN_LANES {
-            let cand = (m[k], at[k] as usize * SCAN_LANES + k);
-            best = match best {
-                Some(b) if !(better(cand.0, b.0) || (!better(b.0, cand.0) && cand.1 < b.1)) => Some(b),
-                _ => Some(cand),
-            };
-        }
-    }
-    // The rest lies after every lane's elements: only a strictly better value wins.
-    for (j, &x) in rest.iter().enumerate() {
-        let pos = full.len() * SCAN_LANES + j;
-        best = match best {
-            Some(b) if !better(x, b.0) => Some(b),
-            _ => Some((x, pos)),
-        };
-    }
-    best
+    // Merged as accumulators are ([`pick`]: the better value, on a tie the smaller
+    // position); a lane holds elements only when there is a whole chunk. The rest lies
+    // after every lane's elements.
+    let lanes =
+        (0..if full.is_empty() { 0 } else { SCAN_LANES }).map(|k| (m[k], (at[k] as usize * SCAN_LANES + k) as i64));
+    let tail = rest.iter().enumerate().map(|(j, &x)| (x, (full.len() * SCAN_LANES + j) as i64));
+    let best = lanes.chain(tail).fold((init, NONE), |a, b| pick(a, b, &better));
+    (best.1 != NONE).then_some((best.0, best.1 as usize))
 }
 
 /// The NONE index of an argmax/argmin accumulator that has seen nothing.
