@@ -33,6 +33,9 @@ else
   mkdir -p "$target"
   "$pip" install --quiet --disable-pip-version-check --no-cache-dir --no-deps --target "$target" "${pins[@]}"
   echo "$want" >"$stamp"
+  # The tests' build scripts watch this script: touching it makes them look again and stop
+  # reporting the CUDA checks as ignored.
+  touch "${BASH_SOURCE[0]}"
   echo "NVRTC installed: $lib"
 fi
 echo "  library: $(ls "$lib"/libnvrtc.so* | head -n 1)"

@@ -27,11 +27,40 @@ use tensor_core::call::fused::{run_chain, Chain, ChainArg, ChainNode, ChainReduc
 use tensor_core::registry::{OpSpec, ReduceSpec};
 use tensor_core::{DType, Device, Error, Result, Scalar, Tensor};
 
-/// A node of an expression: a tensor, or an op applied to expressions.
+/// A node of an expression: a tensor, a number operand, or an op applied to expressions.
 #[derive(Debug)]
 enum Node {
     Leaf(Tensor),
-    Op { spec: &'static OpSpec, args: Vec<Expr>, params: Vec<Scalar> },
+    /// A number operand (`x * 2.0`) as a 0-dim CPU tensor of the number's dtype: equal
+    /// numbers of one chain are one leaf (`Number::key`).
+    Number(Tensor, NumberKey),
+    Op {
+        spec: &'static OpSpec,
+        args: Vec<Expr>,
+        params: Vec<Scalar>,
+    },
+}
+
+/// What makes two number operands the same leaf: dtype and value bits.
+type NumberKey = (DType, u64);
+
+impl Drop for Node {
+    /// Drops the expressions below this one without recursion: a chain built by a loop
+    /// (`x = x * 0.5 + 1.0` a hundred thousand times) is as deep as it is long, and a
+    /// recursive drop would overflow the stack.
+    fn drop(&mut self) {
+        let Node::Op { args, .. } = self else { return };
+        let mut pending: Vec<Expr> = std::mem::take(args);
+        while let Some(e) = pending.pop() {
+            // The last handle of a node gives up its arguments here, so its own drop finds
+            // none; a shared node only loses one count.
+            if let Some(mut node) = Arc::into_inner(e.0)
+                && let Node::Op { args, .. } = &mut node
+            {
+                pending.append(args);
+            }
+        }
+    }
 }
 
 /// An elementwise expression over tensors (cheap to clone: shared subexpressions are
@@ -80,9 +109,7 @@ impl Expr {
 
     /// [`Expr::apply`] of the op registered as `name`.
     pub fn call(name: &str, args: &[&Expr], params: &[Scalar]) -> Result<Expr> {
-        let spec = tensor_core::registry()
-            .op(name)
-            .ok_or_else(|| Error::invalid("fused", format!("no elementwise op named `{name}` is registered")))?;
+        let spec = tensor_core::registry().op_named("Expr::call", name)?;
         Ok(Expr::apply(spec, args, params))
     }
 
@@ -103,10 +130,10 @@ impl Expr {
 
     /// A bare tensor's value: a copy.
     fn leaf_copy(&self) -> Result<Tensor> {
-        let Node::Leaf(t) = &*self.0 else { return Err(Error::invalid("fused", "not a tensor")) };
-        let copy = Tensor::empty(t.shape(), t.dtype(), t.device())?;
-        copy.copy_(t)?;
-        Ok(copy)
+        let (Node::Leaf(t) | Node::Number(t, _)) = &*self.0 else {
+            return Err(Error::invalid("fused", "not a tensor"));
+        };
+        t.deep_clone()
     }
 
     /// Ends the chain in the reduction `spec` over `dims` (any built-in's `specs::SUM`...
@@ -170,27 +197,47 @@ struct Flatten {
     leaves: Vec<Tensor>,
     nodes: Vec<ChainNode>,
     seen: HashMap<*const Node, ChainArg>,
+    numbers: HashMap<NumberKey, usize>,
 }
 
 impl Flatten {
-    fn visit(&mut self, e: &Expr) -> ChainArg {
-        let key = Arc::as_ptr(&e.0);
-        if let Some(&a) = self.seen.get(&key) {
-            return a;
+    /// The chain argument of `root`: its nodes in evaluation order (post-order, shared
+    /// subexpressions once), by an explicit stack — a chain is as deep as it is long.
+    fn visit(&mut self, root: &Expr) -> ChainArg {
+        // (expression, whether its arguments are already visited)
+        let mut stack: Vec<(&Expr, bool)> = vec![(root, false)];
+        while let Some((e, args_done)) = stack.pop() {
+            let key = Arc::as_ptr(&e.0);
+            if self.seen.contains_key(&key) {
+                continue;
+            }
+            let arg = match &*e.0 {
+                Node::Leaf(t) => {
+                    self.leaves.push(t.clone());
+                    ChainArg::Leaf(self.leaves.len() - 1)
+                }
+                Node::Number(t, number) => {
+                    let next = self.leaves.len();
+                    let at = *self.numbers.entry(*number).or_insert(next);
+                    if at == next {
+                        self.leaves.push(t.clone());
+                    }
+                    ChainArg::Leaf(at)
+                }
+                Node::Op { args, .. } if !args_done => {
+                    stack.push((e, true));
+                    stack.extend(args.iter().rev().map(|a| (a, false)));
+                    continue;
+                }
+                Node::Op { spec, args, params } => {
+                    let args = args.iter().map(|a| self.seen[&Arc::as_ptr(&a.0)]).collect();
+                    self.nodes.push(ChainNode { spec, args, params: params.as_slice().into() });
+                    ChainArg::Node(self.nodes.len() - 1)
+                }
+            };
+            self.seen.insert(key, arg);
         }
-        let arg = match &*e.0 {
-            Node::Leaf(t) => {
-                self.leaves.push(t.clone());
-                ChainArg::Leaf(self.leaves.len() - 1)
-            }
-            Node::Op { spec, args, params } => {
-                let args = args.iter().map(|a| self.visit(a)).collect();
-                self.nodes.push(ChainNode { spec, args, params: params.as_slice().into() });
-                ChainArg::Node(self.nodes.len() - 1)
-            }
-        };
-        self.seen.insert(key, arg);
-        arg
+        self.seen[&Arc::as_ptr(&root.0)]
     }
 }
 
@@ -382,7 +429,12 @@ macro_rules! number_operands {
         impl From<$t> for Operand {
             fn from(v: $t) -> Operand {
                 let t = Tensor::from_vec(vec![v], &[]).expect("a 0-dim tensor of one element");
-                Operand(Expr::input(&t))
+                let bits = match Scalar::from(v) {
+                    Scalar::Bool(b) => b as u64,
+                    Scalar::Int(i) => i as u64,
+                    Scalar::Float(f) => f.to_bits(),
+                };
+                Operand(Expr(Arc::new(Node::Number(t, (<$t as tensor_core::Element>::DTYPE, bits)))))
             }
         }
     )* };

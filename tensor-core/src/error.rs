@@ -19,7 +19,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 #[allow(missing_docs)] // fields are named for what they hold: op, dims, shapes, dtypes
 pub enum Error {
     /// A dim index is not in `0..ndim`.
-    #[error("{op}: dim {dim} is out of range for a tensor of {ndim} dims (valid: 0..{ndim})")]
+    #[error("{op}: dim {dim} is out of range for a tensor of {ndim} dims (valid: 0..{ndim}){}", negative_dim_hint(*dim))]
     DimOutOfRange { op: &'static str, dim: usize, ndim: usize },
     /// A shape is unusable for this op.
     #[error("{op}: {msg}")]
@@ -39,9 +39,10 @@ pub enum Error {
     /// Operands live on different devices.
     #[error("{op}: tensors are on different devices ({lhs} and {rhs}); move one with to_device first")]
     DeviceMismatch { op: &'static str, lhs: Device, rhs: Device },
-    /// The allocator could not provide the memory.
-    #[error("out of memory: could not allocate {bytes} bytes on {device}")]
-    OutOfMemory { bytes: usize, device: Device },
+    /// The allocator could not provide the memory: `op` is what needed it, `what` the
+    /// shape/dtype it was for (empty when only the byte count is known).
+    #[error("{op}: out of memory: could not allocate {bytes} bytes on {device}{}", for_what(what))]
+    OutOfMemory { op: &'static str, bytes: usize, device: Device, what: String },
     /// An index or view reaches outside its tensor or storage.
     #[error("{op}: {msg}")]
     OutOfBounds { op: &'static str, msg: String },
@@ -61,18 +62,19 @@ pub enum Error {
     #[error("{op}: {msg}")]
     Locked { op: &'static str, msg: String },
     /// Two op definitions registered kernels under one name (op names are global, across
-    /// crates); neither is run, since which one wins would be link-order luck.
+    /// crates, so that a name means one op in the registry, in `Expr::call` and in error
+    /// messages); neither is run, since which one wins would be link-order luck. The fix is
+    /// `#[tensor_op(name = "…")]` on one of them: the registered name changes, the Rust
+    /// function keeps its own.
     #[error(
-        "{op}: two ops are defined with this name, at {} and at {}; op names are global across crates, so rename one",
+        "{op}: two ops are defined with this name, at {} and at {}; op names are global across crates: give one of them another registered name with `#[tensor_op(name = \"mycrate_{op}\")]` (its Rust function keeps its name)",
         definition_site(first),
         definition_site(second)
     )]
     DuplicateOp { op: &'static str, first: &'static str, second: &'static str },
     /// The op would write into a read-only storage (a mapped file, a read-only DLPack
     /// tensor, or one marked with `Storage::set_read_only`).
-    #[error(
-        "{op}: the tensor's storage is read-only; write into a copy (e.g. `contiguous()` of a new tensor) instead"
-    )]
+    #[error("{op}: the tensor's storage is read-only; write into a copy of it instead (`deep_clone()` makes one)")]
     ReadOnly { op: &'static str },
     /// A CUDA driver, device or NVRTC problem.
     #[error("cuda: {0}")]
@@ -105,8 +107,21 @@ impl Error {
             Error::InvalidArgument { msg, .. } => Error::InvalidArgument { op, msg },
             Error::Locked { msg, .. } => Error::Locked { op, msg },
             Error::ReadOnly { .. } => Error::ReadOnly { op },
+            Error::OutOfMemory { bytes, device, what, .. } => Error::OutOfMemory { op, bytes, device, what },
             other => other,
         }
+    }
+
+    /// Builds an [`Error::OutOfMemory`]: `op` could not get `bytes` bytes on `device` for
+    /// `what` (e.g. "a [1000, 1000] f32 tensor"; may be empty).
+    ///
+    /// ```
+    /// use tensor_core::{Device, Error};
+    /// let e = Error::out_of_memory("empty", 1 << 40, Device::Cpu, "a [262144, 1048576] f32 tensor");
+    /// assert!(e.to_string().starts_with("empty: out of memory") && e.to_string().contains("f32"));
+    /// ```
+    pub fn out_of_memory(op: &'static str, bytes: usize, device: Device, what: impl Into<String>) -> Self {
+        Error::OutOfMemory { op, bytes, device, what: what.into() }
     }
 
     /// Builds an [`Error::Shape`].
@@ -137,6 +152,24 @@ fn definition_site(at: &str) -> String {
             format!("{}{}", &at[..i], &rest[end..])
         }
         None => at.to_string(),
+    }
+}
+
+/// For a dim that is a negative number cast to `usize` (`-1i64 as usize`): how to say it.
+pub(crate) fn negative_dim_hint(dim: usize) -> String {
+    if dim > isize::MAX as usize {
+        format!("; dims count from 0 ({dim} is {} cast to usize): for the last dim pass ndim - 1", dim as isize)
+    } else {
+        String::new()
+    }
+}
+
+/// " for {what}" when `what` says anything.
+fn for_what(what: &str) -> String {
+    if what.is_empty() {
+        String::new()
+    } else {
+        format!(" for {what}")
     }
 }
 

@@ -122,6 +122,7 @@ mod errors;
 mod ir;
 mod lower;
 mod op;
+mod reduce_arith;
 mod reduce_cuda;
 mod reduce_def;
 mod reduce_emit;

@@ -159,6 +159,7 @@ pub fn expand(def: &ReduceDef) -> TokenStream {
         item.vis = syn::Visibility::Inherited;
         item.sig.generics = syn::parse_quote!(<#tp: #p::ReduceValue>);
         item.attrs.push(syn::parse_quote!(#[inline(always)]));
+        crate::reduce_arith::rewrite(&mut item.block);
         item
     });
     let [identity, fold, combine, finish] = &def.fns;

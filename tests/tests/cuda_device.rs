@@ -53,6 +53,7 @@ fn main() -> ExitCode {
         threads_building_one_new_kernel_at_once_all_load;
         ops_match_the_cpu_for_every_op_and_dtype;
         round_trips_copies_transposes_casts_and_fills;
+        empty_tensors_cross_devices_and_run_every_op;
         reductions_match_the_cpu_for_every_op_and_dtype;
         non_finite_values_reduce_as_numpy_has_them;
         fused_softmax_rows_match_the_cpu;
@@ -70,6 +71,33 @@ fn main() -> ExitCode {
         failed_launches_are_errors_and_leak_nothing: standin_only, serial;
         failed_copies_are_errors_and_leak_nothing: standin_only, serial;
     ])
+}
+
+/// Tensors with no element move both ways and through every kind of call on the device
+/// (issue 32: `to_device` of an empty tensor was `DeviceMismatch`).
+fn empty_tensors_cross_devices_and_run_every_op() {
+    for d in DType::ALL {
+        for shape in [&[0usize][..], &[3, 0], &[0, 5, 2]] {
+            let host = Tensor::zeros(shape, d, Device::Cpu).unwrap();
+            let g = host.to_device(DEV).unwrap();
+            assert_eq!((g.device(), g.shape(), g.dtype()), (DEV, shape, d));
+            let back = g.to_device(Device::Cpu).unwrap();
+            assert_eq!((back.device(), back.shape()), (Device::Cpu, shape));
+            assert!(values(&back).is_empty());
+            // copy_ both ways, a cast, a map, a fill and a reduction over the empty tensor
+            g.copy_(&host).unwrap();
+            host.copy_(&g).unwrap();
+            assert_eq!(g.to_dtype(DType::F32).unwrap().shape(), shape);
+            g.fill_(1).unwrap();
+            assert_eq!(g.add(&g).unwrap().shape(), shape);
+            let s = g.sum_all().unwrap().to_device(Device::Cpu).unwrap();
+            assert_eq!(s.to_dtype(DType::F64).unwrap().to_vec::<f64>().unwrap(), vec![0.0], "{d} {shape:?}");
+        }
+    }
+    // Non-empty results of empty extents come back too.
+    let g = Tensor::zeros(&[4, 0], DType::F32, Device::Cpu).unwrap().to_device(DEV).unwrap();
+    let rows = g.sum(&[1], false).unwrap().to_device(Device::Cpu).unwrap();
+    assert_eq!(rows.to_vec::<f32>().unwrap(), vec![0.0; 4]);
 }
 
 /// A device copy of `t` with `t`'s strides and relative storage offset.

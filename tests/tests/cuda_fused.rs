@@ -56,6 +56,10 @@ fn cases(n: usize) -> Vec<Case> {
 }
 
 #[test]
+#[cfg_attr(
+    tops_cuda_checks_unavailable,
+    ignore = "needs NVRTC, the CUDA headers and a host C++ compiler: run .ci/install-nvrtc.sh"
+)]
 fn fused_chain_kernels_run_on_the_shim_like_the_cpu() {
     let mut calls = Vec::new();
     let mut wants = Vec::new();
@@ -89,6 +93,10 @@ fn fused_chain_kernels_run_on_the_shim_like_the_cpu() {
 }
 
 #[test]
+#[cfg_attr(
+    tops_cuda_checks_unavailable,
+    ignore = "needs NVRTC, the CUDA headers and a host C++ compiler: run .ci/install-nvrtc.sh"
+)]
 fn fused_chain_kernels_compile_with_nvrtc() {
     let mut specs = Vec::new();
     for (i, c) in cases(40).iter().enumerate() {
@@ -130,6 +138,10 @@ fn chain_source(leaves: &[Tensor], nodes: &[ChainNode]) -> (ChainSource<'static>
 /// no spills). They run on the stand-in and on a GPU in `cuda_device.rs`, bit for bit
 /// against the eager chain.
 #[test]
+#[cfg_attr(
+    tops_cuda_checks_unavailable,
+    ignore = "needs NVRTC, the CUDA headers and a host C++ compiler: run .ci/install-nvrtc.sh"
+)]
 fn fused_reduction_kernels_compile_with_nvrtc() {
     let reducers = common::cuda_rows_of::<CudaReduceKernel>();
     let kernel_of = |row: &tensor_ops::__private::KernelRow| {
@@ -198,6 +210,10 @@ pub fn fz_affine<T: Num>(x: T, #[param] k: i64, #[param] s: f64, #[param] on: bo
 }
 
 #[test]
+#[cfg_attr(
+    tops_cuda_checks_unavailable,
+    ignore = "needs NVRTC, the CUDA headers and a host C++ compiler: run .ci/install-nvrtc.sh"
+)]
 fn fused_chain_params_reach_cuda_exactly() {
     let mut calls = Vec::new();
     let mut wants = Vec::new();

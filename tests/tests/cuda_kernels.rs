@@ -48,10 +48,6 @@ pub fn cuda_between<T: Num>(x: T, #[param] lo: f64, #[param] hi: f64) -> bool {
     x >= T::from_f64(lo) && !(x > T::from_f64(hi))
 }
 
-fn ci() -> bool {
-    std::env::var_os("CI").is_some()
-}
-
 /// Every (op spec, dtype, row) with a CUDA elementwise kernel.
 fn cuda_rows() -> Vec<(&'static OpSpec, DType, &'static KernelRow)> {
     common::cuda_rows_of::<CudaMapKernel>()
@@ -60,11 +56,16 @@ fn cuda_rows() -> Vec<(&'static OpSpec, DType, &'static KernelRow)> {
 // ------------------------------------------------------------------ (a) NVRTC
 
 #[test]
+#[cfg_attr(
+    tops_cuda_checks_unavailable,
+    ignore = "needs NVRTC, the CUDA headers and a host C++ compiler: run .ci/install-nvrtc.sh"
+)]
 fn every_registered_cuda_kernel_compiles_with_nvrtc() {
     match nvrtc::nvrtc() {
         Ok(lib) => println!("NVRTC {}.{} from {:?}", lib.version.0, lib.version.1, lib.path),
-        Err(e) if ci() => panic!("CI is set but NVRTC is missing: {e}"),
-        Err(e) => return println!("SKIPPED: {e}"),
+        Err(e) => {
+            panic!("{e}: run .ci/install-nvrtc.sh (where the build finds no NVRTC, this test is reported as ignored)")
+        }
     }
     let rows = || inventory::iter::<KernelRow>.into_iter().filter(|r| r.device == DeviceKind::Cuda);
     let specs = check::specs_for(rows());
@@ -286,7 +287,6 @@ fn run_cases(cases: &[Case]) {
         .collect();
     let lib = match shim::build(&specs, &shim_dir()) {
         Ok(lib) => lib,
-        Err(shim::ShimError::Unavailable(e)) if !ci() => return println!("SKIPPED: {e}"),
         Err(e) => panic!("{e}"),
     };
     for c in cases {
@@ -300,12 +300,20 @@ fn run_cases(cases: &[Case]) {
 static SHIM_LOCK: OnceLock<std::sync::Mutex<()>> = OnceLock::new();
 
 #[test]
+#[cfg_attr(
+    tops_cuda_checks_unavailable,
+    ignore = "needs NVRTC, the CUDA headers and a host C++ compiler: run .ci/install-nvrtc.sh"
+)]
 fn shim_runs_every_registered_op_like_the_cpu() {
     let _g = SHIM_LOCK.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
     run_cases(&map_cases());
 }
 
 #[test]
+#[cfg_attr(
+    tops_cuda_checks_unavailable,
+    ignore = "needs NVRTC, the CUDA headers and a host C++ compiler: run .ci/install-nvrtc.sh"
+)]
 fn shim_runs_registered_copies_casts_transposes_and_fills_like_the_cpu() {
     let _g = SHIM_LOCK.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
     run_cases(&data_movement_cases());

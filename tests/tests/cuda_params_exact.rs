@@ -83,6 +83,10 @@ fn cpu_params_are_exact_in_their_declared_types() {
 }
 
 #[test]
+#[cfg_attr(
+    tops_cuda_checks_unavailable,
+    ignore = "needs NVRTC, the CUDA headers and a host C++ compiler: run .ci/install-nvrtc.sh"
+)]
 fn cuda_params_match_the_cpu_bit_for_bit() {
     let big = (1i64 << 53) + 1;
     let f32s = f64s().to_dtype(DType::F32).unwrap();
@@ -139,6 +143,10 @@ fn cuda_params_match_the_cpu_bit_for_bit() {
 }
 
 #[test]
+#[cfg_attr(
+    tops_cuda_checks_unavailable,
+    ignore = "needs NVRTC, the CUDA headers and a host C++ compiler: run .ci/install-nvrtc.sh"
+)]
 fn cuda_c_of_the_param_ops_compiles_with_nvrtc() {
     shim::nvrtc_compiles(&["px_add_k", "px_scale", "px_scale32", "px_four"]);
 }

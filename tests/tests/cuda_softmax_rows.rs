@@ -74,6 +74,10 @@ fn plan_rows(what: String, x: &Tensor, out: Tensor, in_place: bool, log: bool, m
 }
 
 #[test]
+#[cfg_attr(
+    tops_cuda_checks_unavailable,
+    ignore = "needs NVRTC, the CUDA headers and a host C++ compiler: run .ci/install-nvrtc.sh"
+)]
 fn shim_runs_the_fused_softmax_rows_like_the_cpu() {
     // (rows, row length, most blocks): one element; under a warp; over a block; over a
     // block by one; long rows; more rows than blocks.
@@ -136,6 +140,10 @@ fn the_softmax_rows_planner_refuses_bad_shapes_and_dtypes() {
 /// log_softmax)
 /// for `compute_80` and `sm_90`, warning- and spill-free, and every one is registered.
 #[test]
+#[cfg_attr(
+    tops_cuda_checks_unavailable,
+    ignore = "needs NVRTC, the CUDA headers and a host C++ compiler: run .ci/install-nvrtc.sh"
+)]
 fn fused_softmax_rows_compile_with_nvrtc() {
     use tensor_ops::__private::tensor_core::registry::KernelRow;
     use tensor_ops::__private::tensor_core::DeviceKind;

@@ -75,3 +75,22 @@ fn two_user_ops_of_one_name_name_both_modules() {
 fn other_ops_still_work() {
     assert_eq!(ones().mul(&ones()).unwrap().to_vec::<f32>().unwrap(), vec![1.0; 3]);
 }
+
+#[test]
+fn the_duplicate_error_says_how_to_rename() {
+    let msg = add(&ones(), &ones()).unwrap_err().to_string();
+    assert!(msg.contains("#[tensor_op(name = \"mycrate_add\")]"), "{msg}");
+    assert!(msg.contains("Rust function keeps its name"), "{msg}");
+}
+
+#[test]
+fn expr_call_of_a_duplicated_name_is_the_duplicate_error() {
+    use tensor_ops::fuse::Expr;
+    let x = Expr::input(&ones());
+    let err = Expr::call("gelu", &[&x], &[]).unwrap_err();
+    assert_names_both(err, "gelu", ["duplicate_ops::first", "duplicate_ops::second"]);
+    let err = Expr::call("add", &[&x, &x], &[]).unwrap_err();
+    assert_names_both(err, "add", ["duplicate_ops", "tensor_ops::builtin"]);
+    let msg = Expr::call("no_such_op", &[&x], &[]).unwrap_err().to_string();
+    assert!(msg.starts_with("Expr::call:") && msg.contains("`no_such_op`"), "{msg}");
+}

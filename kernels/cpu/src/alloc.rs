@@ -377,7 +377,7 @@ impl CachingAllocator {
             // SAFETY: a zero-length block needs no memory; the deleter does nothing.
             return Ok(unsafe { DataPtr::new(p, 0, Device::Cpu, Box::new(|_, _| {})) });
         }
-        let oom = || Error::OutOfMemory { bytes, device: Device::Cpu };
+        let oom = || Error::out_of_memory("allocate", bytes, Device::Cpu, "");
         if bytes > isize::MAX as usize - HUGE {
             return Err(oom());
         }

@@ -40,6 +40,9 @@ pub const STREAM_BLOCK: usize = 128;
 pub const STREAMED_BYTES: usize = 32 << 20;
 /// Bytes of one block buffer (the widest element).
 const SLOT: usize = BLOCK * 8;
+/// The most leaves one run takes (a longer chain runs node by node through the eager path,
+/// `tensor_core::call::fused`).
+pub const MAX_LEAVES: usize = 63;
 
 /// The `"cpu-fused"` runner (one row, op `"fused"`).
 #[derive(Debug, Clone, Copy)]
@@ -207,9 +210,9 @@ impl<'a> Eval<'a> {
             let base = raw.wrapping_add(half_page_skew(raw as usize, first_leaf));
             let inner_len = self.plan.inner_len();
             let nl = self.leaves.len();
-            let mut offs = [0isize; 64];
+            let mut offs = [0isize; MAX_LEAVES + 1];
             let offs = &mut offs[..nl + 1];
-            let mut run_ptr = [std::ptr::null::<u8>(); 63];
+            let mut run_ptr = [std::ptr::null::<u8>(); MAX_LEAVES];
             let run_ptr = &mut run_ptr[..nl];
             let mut i = start;
             while i < start + len {
@@ -410,12 +413,17 @@ impl KernelImpl for FusedRunner {
         "cpu-fused"
     }
 
+    /// The block evaluator keeps the leaves' run offsets on the stack ([`MAX_LEAVES`]).
+    fn max_leaves(&self) -> usize {
+        MAX_LEAVES
+    }
+
     unsafe fn run(&self, call: &PreparedCall<'_>) -> Result<()> {
         let (Some(fused), Some(out)) = (call.fused, call.outputs.first()) else {
             return Err(Error::invalid(call.op.name, "the fused runner needs a chain and one output"));
         };
-        if call.inputs.len() + 1 > 64 {
-            return Err(Error::invalid("fused", "a fused chain takes at most 63 leaves on the CPU"));
+        if call.inputs.len() > MAX_LEAVES {
+            return Err(Error::invalid("fused", format!("a fused chain takes at most {MAX_LEAVES} leaves on the CPU")));
         }
         match fused.reduce {
             None => {

@@ -139,7 +139,7 @@ fn take_block(dev: &CudaDevice, class: usize, requested: usize) -> Result<u64> {
         }
     }
     dev.bind()?;
-    let oom = || Error::OutOfMemory { bytes: requested, device: Device::Cuda(dev.ordinal) };
+    let oom = || Error::out_of_memory("allocate", requested, Device::Cuda(dev.ordinal), "");
     let ptr = match raw_alloc(dev, class) {
         Ok(p) => p,
         Err(e) if e.0 == sys::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY => {

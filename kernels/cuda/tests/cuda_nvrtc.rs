@@ -14,10 +14,8 @@ fn nvrtc_or_skip() -> bool {
             println!("NVRTC {}.{} from {:?}, includes {:?}", lib.version.0, lib.version.1, lib.path, lib.include_dirs);
             true
         }
-        Err(e) if std::env::var_os("CI").is_some() => panic!("CI is set but NVRTC is missing: {e}"),
         Err(e) => {
-            println!("SKIPPED: {e}");
-            false
+            panic!("{e}: run .ci/install-nvrtc.sh (where the build finds no NVRTC, this test is reported as ignored)")
         }
     }
 }
@@ -37,6 +35,10 @@ fn print_summary(reports: &[KernelReport]) {
 }
 
 #[test]
+#[cfg_attr(
+    tops_cuda_checks_unavailable,
+    ignore = "needs NVRTC, the CUDA headers and a host C++ compiler: run .ci/install-nvrtc.sh"
+)]
 fn every_map_template_compiles_without_warnings_or_spills() {
     if !nvrtc_or_skip() {
         return;
@@ -61,6 +63,10 @@ fn every_map_template_compiles_without_warnings_or_spills() {
 }
 
 #[test]
+#[cfg_attr(
+    tops_cuda_checks_unavailable,
+    ignore = "needs NVRTC, the CUDA headers and a host C++ compiler: run .ci/install-nvrtc.sh"
+)]
 fn every_copy_cast_fill_and_transpose_kernel_compiles() {
     if !nvrtc_or_skip() {
         return;
@@ -72,6 +78,10 @@ fn every_copy_cast_fill_and_transpose_kernel_compiles() {
 }
 
 #[test]
+#[cfg_attr(
+    tops_cuda_checks_unavailable,
+    ignore = "needs NVRTC, the CUDA headers and a host C++ compiler: run .ci/install-nvrtc.sh"
+)]
 fn compile_errors_are_values_with_the_log() {
     if !nvrtc_or_skip() {
         return;

@@ -43,10 +43,8 @@ fn shim() -> Option<&'static Shim> {
     match SHIM.get_or_init(|| shim::build(&all_specs(sample_fns()), &dir).map(|lib| Shim { lib })) {
         Ok(s) => Some(s),
         Err(ShimError::Failed(e)) => panic!("{e}"),
-        Err(e) if std::env::var_os("CI").is_some() => panic!("CI is set but the shim cannot run: {e}"),
         Err(e) => {
-            println!("SKIPPED: {e}");
-            None
+            panic!("{e}: run .ci/install-nvrtc.sh (where the build finds no NVRTC, this test is reported as ignored)")
         }
     }
 }
@@ -292,6 +290,10 @@ fn contiguous_strides(shape: &[usize]) -> Vec<isize> {
 // ------------------------------------------------------------------ tests
 
 #[test]
+#[cfg_attr(
+    tops_cuda_checks_unavailable,
+    ignore = "needs NVRTC, the CUDA headers and a host C++ compiler: run .ci/install-nvrtc.sh"
+)]
 fn arg_structs_match_the_c_layout() {
     let Some(shim) = shim() else { return };
     let sizes = [
@@ -363,6 +365,10 @@ fn check_map(
 }
 
 #[test]
+#[cfg_attr(
+    tops_cuda_checks_unavailable,
+    ignore = "needs NVRTC, the CUDA headers and a host C++ compiler: run .ci/install-nvrtc.sh"
+)]
 fn map_kernels_match_the_reference_contiguous() {
     let Some(shim) = shim() else { return };
     for f in sample_fns() {
@@ -382,6 +388,10 @@ fn map_kernels_match_the_reference_contiguous() {
 }
 
 #[test]
+#[cfg_attr(
+    tops_cuda_checks_unavailable,
+    ignore = "needs NVRTC, the CUDA headers and a host C++ compiler: run .ci/install-nvrtc.sh"
+)]
 fn map_kernels_match_the_reference_strided() {
     let Some(shim) = shim() else { return };
     let shape = [3usize, 5, 7];
@@ -402,6 +412,10 @@ fn map_kernels_match_the_reference_strided() {
 }
 
 #[test]
+#[cfg_attr(
+    tops_cuda_checks_unavailable,
+    ignore = "needs NVRTC, the CUDA headers and a host C++ compiler: run .ci/install-nvrtc.sh"
+)]
 fn cast_kernels_follow_rust_as() {
     let Some(shim) = shim() else { return };
     let shape = [4usize, 33];
@@ -446,6 +460,10 @@ fn cast_kernels_follow_rust_as() {
 }
 
 #[test]
+#[cfg_attr(
+    tops_cuda_checks_unavailable,
+    ignore = "needs NVRTC, the CUDA headers and a host C++ compiler: run .ci/install-nvrtc.sh"
+)]
 fn copy_fill_and_transpose_kernels_move_the_right_bytes() {
     let Some(shim) = shim() else { return };
     let dt = |bytes: usize| match bytes {
@@ -530,6 +548,10 @@ const PROBE_F64: &str =
     {\n    return tops_add(tops_mul(x, s), tops_add(tops_cast<double>(f), tops_cast<double>(k)));\n}\n";
 
 #[test]
+#[cfg_attr(
+    tops_cuda_checks_unavailable,
+    ignore = "needs NVRTC, the CUDA headers and a host C++ compiler: run .ci/install-nvrtc.sh"
+)]
 fn params_reach_device_functions_exactly_in_their_declared_types() {
     use tensor_kernels_cuda::codegen::DeviceFn;
     let fi =
@@ -547,8 +569,9 @@ fn params_reach_device_functions_exactly_in_their_declared_types() {
     let lib = match shim::build(&[si.clone(), sf.clone()], &dir) {
         Ok(lib) => lib,
         Err(ShimError::Failed(e)) => panic!("{e}"),
-        Err(e) if std::env::var_os("CI").is_some() => panic!("CI is set but the shim cannot run: {e}"),
-        Err(e) => return println!("SKIPPED: {e}"),
+        Err(e) => {
+            panic!("{e}: run .ci/install-nvrtc.sh (where the build finds no NVRTC, this test is reported as ignored)")
+        }
     };
     let run = |spec: &KernelSpec<'_>, x: &mut [u64], out: &mut [u64], params: &[Scalar]| {
         let g = codegen::generate(spec).unwrap();

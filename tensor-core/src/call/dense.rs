@@ -90,6 +90,9 @@ fn run_dense(
     inputs: &[&Tensor],
     params: &[Scalar],
 ) -> Result<()> {
+    if fresh_out.is_none() {
+        out.check_writable(spec.name)?;
+    }
     let numel = [out.numel()];
     if numel[0] == 0 {
         return Ok(());

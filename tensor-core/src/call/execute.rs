@@ -19,6 +19,7 @@ pub(crate) fn execute(
     inputs: &[&Tensor],
     params: &[Scalar],
 ) -> Result<()> {
+    out.check_writable(spec.name)?;
     if out.numel() == 0 {
         return Ok(());
     }

@@ -311,18 +311,12 @@ pub fn run_chain(chain: &Chain<'_>, out: Option<&Tensor>) -> Result<Option<Tenso
     let (Some(first), Some(_)) = (chain.leaves.first(), chain.nodes.last()) else {
         return Err(Error::invalid("fused", "a fused chain needs at least one leaf tensor and one node"));
     };
-    if chain.leaves.len() > crate::MAX_INPUTS * 4 {
-        return Err(Error::invalid(
-            "fused",
-            format!("a fused chain takes at most {} leaf tensors, got {}", crate::MAX_INPUTS * 4, chain.leaves.len()),
-        ));
-    }
     let device = first.device();
     check_devices(chain, device)?;
     let metas = check_nodes(chain, device)?;
     let (root, _) = metas.last().expect("a node");
     let runner = crate::registry::registry().lookup_spec(&FUSED_SPEC, device, crate::Layout::Strided, DType::F32)?;
-    if chain.leaves.len() > runner.kernel.max_leaves() {
+    if chain.leaves.len() > runner.kernel.max_leaves() || chain.nodes.len() > MAX_FUSED_NODES {
         return run_eager(chain, out);
     }
     let nodes: Vec<FusedNode<'_>> = chain
@@ -351,21 +345,36 @@ pub fn run_chain(chain: &Chain<'_>, out: Option<&Tensor>) -> Result<Option<Tenso
     }
 }
 
+/// The most nodes one fused run takes: a kernel keeps a block buffer per node (8 KiB on the
+/// CPU, per thread) and CUDA compiles a chain's nodes into one kernel, so a longer chain
+/// runs node by node through the eager path instead (the same answer, bit for bit).
+pub const MAX_FUSED_NODES: usize = 256;
+
 /// The chain node by node through the eager call path — what a fused run must equal bit for
-/// bit — for chains with more leaves than the device's runner takes in one kernel.
+/// bit — for chains with more leaves or nodes than the device's runner takes in one
+/// kernel. Each intermediate is dropped after the last node that reads it.
 fn run_eager(chain: &Chain<'_>, out: Option<&Tensor>) -> Result<Option<Tensor>> {
-    let mut results: Vec<Tensor> = Vec::with_capacity(chain.nodes.len());
     let last = chain.nodes.len() - 1;
+    let mut last_use = vec![last; chain.nodes.len()];
+    for (i, n) in chain.nodes.iter().enumerate() {
+        for a in &n.args {
+            if let ChainArg::Node(j) = *a {
+                last_use[j] = i;
+            }
+        }
+    }
+    let mut results: Vec<Option<Tensor>> = Vec::with_capacity(chain.nodes.len());
     for (i, n) in chain.nodes.iter().enumerate() {
         let result = {
-            let args: Vec<&Tensor> = n
-                .args
-                .iter()
-                .map(|a| match *a {
+            let mut args: Vec<&Tensor> = Vec::with_capacity(n.args.len());
+            for a in &n.args {
+                args.push(match *a {
                     ChainArg::Leaf(j) => chain.leaves[j],
-                    ChainArg::Node(j) => &results[j],
-                })
-                .collect();
+                    ChainArg::Node(j) => results[j].as_ref().ok_or_else(|| {
+                        Error::invalid("fused", format!("node {i} reads node {j}, which is not an earlier node"))
+                    })?,
+                });
+            }
             match out {
                 Some(o) if i == last && chain.reduce.is_none() => {
                     return super::map_into(n.spec, &args, &n.params, Some(o))
@@ -375,9 +384,16 @@ fn run_eager(chain: &Chain<'_>, out: Option<&Tensor>) -> Result<Option<Tensor>> 
                 _ => super::map_new(n.spec, &args, &n.params).map_err(|e| at_node(e, i, n.spec.name))?,
             }
         };
-        results.push(result);
+        results.push(Some(result));
+        for a in &n.args {
+            if let ChainArg::Node(j) = *a
+                && last_use[j] == i
+            {
+                results[j] = None;
+            }
+        }
     }
-    let root = results.pop().expect("a node");
+    let root = results.pop().flatten().expect("the last node's result");
     match chain.reduce {
         None => Ok(Some(root)),
         Some(red) => super::reduce::reduce(red.spec, &root, red.reduce_dims(), red.keepdim, &red.params, out),
@@ -476,6 +492,11 @@ fn reduce_chain(
     if extent == 0 && out_numel > 0 && !spec.has_identity {
         return Err(Error::invalid(name, format!("{name} of an empty extent (shape {:?}) has no value", root.shape)));
     }
+    if let Some(o) = out {
+        o.check_same_device(name, chain.leaves[0])?;
+        let what = || format!("the fused {name} of shape {:?}", root.shape);
+        super::reduce::check_reduce_out(name, o, &out_shape, result, what)?;
+    }
     // The reduction writes a private result of its own dtype, then `out` (if any) takes a
     // cast copy: what the eager reduction does whenever the dtypes differ.
     let target = Tensor::empty(&out_shape, result, device)?;
@@ -522,20 +543,7 @@ fn reduce_chain(
     match out {
         None => Ok(Some(target)),
         Some(o) => {
-            o.check_same_device(name, &target)?;
-            if o.shape() != out_shape.as_slice() {
-                return Err(Error::invalid_output(
-                    name,
-                    format!("the out tensor has shape {:?} but the fused {name} has shape {out_shape:?}", o.shape()),
-                ));
-            }
-            if !super::can_cast(result, o.dtype()) {
-                return Err(Error::invalid_output(
-                    name,
-                    format!("the result dtype {result} cannot be written into the out tensor of dtype {}", o.dtype()),
-                ));
-            }
-            o.copy_(&target)?;
+            o.copy_(&target).map_err(|e| e.renamed(name))?;
             Ok(None)
         }
     }

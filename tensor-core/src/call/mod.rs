@@ -145,6 +145,7 @@ pub(crate) fn copy(dst: &Tensor, src: &Tensor) -> Result<()> {
             format!("source shape {:?} cannot be broadcast to destination shape {:?}", src.shape(), dst.shape()),
         )
     })?;
+    dst.check_writable("copy_")?;
     dst.check_same_device("copy_", &src)?;
     if dst.numel() == 0 || dst.is_same_view(&src) && !dst.has_internal_overlap() {
         return Ok(());
@@ -155,6 +156,7 @@ pub(crate) fn copy(dst: &Tensor, src: &Tensor) -> Result<()> {
 
 /// Writes `value` into every element of `dst`. The path behind [`Tensor::fill_`].
 pub(crate) fn fill(dst: &Tensor, value: Scalar) -> Result<()> {
+    dst.check_writable("fill_")?;
     if dst.numel() == 0 {
         return Ok(());
     }
@@ -164,10 +166,5 @@ pub(crate) fn fill(dst: &Tensor, value: Scalar) -> Result<()> {
 
 /// Errors of the internal "copy"/"fill" ops name the public method instead.
 fn rename(e: Error, public: &'static str) -> Error {
-    match e {
-        Error::InvalidOutput { msg, .. } => Error::InvalidOutput { op: public, msg },
-        Error::Locked { msg, .. } => Error::Locked { op: public, msg },
-        Error::ReadOnly { .. } => Error::ReadOnly { op: public },
-        other => other,
-    }
+    e.renamed(public)
 }

@@ -73,37 +73,20 @@ pub fn reduce(
     }
     if let Some(out) = out {
         input.check_same_device(name, out)?;
-        if out.shape() != out_shape.as_slice() {
-            return Err(Error::invalid_output(
-                name,
-                format!(
-                    "the out tensor has shape {:?} but {name} of shape {shape:?} over dims {:?} (keepdim = {keepdim}) has shape {out_shape:?}",
-                    out.shape(),
-                    reduced_list(&reduced)
-                ),
-            ));
-        }
-        if !can_cast(result, out.dtype()) {
-            return Err(Error::invalid_output(
-                name,
-                format!(
-                    "the result dtype {result} cannot be written into the out tensor of dtype {} (float → integer/bool and non-bool → bool are not allowed)",
-                    out.dtype()
-                ),
-            ));
-        }
+        let what = || format!("{name} of shape {shape:?} over dims {:?} (keepdim = {keepdim})", reduced_list(&reduced));
+        check_reduce_out(name, out, &out_shape, result, what)?;
         if out_numel == 0 {
             return Ok(None);
         }
         // Straight into `out` when it has the result's dtype, cannot overlap itself and
         // does not overlap the input; otherwise through a private result and a cast copy.
-        let direct = out.dtype() == result && !out.may_overlap(input) && !out.internal_overlap().is_overlapping();
+        let direct = out.dtype() == result && !out.may_overlap(input);
         if direct {
             run(spec, row, input, out, &reduced, keepdim, extent, params)?;
         } else {
             let tmp = Tensor::empty(&out_shape, result, input.device())?;
             run(spec, row, input, &tmp, &reduced, keepdim, extent, params)?;
-            out.copy_(&tmp)?;
+            out.copy_(&tmp).map_err(|e| e.renamed(name))?;
         }
         return Ok(None);
     }
@@ -113,6 +96,39 @@ pub fn reduce(
         run(spec, row, input, &target, &reduced, keepdim, extent, params)?;
     }
     Ok(Some(target))
+}
+
+/// Checks a reduction's given `out` before anything is computed: writable, the result's
+/// shape exactly, a dtype the result can be cast to, and no element written twice (an
+/// expanded or overlapping view). `what` describes the reduction for the messages.
+pub(crate) fn check_reduce_out(
+    name: &'static str,
+    out: &Tensor,
+    out_shape: &[usize],
+    result: crate::DType,
+    what: impl Fn() -> String,
+) -> Result<()> {
+    out.check_writable(name)?;
+    if out.shape() != out_shape {
+        return Err(Error::invalid_output(
+            name,
+            format!("the out tensor has shape {:?} but {} has shape {out_shape:?}", out.shape(), what()),
+        ));
+    }
+    if !can_cast(result, out.dtype()) {
+        return Err(Error::invalid_output(
+            name,
+            format!(
+                "the result dtype {result} cannot be written into the out tensor of dtype {} (float → integer/bool and non-bool → bool are not allowed)",
+                out.dtype()
+            ),
+        ));
+    }
+    let overlap = out.internal_overlap();
+    if overlap.is_overlapping() {
+        return Err(Error::invalid_output(name, overlap.describe("the out tensor", out.shape(), out.strides())));
+    }
+    Ok(())
 }
 
 /// The dims of `dims` as a per-dim flag, checked.
@@ -135,8 +151,9 @@ pub(crate) fn reduced_mask(name: &'static str, shape: &[usize], dims: ReduceDims
                     return Err(Error::invalid(
                         name,
                         format!(
-                            "dim {d} is out of range for shape {shape:?} ({ndim} dims: valid dims are 0..{ndim}{})",
-                            if ndim == 0 { "; a 0-dim tensor has no dims, use the _all form" } else { "" }
+                            "dim {d} is out of range for shape {shape:?} ({ndim} dims: valid dims are 0..{ndim}{}){}",
+                            if ndim == 0 { "; a 0-dim tensor has no dims, use the _all form" } else { "" },
+                            crate::error::negative_dim_hint(d)
                         ),
                     ));
                 }

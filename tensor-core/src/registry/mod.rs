@@ -194,6 +194,22 @@ impl Registry {
         self.by_name.get(name)?.first().map(|(_, _, s)| s.op)
     }
 
+    /// The op registered as `name`: [`Error::DuplicateOp`] when two definitions claim it,
+    /// [`Error::InvalidArgument`] (naming `op`, the caller) when none does.
+    ///
+    /// ```
+    /// let reg = tensor_core::registry();
+    /// assert!(reg.op_named("Expr::call", "no_such_op").unwrap_err().to_string().contains("no_such_op"));
+    /// ```
+    pub fn op_named(&self, op: &'static str, name: &str) -> Result<&'static OpSpec> {
+        if let Some(e) = self.duplicate_error(name) {
+            return Err(e);
+        }
+        self.op(name).ok_or_else(|| {
+            Error::invalid(op, format!("no op named `{name}` is registered (the registry lists every op by name)"))
+        })
+    }
+
     /// Every name registered by two different op definitions, with two of them, sorted.
     ///
     /// ```

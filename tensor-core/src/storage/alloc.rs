@@ -115,7 +115,7 @@ impl Allocator for CpuAllocator {
 
 /// Allocates zeroed, 64-byte aligned host memory; size overflow or failure is an error.
 pub(crate) fn raw_cpu_alloc(bytes: usize) -> Result<DataPtr> {
-    let oom = Error::OutOfMemory { bytes, device: Device::Cpu };
+    let oom = Error::out_of_memory("allocate", bytes, Device::Cpu, "");
     if bytes == 0 {
         let ptr = NonNull::<u8>::dangling();
         let aligned = NonNull::new(std::ptr::without_provenance_mut::<u8>(CPU_ALIGN)).unwrap_or(ptr);

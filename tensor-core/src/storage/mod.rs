@@ -259,16 +259,21 @@ impl Storage {
         }
         // Allocation is not a write of the data: a read-only lazy storage gets its zeroed
         // buffer too.
-        let mut guard = self.inner.buffer.write().unwrap_or_else(|e| e.into_inner());
-        self.fill_lazy(&mut guard)
+        self.allocate_for("Storage::ensure_allocated")
     }
 
-    fn fill_lazy(&self, slot: &mut Option<DataPtr>) -> Result<()> {
+    /// [`Storage::ensure_allocated`] with `op` named in its errors.
+    fn allocate_for(&self, op: &'static str) -> Result<()> {
+        let mut guard = self.inner.buffer.write().unwrap_or_else(|e| e.into_inner());
+        self.fill_lazy(op, &mut guard)
+    }
+
+    fn fill_lazy(&self, op: &'static str, slot: &mut Option<DataPtr>) -> Result<()> {
         if slot.is_some() {
             return Ok(());
         }
         let inner = &self.inner;
-        *slot = Some(allocate_buffer(inner.device, inner.dtype, inner.capacity, inner.zeroed)?);
+        *slot = Some(allocate_buffer(op, inner.device, inner.dtype, inner.capacity, inner.zeroed)?);
         self.inner.allocated.store(true, Ordering::Release);
         Ok(())
     }
@@ -281,7 +286,7 @@ impl Storage {
     /// (the call path's dense way does, for its fresh output).
     pub(crate) fn new_uninit_now(dtype: DType, numel: usize, device: Device) -> Result<(Storage, *mut u8)> {
         let capacity = Self::capacity_for(dtype, numel)?;
-        let data = allocate_buffer(device, dtype, capacity, false)?;
+        let data = allocate_buffer("Storage::new", device, dtype, capacity, false)?;
         let base = data.as_ptr();
         Ok((Self::from_parts(device, dtype, capacity, Some(data), false), base))
     }
@@ -323,7 +328,7 @@ impl Storage {
             },
             None => {
                 if !self.is_allocated() {
-                    self.ensure_allocated()?;
+                    self.allocate_for(op)?;
                 }
                 Ok(self.inner.buffer.read().unwrap_or_else(|e| e.into_inner()))
             }
@@ -356,7 +361,7 @@ impl Storage {
         }
         let mut guard = self.inner.buffer.write().unwrap_or_else(|e| e.into_inner());
         if guard.is_none() {
-            self.fill_lazy(&mut guard)?;
+            self.fill_lazy(op, &mut guard)?;
         }
         Ok(guard)
     }
@@ -365,16 +370,22 @@ impl Storage {
 /// A buffer of `bytes` bytes for `dtype` on `device` from the device's allocator: zeroed
 /// when `zeroed` (and always for CPU `Bool`, whose bytes must be 0 or 1), else
 /// initialized but unspecified. Too little memory is an `Err`.
-fn allocate_buffer(device: Device, dtype: DType, bytes: usize, zeroed: bool) -> Result<DataPtr> {
+fn allocate_buffer(op: &'static str, device: Device, dtype: DType, bytes: usize, zeroed: bool) -> Result<DataPtr> {
+    let what = || format!("a storage of {} {dtype} elements", bytes / dtype.size().max(1));
+    let named = |e: Error| match e {
+        Error::OutOfMemory { bytes, device, .. } => Error::out_of_memory(op, bytes, device, what()),
+        other => other,
+    };
     let data = alloc::with_allocator(device, |a| {
         if zeroed {
             a.allocate_on(device, bytes)
         } else {
             a.allocate_uninit_on(device, bytes)
         }
-    })??;
+    })?
+    .map_err(named)?;
     if data.len() < bytes {
-        return Err(Error::OutOfMemory { bytes, device });
+        return Err(Error::out_of_memory(op, bytes, device, what()));
     }
     if device.is_cpu() && dtype == DType::Bool {
         // Bool storage must hold only 0/1 whatever the allocator (a safe impl) returned:
@@ -392,9 +403,9 @@ fn zero_device_bytes(device: Device, data: &DataPtr, bytes: usize) -> Result<()>
     const CHUNK: usize = 1 << 20;
     let rt = crate::runtime_for(device)?;
     let mut zeros: Vec<u8> = Vec::new();
-    zeros
-        .try_reserve_exact(CHUNK.min(bytes))
-        .map_err(|_| Error::OutOfMemory { bytes: CHUNK.min(bytes), device: Device::Cpu })?;
+    zeros.try_reserve_exact(CHUNK.min(bytes)).map_err(|_| {
+        Error::out_of_memory("zero a device buffer", CHUNK.min(bytes), Device::Cpu, "a staging buffer of zeros")
+    })?;
     zeros.resize(CHUNK.min(bytes), 0);
     let mut done = 0;
     while done < bytes {

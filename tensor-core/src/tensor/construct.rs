@@ -38,8 +38,14 @@ impl Tensor {
             ));
         }
         let mut v = Vec::new();
-        v.try_reserve_exact(numel)
-            .map_err(|_| Error::OutOfMemory { bytes: numel * T::DTYPE.size(), device: Device::Cpu })?;
+        v.try_reserve_exact(numel).map_err(|_| {
+            Error::out_of_memory(
+                "from_slice",
+                numel * T::DTYPE.size(),
+                Device::Cpu,
+                format!("a {shape:?} {} tensor", T::DTYPE),
+            )
+        })?;
         v.extend_from_slice(data);
         Tensor::from_vec(v, shape)
     }
@@ -76,7 +82,12 @@ impl Tensor {
         device: Device,
     ) -> Result<(Tensor, *mut u8)> {
         let numel = shape::checked_numel(op, shape, dtype)?;
-        let (storage, base) = Storage::new_uninit_now(dtype, numel, device)?;
+        let (storage, base) = Storage::new_uninit_now(dtype, numel, device).map_err(|e| match e {
+            Error::OutOfMemory { bytes, device, .. } => {
+                Error::out_of_memory(op, bytes, device, format!("a {shape:?} {dtype} tensor"))
+            }
+            other => other,
+        })?;
         // As in `empty_for`: the dense strides of `shape` stay inside `numel` elements.
         let t = Tensor::from_parts_unchecked(storage, shape::Dims::from_slice(shape), shape::dense_strides(shape), 0);
         Ok((t, base))
@@ -188,7 +199,7 @@ fn arange_int(start: i64, end: i64, step: i64, dtype: DType) -> Result<Tensor> {
     shape::checked_numel("arange", &[n], dtype)?;
     crate::with_dtype!(dtype, T => {
         let mut v: Vec<T> = Vec::new();
-        v.try_reserve_exact(n).map_err(|_| Error::OutOfMemory { bytes: n * dtype.size(), device: Device::Cpu })?;
+        v.try_reserve_exact(n).map_err(|_| Error::out_of_memory("arange", n * dtype.size(), Device::Cpu, format!("a [{n}] {dtype} tensor")))?;
         // Every value lies in [start, end), so it fits in i64; the product `i * step` on the
         // way may not (e.g. start i64::MIN, step i64::MAX): compute it in i128.
         v.extend((0..n as i128).map(|i| ((start as i128 + i * step as i128) as i64).cast::<T>()));
@@ -207,7 +218,7 @@ fn arange_float(start: f64, end: f64, step: f64, dtype: DType) -> Result<Tensor>
     shape::checked_numel("arange", &[n], dtype)?;
     crate::with_dtype!(dtype, T => {
         let mut v: Vec<T> = Vec::new();
-        v.try_reserve_exact(n).map_err(|_| Error::OutOfMemory { bytes: n * dtype.size(), device: Device::Cpu })?;
+        v.try_reserve_exact(n).map_err(|_| Error::out_of_memory("arange", n * dtype.size(), Device::Cpu, format!("a [{n}] {dtype} tensor")))?;
         v.extend((0..n).map(|i| (start + i as f64 * step).cast::<T>()));
         Tensor::from_vec(v, &[n])
     })

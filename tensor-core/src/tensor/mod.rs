@@ -11,8 +11,10 @@ use crate::{shape, DType, Device, Error, Layout, Result, Storage};
 
 /// A strided view over refcounted storage.
 ///
-/// Cloning a `Tensor` is cheap and makes another handle to the same view (like PyTorch);
-/// use [`Tensor::contiguous`] or `copy_` for a copy. Ops that write element values
+/// Cloning a `Tensor` is cheap and makes another handle to the same view, sharing its
+/// storage (writes through one are seen by the other); [`Tensor::deep_clone`] makes a copy
+/// with a storage of its own (PyTorch's `clone()`), and `copy_` copies into an existing
+/// tensor. ([`Tensor::contiguous`] is not a copy when the view is already contiguous.) Ops that write element values
 /// (`fill_`, `copy_`, `add_`...) take `&self`: the bytes are shared by every view and guarded
 /// by the storage's lock, exactly as in PyTorch. Ops that change this handle's own metadata
 /// or storage (`resize_`, `extend_`, `shrink_to`, `share_data`, `reserve`) take `&mut self`.

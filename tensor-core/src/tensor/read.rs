@@ -33,8 +33,14 @@ impl Tensor {
         }
         let n = self.numel();
         let mut out: Vec<T> = Vec::new();
-        out.try_reserve_exact(n)
-            .map_err(|_| Error::OutOfMemory { bytes: n * self.elem_size(), device: Device::Cpu })?;
+        out.try_reserve_exact(n).map_err(|_| {
+            Error::out_of_memory(
+                "to_vec",
+                n * self.elem_size(),
+                Device::Cpu,
+                format!("a Vec of the {} elements of a {:?} {} tensor", n, self.shape(), self.dtype()),
+            )
+        })?;
         if n == 0 {
             return Ok(out);
         }
@@ -43,9 +49,14 @@ impl Tensor {
             let rt = crate::runtime_for(self.device())?;
             let size = self.elem_size();
             let mut bytes: Vec<u8> = Vec::new();
-            bytes
-                .try_reserve_exact(n * size)
-                .map_err(|_| Error::OutOfMemory { bytes: n * size, device: Device::Cpu })?;
+            bytes.try_reserve_exact(n * size).map_err(|_| {
+                Error::out_of_memory(
+                    "to_vec",
+                    n * size,
+                    Device::Cpu,
+                    format!("staging a {:?} {} tensor from {}", self.shape(), self.dtype(), self.device()),
+                )
+            })?;
             bytes.resize(n * size, 0);
             {
                 let guard = dense.storage().read_for("to_vec")?;
@@ -90,8 +101,31 @@ impl Tensor {
         Ok(out)
     }
 
-    /// Row-major data as a contiguous tensor: this same view when already contiguous (no
-    /// copy), else a copy.
+    /// A copy of this view's elements in a new storage of its own: row-major, contiguous,
+    /// writable (also when this storage is read-only), same dtype and device — what
+    /// PyTorch calls `clone()`. [`Clone::clone`] of a `Tensor` only makes another handle to
+    /// the same storage, and [`Tensor::contiguous`] returns this very view when it is
+    /// already contiguous: use `deep_clone` whenever writes must not reach the original.
+    ///
+    /// ```
+    /// use tensor_core::Tensor;
+    /// let t = Tensor::from_vec(vec![1f32, 2., 3., 4.], &[2, 2]).unwrap();
+    /// t.storage().set_read_only();
+    /// let c = t.deep_clone().unwrap();
+    /// assert!(!c.shares_storage(&t));
+    /// c.fill_(0.0).unwrap(); // the copy is writable; the original is untouched
+    /// assert_eq!(t.to_vec::<f32>().unwrap(), vec![1., 2., 3., 4.]);
+    /// assert_eq!(t.t().unwrap().deep_clone().unwrap().to_vec::<f32>().unwrap(), vec![1., 3., 2., 4.]);
+    /// ```
+    pub fn deep_clone(&self) -> Result<Tensor> {
+        let out = Tensor::empty_for("deep_clone", self.shape(), self.dtype(), self.device())?;
+        out.copy_(self).map_err(|e| e.renamed("deep_clone"))?;
+        Ok(out)
+    }
+
+    /// Row-major data as a contiguous tensor: this same view (no copy, the same storage)
+    /// when already contiguous, else a copy. For a copy in every case, use
+    /// [`Tensor::deep_clone`].
     ///
     /// ```
     /// use tensor_core::Tensor;
@@ -147,7 +181,8 @@ impl Tensor {
     /// assert_eq!(dst.to_vec::<f64>().unwrap(), vec![1., 2., 3., 1., 2., 3.]);
     /// ```
     pub fn copy_(&self, src: &Tensor) -> Result<()> {
-        if self.device() != src.device() && self.numel() > 0 {
+        self.check_writable("copy_")?;
+        if self.device() != src.device() {
             let src = src.broadcast_to(self.shape()).map_err(|_| {
                 Error::shape(
                     "copy_",
@@ -158,6 +193,10 @@ impl Tensor {
                     ),
                 )
             })?;
+            if self.numel() == 0 {
+                // Nothing to move: an empty tensor crosses devices as freely as a full one.
+                return Ok(());
+            }
             let overlap = self.internal_overlap();
             if overlap.is_overlapping() {
                 return Err(Error::invalid_output(
@@ -198,6 +237,15 @@ impl Tensor {
         }
         if !staged.is_same_view(self) {
             self.copy_(&staged)?;
+        }
+        Ok(())
+    }
+
+    /// `Err(ReadOnly)` naming `op` when this view's storage refuses writes: the first check
+    /// of every write path, so an empty write or a copy onto itself is refused too.
+    pub(crate) fn check_writable(&self, op: &'static str) -> Result<()> {
+        if self.storage().is_read_only() {
+            return Err(Error::ReadOnly { op });
         }
         Ok(())
     }

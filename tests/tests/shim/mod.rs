@@ -77,21 +77,16 @@ pub fn nvrtc_compiles_specs(specs: &[codegen::KernelSpec<'static>]) -> bool {
     true
 }
 
-/// Whether NVRTC loads; without it, `false` (the reason printed as SKIPPED) — except under
-/// `CI`, where a missing NVRTC fails the test.
+/// Whether NVRTC loads: always `true` when it returns — a missing NVRTC fails the test
+/// with the fix (the tests that need it are `#[cfg_attr(tops_cuda_checks_unavailable,
+/// ignore)]`, so this runs only where the build found NVRTC, or under `CI`).
 pub fn nvrtc_available() -> bool {
     match nvrtc::nvrtc() {
         Ok(_) => true,
         Err(e) => {
-            assert!(!ci(), "CI is set but NVRTC is missing: {e}");
-            println!("SKIPPED: {e}");
-            false
+            panic!("{e}: run .ci/install-nvrtc.sh (where the build finds no NVRTC, this test is reported as ignored)")
         }
     }
-}
-
-fn ci() -> bool {
-    std::env::var_os("CI").is_some()
 }
 
 /// Builds one shim library for every kernel of `calls` and runs them; `false` when the shim
@@ -105,11 +100,9 @@ pub fn run_all(calls: &[Planned]) -> bool {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cuda-shim");
     let lib = match shim::build(&specs, &dir) {
         Ok(lib) => lib,
-        Err(shim::ShimError::Unavailable(e)) if !ci() => {
-            println!("SKIPPED: {e}");
-            return false;
+        Err(e) => {
+            panic!("{e}: run .ci/install-nvrtc.sh (where the build finds no NVRTC, this test is reported as ignored)")
         }
-        Err(e) => panic!("{e}"),
     };
     for c in calls {
         // SAFETY: the plans address the host storages of `c`'s tensors, alive in `c`.

@@ -7,7 +7,7 @@
 //! - `TENSOR_OPS_TEST_STANDIN=1` uses the stand-in even where a driver is present. The
 //!   stand-in simulates two devices.
 //! - Without a host C++ compiler or the CUDA headers (they come with
-//!   `.ci/install-nvrtc.sh`) the tests are skipped with a message — a failure under `CI`.
+//!   `.ci/install-nvrtc.sh`) each test is reported as ignored with the fix — a failure under `CI`.
 //! - Arguments as libtest's: name filters, `--exact`, `--list`, `--ignored`,
 //!   `--include-ignored`; the others (`--nocapture`, `--test-threads N`, ...) are accepted.
 //! - Tests run on two threads; `serial` ones (fault injection, the stand-in's checks) run
@@ -44,6 +44,8 @@ enum Mode {
     Standin,
     /// A real CUDA driver and device.
     Gpu,
+    /// Neither: every test is reported as ignored, with this reason and the fix.
+    Unavailable(&'static str),
 }
 
 /// The stand-in's controls (`None` on a real GPU).
@@ -62,12 +64,17 @@ pub fn main(tests: Vec<Test>) -> ExitCode {
     } else if args.iter().any(|a| a == "--list") {
         Mode::Standin // listing needs no device
     } else {
-        return reexec_under_standin();
+        match reexec_under_standin() {
+            Ok(code) => return code,
+            Err(why) => Mode::Unavailable(why),
+        }
     };
     run(tests, &args, mode)
 }
 
-fn reexec_under_standin() -> ExitCode {
+/// Runs this binary again under the stand-in (its exit code), or says why the tests cannot
+/// run here (outside CI; under CI that is a failure).
+fn reexec_under_standin() -> Result<ExitCode, &'static str> {
     let ci = std::env::var_os("CI").is_some();
     match standin::build(&cache::target_dir()) {
         Ok(s) => {
@@ -76,22 +83,21 @@ fn reexec_under_standin() -> ExitCode {
                 Ok(e) => e,
                 Err(e) => {
                     eprintln!("cannot find this test binary to run it under the CUDA stand-in: {e}");
-                    return ExitCode::FAILURE;
+                    return Ok(ExitCode::FAILURE);
                 }
             };
             // two simulated devices, for the tests of more than one
             let err = s.command(exe).args(std::env::args_os().skip(1)).env("TOPS_STANDIN_DEVICES", "2").exec();
             eprintln!("running this test binary under the CUDA stand-in failed: {err}");
-            ExitCode::FAILURE
+            Ok(ExitCode::FAILURE)
         }
         Err(ShimError::Unavailable(why)) if !ci => {
-            println!("skipping the Device::Cuda tests: no GPU here and the CUDA stand-in cannot be built ({why})");
-            println!("\ntest result: ok. 0 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out");
-            ExitCode::SUCCESS
+            let why = format!("no GPU here and the CUDA stand-in cannot be built ({why}): run .ci/install-nvrtc.sh");
+            Err(Box::leak(why.into_boxed_str()))
         }
         Err(e) => {
             eprintln!("the CUDA stand-in is needed (no GPU here) but: {e}");
-            ExitCode::FAILURE
+            Ok(ExitCode::FAILURE)
         }
     }
 }
@@ -130,6 +136,9 @@ enum Outcome {
 }
 
 fn run_one(t: &Test, mode: Mode) -> Outcome {
+    if let Mode::Unavailable(why) = mode {
+        return Outcome::Ignored(why);
+    }
     if t.standin_only && mode == Mode::Gpu {
         return Outcome::Ignored("needs the CUDA stand-in");
     }
@@ -169,6 +178,7 @@ fn run(tests: Vec<Test>, args: &[String], mode: Mode) -> ExitCode {
     let device = match mode {
         Mode::Standin => "the CPU-backed CUDA stand-in",
         Mode::Gpu => "the CUDA device",
+        Mode::Unavailable(_) => "no device (each is reported as ignored)",
     };
     println!("\nrunning {} tests on {device}", selected.len());
     let start = Instant::now();

@@ -16,6 +16,7 @@
 //! whatever the thread count: threads take whole outputs when there are enough, else
 //! subtrees of one output.
 
+pub mod body;
 mod walk;
 
 use tensor_core::registry::{KernelImpl, PreparedCall};

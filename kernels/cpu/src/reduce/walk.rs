@@ -5,6 +5,7 @@ use super::{InputSource, Reducer};
 use crate::map::{simd_level, SimdLevel};
 use smallvec::SmallVec;
 use std::mem::MaybeUninit;
+use std::sync::Mutex;
 use tensor_core::registry::RawTensor;
 
 /// Elements per leaf of a row reduction (each folded by [`Reducer::fold_run`]; the built-in
@@ -136,6 +137,69 @@ fn split(lo: usize, hi: usize) -> usize {
     lo + (1usize << (usize::BITS - 1 - (len - 1).leading_zeros()))
 }
 
+/// The tree over leaves `lo..hi` (split by [`split`], combined by `combine`), its subtrees
+/// computed in parallel: every subtree that `wide` calls wide (and that has two leaves or
+/// more) is split, and each of the subtrees below them is a task (`task(lo, hi)`, which
+/// computes its subtree alone) run by [`crate::parallel::for_each_index`]; the tasks'
+/// results are then combined in the tree's own order, so the result is the one sequential
+/// tree's, bit for bit, whatever the threads.
+///
+/// Not `rayon::join`: a thread waiting in `rayon::join` runs other rayon tasks meanwhile,
+/// and a reduction holds its operands' storage locks while it runs. A user's task picked
+/// up there (another op on the same tensor, from the user's own `par_iter`) would wait for
+/// those locks on the very thread that holds them: a hang, or a spurious `Locked` error.
+/// `for_each_index` waits only for its own helpers, which take no locks.
+fn parallel_tree<A: Send>(
+    lo: usize,
+    hi: usize,
+    wide: &dyn Fn(usize, usize) -> bool,
+    task: &(dyn Fn(usize, usize) -> A + Sync),
+    combine: &dyn Fn(A, A) -> A,
+) -> A {
+    let splits = |lo: usize, hi: usize| hi - lo >= 2 && wide(lo, hi);
+    fn tasks(lo: usize, hi: usize, splits: &dyn Fn(usize, usize) -> bool, out: &mut Vec<(usize, usize)>) {
+        if splits(lo, hi) {
+            let mid = split(lo, hi);
+            tasks(lo, mid, splits, out);
+            tasks(mid, hi, splits, out);
+        } else {
+            out.push((lo, hi));
+        }
+    }
+    fn merge<A>(
+        lo: usize,
+        hi: usize,
+        splits: &dyn Fn(usize, usize) -> bool,
+        results: &mut dyn Iterator<Item = A>,
+        combine: &dyn Fn(A, A) -> A,
+    ) -> Option<A> {
+        if !splits(lo, hi) {
+            return results.next();
+        }
+        let mid = split(lo, hi);
+        let a = merge(lo, mid, splits, results, combine)?;
+        let b = merge(mid, hi, splits, results, combine)?;
+        Some(combine(a, b))
+    }
+    let mut list = Vec::new();
+    tasks(lo, hi, &splits, &mut list);
+    if list.len() == 1 {
+        return task(lo, hi);
+    }
+    let slots: Vec<Mutex<Option<A>>> = list.iter().map(|_| Mutex::new(None)).collect();
+    crate::parallel::for_each_index(list.len(), &|i| {
+        let (l, h) = list[i];
+        let a = task(l, h);
+        *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(a);
+    });
+    // `for_each_index` returns once every index ran (a panic in one is resumed above).
+    let mut results = slots.into_iter().filter_map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner()));
+    match merge(lo, hi, &splits, &mut results, combine) {
+        Some(a) => a,
+        None => unreachable!("for_each_index ran every task of the tree"),
+    }
+}
+
 impl<R: Reducer> Walk<'_, R> {
     /// The input element at offset `off`.
     ///
@@ -221,17 +285,15 @@ impl<R: Reducer> Walk<'_, R> {
             // SAFETY: forwarded.
             return unsafe { self.row_leaf(base, lo) };
         }
+        if parallel {
+            let wide = |lo: usize, hi: usize| (hi - lo) * ROW_LEAF >= PARALLEL_MIN;
+            // SAFETY: forwarded (every subtree only reads).
+            let task = |lo: usize, hi: usize| unsafe { self.row_tree(base, lo, hi, false) };
+            return parallel_tree(lo, hi, &wide, &task, &|a, b| self.r.combine(a, b));
+        }
         let mid = split(lo, hi);
-        let (a, b) = if parallel && (hi - lo) * ROW_LEAF >= PARALLEL_MIN {
-            // SAFETY: forwarded (both halves only read).
-            rayon::join(
-                || unsafe { self.row_tree(base, lo, mid, true) },
-                || unsafe { self.row_tree(base, mid, hi, true) },
-            )
-        } else {
-            // SAFETY: forwarded.
-            unsafe { (self.row_tree(base, lo, mid, false), self.row_tree(base, mid, hi, false)) }
-        };
+        // SAFETY: forwarded.
+        let (a, b) = unsafe { (self.row_tree(base, lo, mid, false), self.row_tree(base, mid, hi, false)) };
         self.r.combine(a, b)
     }
 
@@ -365,20 +427,22 @@ impl<R: Reducer> Walk<'_, R> {
             unsafe { self.column_leaf(base, sc, lo, &mut accs) };
             return accs;
         }
+        if parallel {
+            let wide = |lo: usize, hi: usize| (hi - lo) * Self::leaf_rows() * w >= PARALLEL_MIN;
+            // SAFETY: forwarded (every subtree only reads). Each subtree task starts spare
+            // rows of its own (it may run on another thread).
+            let task = |lo: usize, hi: usize| unsafe { self.column_tree(base, sc, w, lo, hi, false, &mut Vec::new()) };
+            let merge = |mut a: Vec<R::Acc>, b: Vec<R::Acc>| {
+                self.r.combine_rows(&mut a, &b);
+                a
+            };
+            return parallel_tree(lo, hi, &wide, &task, &merge);
+        }
         let mid = split(lo, hi);
-        let (mut a, b) = if parallel && (hi - lo) * Self::leaf_rows() * w >= PARALLEL_MIN {
-            // SAFETY: forwarded (both halves only read). The half run here keeps the
-            // caller's spare rows; the other may run on another thread and starts its own.
-            rayon::join(
-                || unsafe { self.column_tree(base, sc, w, lo, mid, true, spare) },
-                || unsafe { self.column_tree(base, sc, w, mid, hi, true, &mut Vec::new()) },
-            )
-        } else {
-            // SAFETY: forwarded.
-            unsafe {
-                let a = self.column_tree(base, sc, w, lo, mid, false, spare);
-                (a, self.column_tree(base, sc, w, mid, hi, false, spare))
-            }
+        // SAFETY: forwarded.
+        let (mut a, b) = unsafe {
+            let a = self.column_tree(base, sc, w, lo, mid, false, spare);
+            (a, self.column_tree(base, sc, w, mid, hi, false, spare))
         };
         self.r.combine_rows(&mut a, &b);
         spare.push(b);

@@ -27,6 +27,9 @@ pub(crate) fn log_softmax_from_lse<T: Float>(x: T, hi: T, lo: T) -> T {
 }
 
 fn run(name: &'static str, a: &Tensor, dim: usize, out: &Tensor, log: bool) -> Result<()> {
+    if dim >= a.ndim() {
+        return Err(Error::DimOutOfRange { op: name, dim, ndim: a.ndim() });
+    }
     if out.shape() != a.shape() {
         return Err(Error::invalid_output(
             name,
