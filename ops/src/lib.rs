@@ -125,8 +125,9 @@
 //! - feature `dlpack`: `Tensor::to_dlpack` exports any view (CPU or CUDA, any strides) as a
 //!   versioned DLPack managed tensor that keeps the storage alive until its deleter runs;
 //!   `Tensor::from_dlpack` imports one as a view of the producer's memory, calling the
-//!   producer's deleter once when the last view drops; the read-only flag maps to read-only
-//!   storage both ways ([`DlpackTensor`]);
+//!   producer's deleter once when the last view drops (its own export comes back as the
+//!   exported storage; inconsistent headers and CPU bool bytes other than 0/1 are errors);
+//!   the read-only flag maps to read-only storage both ways ([`DlpackTensor`]);
 //! - [`Tensor::from_vec`] adopts a `Vec`, `tensor_core::Storage::from_external` adopts
 //!   foreign memory with a deleter.
 

@@ -62,7 +62,9 @@ fn io_error(op: &'static str, path: &Path, e: impl std::fmt::Display) -> Error {
 
 /// Loads every tensor of a `.safetensors` file, in the file's order, as read-only CPU
 /// tensors that view the memory-mapped file (see the module docs for the two cases that
-/// copy). Writes into them are `Error::ReadOnly`; `contiguous()`/ops make writable copies.
+/// copy). Writes into them are `Error::ReadOnly`; ops make new writable tensors, and
+/// `deep_clone()` makes a writable copy (`contiguous()` of a contiguous tensor is the same
+/// read-only view, not a copy).
 ///
 /// ```
 /// # fn main() -> tensor_ops::Result<()> {
@@ -154,10 +156,58 @@ impl View for &Entry {
     }
 }
 
+/// Checks the names of a save before anything is written: each non-empty, not the
+/// format's reserved `__metadata__` key, and no two alike (a file must load back).
+fn check_names(tensors: &[(&str, &Tensor)]) -> Result<()> {
+    let mut seen = std::collections::HashSet::with_capacity(tensors.len());
+    for (i, (name, _)) in tensors.iter().enumerate() {
+        if name.is_empty() {
+            return Err(Error::invalid(
+                OP_SAVE,
+                format!("tensor {i} has an empty name; every tensor needs a non-empty, unique name"),
+            ));
+        }
+        if *name == "__metadata__" {
+            return Err(Error::invalid(
+                OP_SAVE,
+                format!(
+                    "tensor {i} is named {name:?}, the key safetensors reserves for the file's metadata; \
+                     use any other non-empty, unique name"
+                ),
+            ));
+        }
+        if !seen.insert(*name) {
+            return Err(Error::invalid(
+                OP_SAVE,
+                format!(
+                    "two tensors are named {name:?} (the second is tensor {i}); every name in a file must be unique"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Writes `tensors` (any device, dtype and strides; written row-major) to a
 /// `.safetensors` file at `path`.
+///
+/// Names must be non-empty, unique and not `__metadata__` (the format's reserved key);
+/// a name breaking these rules is an `Err` before the file is created or touched.
+///
+/// ```
+/// # fn main() -> tensor_ops::Result<()> {
+/// use tensor_ops::prelude::*;
+/// let path = std::env::temp_dir().join("tensor_ops_doc_save.safetensors");
+/// let x = Tensor::from_vec(vec![1i32, 2], &[2])?;
+/// assert!(tensor_ops::safetensors_io::save(&path, &[("x", &x), ("x", &x)]).is_err());
+/// tensor_ops::safetensors_io::save(&path, &[("x", &x)])?;
+/// assert_eq!(tensor_ops::safetensors_io::load(&path)?[0].1.to_vec::<i32>()?, vec![1, 2]);
+/// # std::fs::remove_file(&path).unwrap();
+/// # Ok(()) }
+/// ```
 pub fn save(path: impl AsRef<Path>, tensors: &[(&str, &Tensor)]) -> Result<()> {
     let path = path.as_ref();
+    check_names(tensors)?;
     let mut entries = Vec::with_capacity(tensors.len());
     for (name, t) in tensors {
         let host = t.to_device(Device::Cpu)?.contiguous()?;

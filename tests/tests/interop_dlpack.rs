@@ -140,3 +140,73 @@ fn read_only_is_honoured_both_ways() {
     ro.set_read_only();
     assert!(Tensor::from_storage(ro, &[2]).unwrap().to_dlpack().unwrap().is_read_only());
 }
+
+#[test]
+fn importing_our_own_export_is_the_same_storage_for_overlap_checks() {
+    // Long enough for the kernel to work in chunks (a shift by one element smears across
+    // chunk borders when the overlap is not seen).
+    let n = 1000;
+    let vals: Vec<f32> = (0..=n).map(|i| i as f32 + 1.0).collect();
+    let ten = Tensor::from_vec(vec![10.0f32], &[1]).unwrap();
+    // The reference: the same overlapping op on a plain tensor (no DLPack).
+    let plain = Tensor::from_vec(vals.clone(), &[n + 1]).unwrap();
+    tensor_ops::mul_out(&plain.narrow(0, 0, n).unwrap(), &ten, &plain.narrow(0, 1, n).unwrap()).unwrap();
+    let want = plain.to_vec::<f32>().unwrap();
+    let shifted: Vec<f32> = std::iter::once(1.0).chain((0..n).map(|i| 10.0 * vals[i])).collect();
+    assert_eq!(want, shifted);
+    // The input is an import of the original's export: it must be seen as the same storage.
+    let orig = Tensor::from_vec(vals, &[n + 1]).unwrap();
+    let alias = Tensor::from_dlpack(orig.narrow(0, 0, n).unwrap().to_dlpack().unwrap()).unwrap();
+    assert!(alias.shares_storage(&orig));
+    assert!(alias.may_overlap(&orig.narrow(0, 1, n).unwrap()));
+    tensor_ops::mul_out(&alias, &ten, &orig.narrow(0, 1, n).unwrap()).unwrap();
+    let got = orig.to_vec::<f32>().unwrap();
+    let diff = got.iter().zip(&want).position(|(g, w)| g != w).map(|i| (i, got[i], want[i]));
+    assert_eq!(diff, None, "(index, got, want) of the first wrong element");
+    // A write through the alias while a view of the original is borrowed is refused.
+    let write = orig.with_ndarray_view::<f32, _>(|_| alias.fill_(0.0)).unwrap();
+    assert!(matches!(write, Err(Error::Locked { .. })), "{write:?}");
+    assert_eq!(orig.to_vec::<f32>().unwrap(), want);
+}
+
+#[test]
+fn bool_imports_hold_only_0_and_1() {
+    /// A CPU bool managed tensor over `bytes`, released by a no-op deleter (the test owns
+    /// the bytes and outlives the import).
+    fn bools(bytes: &mut [u8], shape: &mut [i64; 1]) -> DlpackTensor {
+        unsafe extern "C" fn free(m: *mut DLManagedTensorVersioned) {
+            drop(unsafe { Box::from_raw(m) });
+        }
+        let m = Box::new(DLManagedTensorVersioned {
+            version: DLPackVersion { major: 1, minor: 0 },
+            manager_ctx: std::ptr::null_mut(),
+            deleter: Some(free),
+            flags: DlpackFlags::empty(),
+            dl_tensor: DLTensor {
+                data: bytes.as_mut_ptr().cast(),
+                device: DLDevice { device_type: DLDeviceType::CPU, device_id: 0 },
+                ndim: 1,
+                dtype: DLDataType { code: DLDataTypeCode::BOOL, bits: 8, lanes: 1 },
+                shape: shape.as_mut_ptr(),
+                strides: std::ptr::null_mut(),
+                byte_offset: 0,
+            },
+        });
+        unsafe { DlpackTensor::from_raw(NonNull::new(Box::into_raw(m)).unwrap()) }
+    }
+    // The bytes: refused (they read as sum 258 and eq(true) = [F, F, F, T] before).
+    let (mut bad, mut shape) = ([2u8, 0, 255, 1], [4i64]);
+    let e = Tensor::from_dlpack(bools(&mut bad, &mut shape)).unwrap_err();
+    let msg = e.to_string();
+    assert!(matches!(e, Error::DType { op: "from_dlpack", .. }), "{e:?}");
+    assert!(msg.contains("[0]") && msg.contains("byte 2") && msg.contains("ne(0)"), "{msg}");
+    // Valid bytes: zero-copy, and ops see exactly the bools.
+    let mut good = [1u8, 0, 0, 1];
+    let addr = good.as_ptr() as usize;
+    let t = Tensor::from_dlpack(bools(&mut good, &mut shape)).unwrap();
+    assert_eq!(t.to_dlpack().unwrap().first_element() as usize, addr);
+    let sum = t.sum_all().unwrap().to_dtype(DType::I64).unwrap().to_vec::<i64>().unwrap();
+    assert_eq!(sum, vec![2]);
+    let trues = Tensor::ones(&[4], DType::Bool, Device::Cpu).unwrap();
+    assert_eq!(t.eq(&trues).unwrap().to_vec::<bool>().unwrap(), vec![true, false, false, true]);
+}

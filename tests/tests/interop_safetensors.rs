@@ -131,3 +131,48 @@ fn bad_files_are_errors() {
     assert!(err.contains("F8_E4M3") && err.contains("\"x\""), "{err}");
     std::fs::remove_file(&path).unwrap();
 }
+
+#[test]
+fn save_refuses_names_a_file_cannot_hold_before_writing() {
+    let a = Tensor::from_vec(vec![1.0f32, 2.0], &[2]).unwrap();
+    let b = Tensor::from_vec(vec![3i64], &[1]).unwrap();
+    /// What is saved, and what the message must name.
+    type Case<'a> = (&'a str, Vec<(&'a str, &'a Tensor)>, &'a [&'a str]);
+    let cases: [Case; 3] = [
+        ("metadata", vec![("a", &a), ("__metadata__", &b)], &["\"__metadata__\"", "reserves"]),
+        ("duplicate", vec![("a", &a), ("b", &b), ("a", &b)], &["\"a\"", "unique"]),
+        ("empty", vec![("", &a)], &["empty name", "non-empty"]),
+    ];
+    for (what, tensors, needles) in cases {
+        // No file is created...
+        let path = temp(&format!("bad_name_{what}"));
+        let _ = std::fs::remove_file(&path);
+        let err = save(&path, &tensors).unwrap_err();
+        let msg = err.to_string();
+        assert!(matches!(err, Error::InvalidArgument { op: "safetensors::save", .. }), "{what}: {err:?}");
+        for n in needles {
+            assert!(msg.contains(n), "{what}: {msg:?} lacks {n:?}");
+        }
+        assert!(!path.exists(), "{what}: no file is created");
+        // ...and an existing one is left as it was (not truncated).
+        save(&path, &[("kept", &b)]).unwrap();
+        let before = std::fs::read(&path).unwrap();
+        assert!(save(&path, &tensors).is_err(), "{what}");
+        assert_eq!(std::fs::read(&path).unwrap(), before, "{what}: the file is untouched");
+        let loaded = load(&path).unwrap();
+        assert_eq!((loaded[0].0.as_str(), loaded[0].1.to_vec::<i64>().unwrap()), ("kept", vec![3]));
+        drop(loaded);
+        std::fs::remove_file(&path).unwrap();
+    }
+    // Valid names (any other string, in any order) still round-trip.
+    let path = temp("good_names");
+    save(&path, &[("__meta", &a), ("a.b/c", &b), ("é", &a)]).unwrap();
+    let loaded = load(&path).unwrap();
+    let get = |n: &str| loaded.iter().find(|(name, _)| name == n).map(|(_, t)| t.clone()).unwrap();
+    assert_eq!(loaded.len(), 3);
+    assert_eq!(get("__meta").to_vec::<f32>().unwrap(), vec![1.0, 2.0]);
+    assert_eq!(get("a.b/c").to_vec::<i64>().unwrap(), vec![3]);
+    assert_eq!(get("é").to_vec::<f32>().unwrap(), vec![1.0, 2.0]);
+    drop(loaded);
+    std::fs::remove_file(&path).unwrap();
+}
