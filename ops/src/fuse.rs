@@ -23,7 +23,7 @@
 pub use crate::builtin::reduce::specs;
 use std::collections::HashMap;
 use std::sync::Arc;
-use tensor_core::call::fused::{run_chain, Chain, ChainArg, ChainNode, ChainReduce};
+use tensor_core::call::fused::{run_chain, Chain, ChainArg, ChainConst, ChainNode, ChainReduce};
 use tensor_core::registry::{OpSpec, ReduceSpec};
 use tensor_core::{DType, Device, Error, Result, Scalar, Tensor};
 
@@ -31,9 +31,9 @@ use tensor_core::{DType, Device, Error, Result, Scalar, Tensor};
 #[derive(Debug)]
 enum Node {
     Leaf(Tensor),
-    /// A number operand (`x * 2.0`) as a 0-dim CPU tensor of the number's dtype: equal
-    /// numbers of one chain are one leaf (`Number::key`).
-    Number(Tensor, NumberKey),
+    /// A number operand (`x * 2.0`): a constant of the chain's kernel, not a leaf; equal
+    /// numbers of one chain are one constant.
+    Number(ChainConst, NumberKey),
     Op {
         spec: &'static OpSpec,
         args: Vec<Expr>,
@@ -115,24 +115,20 @@ impl Expr {
 
     /// Evaluates into a new tensor (memory order as the eager chain's result).
     pub fn eval(&self) -> Result<Tensor> {
-        let Some((leaves, nodes)) = self.flatten_on_device()? else { return self.leaf_copy() };
-        let leaves: Vec<&Tensor> = leaves.iter().collect();
-        let out = run_chain(&Chain { leaves: &leaves, nodes: &nodes, reduce: None }, None)?;
+        let Some(chain) = self.flatten_on_device()? else { return self.leaf_copy() };
+        let out = chain.run(None, None)?;
         out.ok_or_else(|| Error::invalid("fused", "the chain produced no result"))
     }
 
     /// Evaluates into `out` (the result's shape; a dtype the result can be cast to).
     pub fn eval_into(&self, out: &Tensor) -> Result<()> {
-        let Some((leaves, nodes)) = self.flatten_on_device()? else { return out.copy_(&self.leaf_copy()?) };
-        let leaves: Vec<&Tensor> = leaves.iter().collect();
-        run_chain(&Chain { leaves: &leaves, nodes: &nodes, reduce: None }, Some(out)).map(|_| ())
+        let Some(chain) = self.flatten_on_device()? else { return out.copy_(&self.leaf_copy()?) };
+        chain.run(None, Some(out)).map(|_| ())
     }
 
     /// A bare tensor's value: a copy.
     fn leaf_copy(&self) -> Result<Tensor> {
-        let (Node::Leaf(t) | Node::Number(t, _)) = &*self.0 else {
-            return Err(Error::invalid("fused", "not a tensor"));
-        };
+        let Node::Leaf(t) = &*self.0 else { return Err(Error::invalid("fused", "not a tensor")) };
         t.deep_clone()
     }
 
@@ -158,27 +154,36 @@ impl Expr {
         Reduction { expr: self.clone(), reduce }
     }
 
-    /// The chain this expression evaluates — its leaves and its nodes in evaluation order,
-    /// shared subexpressions once (`None` for a bare tensor) — for tools and tests that plan
-    /// chains themselves (`tensor_core::call::fused`).
-    pub fn to_chain(&self) -> Option<(Vec<Tensor>, Vec<ChainNode>)> {
+    /// The chain this expression evaluates — its leaves, numbers and nodes in evaluation
+    /// order, shared subexpressions once (`None` for a bare tensor) — for tools and tests
+    /// that plan chains themselves (`tensor_core::call::fused`).
+    ///
+    /// ```
+    /// use tensor_ops::fuse::Expr;
+    /// use tensor_ops::prelude::*;
+    /// let a = Tensor::from_vec(vec![1.0f32, 2.0], &[2]).unwrap();
+    /// let x = Expr::input(&a);
+    /// let chain = ((&x * 0.5f32 + 1.0f32) * 0.5f32).to_chain().unwrap();
+    /// assert_eq!((chain.leaves.len(), chain.consts.len(), chain.nodes.len()), (1, 2, 3));
+    /// ```
+    pub fn to_chain(&self) -> Option<FlatChain> {
         self.flatten()
     }
 
-    fn flatten(&self) -> Option<(Vec<Tensor>, Vec<ChainNode>)> {
+    fn flatten(&self) -> Option<FlatChain> {
         let mut f = Flatten::default();
         match f.visit(self) {
-            ChainArg::Node(_) => Some((f.leaves, f.nodes)),
-            ChainArg::Leaf(_) => None,
+            ChainArg::Node(_) => Some(FlatChain { leaves: f.leaves, consts: f.consts, nodes: f.nodes }),
+            ChainArg::Leaf(_) | ChainArg::Const(_) => None,
         }
     }
 
-    /// `flatten`, with 0-dim CPU leaves (number operands, scalars) copied to the device of
-    /// the chain's other leaves when those all sit on one other device — as PyTorch lets a
-    /// CPU scalar take part in a CUDA op. Leaves on two other devices stay as they are (the
-    /// chain then reports the mismatch).
-    fn flatten_on_device(&self) -> Result<Option<(Vec<Tensor>, Vec<ChainNode>)>> {
-        let Some((mut leaves, nodes)) = self.flatten() else { return Ok(None) };
+    /// `flatten`, with 0-dim CPU leaves (scalars) copied to the device of the chain's other
+    /// leaves when those all sit on one other device — as PyTorch lets a CPU scalar take
+    /// part in a CUDA op. Leaves on two other devices stay as they are (the chain then
+    /// reports the mismatch). Numbers are constants of the kernel, on no device.
+    fn flatten_on_device(&self) -> Result<Option<FlatChain>> {
+        let Some(FlatChain { mut leaves, consts, nodes }) = self.flatten() else { return Ok(None) };
         let cpu_scalar = |t: &Tensor| t.device() == Device::Cpu && t.ndim() == 0;
         let mut others = leaves.iter().filter(|t| !cpu_scalar(t)).map(Tensor::device);
         if let Some(device) = others.next().filter(|&d| d != Device::Cpu)
@@ -188,13 +193,48 @@ impl Expr {
                 *t = t.to_device(device)?;
             }
         }
-        Ok(Some((leaves, nodes)))
+        Ok(Some(FlatChain { leaves, consts, nodes }))
+    }
+}
+
+/// An expression flattened into the parts of a [`tensor_core::call::fused::Chain`]: leaf
+/// tensors, numbers (constants of the kernel) and nodes in evaluation order.
+#[derive(Debug, Clone)]
+pub struct FlatChain {
+    /// The leaf tensors.
+    pub leaves: Vec<Tensor>,
+    /// The numbers.
+    pub consts: Vec<ChainConst>,
+    /// The nodes; the last is the result.
+    pub nodes: Vec<ChainNode>,
+}
+
+impl FlatChain {
+    /// The chain over `refs` (`self.leaves`, borrowed), ending in `reduce`.
+    ///
+    /// ```
+    /// use tensor_ops::fuse::Expr;
+    /// use tensor_ops::prelude::*;
+    /// let a = Tensor::from_vec(vec![1.0f32, 2.0], &[2]).unwrap();
+    /// let flat = (Expr::input(&a) * 2.0f32).to_chain().unwrap();
+    /// let refs: Vec<&Tensor> = flat.leaves.iter().collect();
+    /// assert_eq!(flat.chain(&refs, None).consts.len(), 1);
+    /// ```
+    pub fn chain<'a>(&'a self, refs: &'a [&'a Tensor], reduce: Option<&'a ChainReduce>) -> Chain<'a> {
+        Chain { leaves: refs, consts: &self.consts, nodes: &self.nodes, reduce }
+    }
+
+    /// Runs the chain ([`run_chain`]) ending in `reduce`, into a new tensor or `out`.
+    pub fn run(&self, reduce: Option<&ChainReduce>, out: Option<&Tensor>) -> Result<Option<Tensor>> {
+        let refs: Vec<&Tensor> = self.leaves.iter().collect();
+        run_chain(&self.chain(&refs, reduce), out)
     }
 }
 
 #[derive(Default)]
 struct Flatten {
     leaves: Vec<Tensor>,
+    consts: Vec<ChainConst>,
     nodes: Vec<ChainNode>,
     seen: HashMap<*const Node, ChainArg>,
     numbers: HashMap<NumberKey, usize>,
@@ -216,13 +256,13 @@ impl Flatten {
                     self.leaves.push(t.clone());
                     ChainArg::Leaf(self.leaves.len() - 1)
                 }
-                Node::Number(t, number) => {
-                    let next = self.leaves.len();
+                Node::Number(c, number) => {
+                    let next = self.consts.len();
                     let at = *self.numbers.entry(*number).or_insert(next);
                     if at == next {
-                        self.leaves.push(t.clone());
+                        self.consts.push(*c);
                     }
-                    ChainArg::Leaf(at)
+                    ChainArg::Const(at)
                 }
                 Node::Op { args, .. } if !args_done => {
                     stack.push((e, true));
@@ -255,13 +295,12 @@ impl Reduction {
 
     fn run(&self, out: Option<&Tensor>) -> Result<Option<Tensor>> {
         let r = &self.reduce;
-        let Some((leaves, nodes)) = self.expr.flatten_on_device()? else {
+        let Some(chain) = self.expr.flatten_on_device()? else {
             // A reduction of a bare tensor is the eager reduction.
             let t = self.expr.leaf_copy()?;
             return tensor_core::call::reduce(r.spec, &t, r.reduce_dims(), r.keepdim, &r.params, out);
         };
-        let leaves: Vec<&Tensor> = leaves.iter().collect();
-        run_chain(&Chain { leaves: &leaves, nodes: &nodes, reduce: Some(r) }, out)
+        chain.run(Some(r), out)
     }
 }
 
@@ -428,13 +467,14 @@ macro_rules! number_operands {
     ($($t:ty),*) => { $(
         impl From<$t> for Operand {
             fn from(v: $t) -> Operand {
-                let t = Tensor::from_vec(vec![v], &[]).expect("a 0-dim tensor of one element");
-                let bits = match Scalar::from(v) {
+                let value = Scalar::from(v);
+                let bits = match value {
                     Scalar::Bool(b) => b as u64,
                     Scalar::Int(i) => i as u64,
                     Scalar::Float(f) => f.to_bits(),
                 };
-                Operand(Expr(Arc::new(Node::Number(t, (<$t as tensor_core::Element>::DTYPE, bits)))))
+                let dtype = <$t as tensor_core::Element>::DTYPE;
+                Operand(Expr(Arc::new(Node::Number(ChainConst { dtype, value }, (dtype, bits)))))
             }
         }
     )* };

@@ -59,6 +59,7 @@ fn main() -> ExitCode {
         fused_softmax_rows_match_the_cpu;
         fused_chains_match_the_cpu;
         fused_chains_equal_the_eager_device_chain_bit_for_bit;
+        fused_chains_with_numbers_equal_the_eager_device_chain;
         allocator_round_trip;
         two_devices_and_copies_between_them: standin_only;
         an_argument_block_of_the_wrong_size_is_rejected: standin_only, serial;
@@ -98,6 +99,34 @@ fn empty_tensors_cross_devices_and_run_every_op() {
     let g = Tensor::zeros(&[4, 0], DType::F32, Device::Cpu).unwrap().to_device(DEV).unwrap();
     let rows = g.sum(&[1], false).unwrap().to_device(Device::Cpu).unwrap();
     assert_eq!(rows.to_vec::<f32>().unwrap(), vec![0.0; 4]);
+}
+
+/// Numbers in a chain are constants of the kernel (issue 32): `x * 0.5 + 1.0` six times
+/// runs on the device with one leaf, equal to the eager device chain bit for bit (a number
+/// in an eager call is a 0-dim tensor on the device), and to the CPU; so does the chain
+/// ending in a reduction.
+fn fused_chains_with_numbers_equal_the_eager_device_chain() {
+    for dtype in [DType::F32, DType::F16, DType::I32] {
+        let host = input(dtype, &[33, 65], Lay::Flipped, 11);
+        let x = device_view(&host, DEV);
+        let (mut fused, mut eager, mut cpu) = (Expr::input(&x), x.clone(), Expr::input(&host));
+        let half = Tensor::scalar(0.5f32, DType::F32).unwrap().to_device(DEV).unwrap();
+        let one = Tensor::scalar(1.0f32, DType::F32).unwrap().to_device(DEV).unwrap();
+        for _ in 0..6 {
+            fused = &fused * 0.5f32 + 1.0f32;
+            cpu = &cpu * 0.5f32 + 1.0f32;
+            eager = eager.mul(&half).unwrap().add(&one).unwrap();
+        }
+        assert_eq!(fused.to_chain().unwrap().leaves.len(), 1, "{dtype}");
+        let got = fused.eval().unwrap();
+        assert_eq!(got.device(), DEV);
+        assert_eq!(common::bits(&got), common::bits(&eager), "{dtype}: fused != eager on the device");
+        let want = cpu.eval().unwrap();
+        assert_close(&values(&got), &values(&want), want.dtype(), !want.dtype().is_float(), &format!("{dtype}"));
+        let s = fused.sum(&[1], false).eval().unwrap();
+        let es = eager.sum(&[1], false).unwrap();
+        assert_eq!(common::bits(&s), common::bits(&es), "{dtype}: fused sum != eager sum on the device");
+    }
 }
 
 /// A device copy of `t` with `t`'s strides and relative storage offset.

@@ -10,28 +10,32 @@ mod shim;
 use chains::{case, fused_expr, leaf_tensors, Case};
 use common::{assert_close, values};
 use proptest::strategy::{Strategy, ValueTree};
-use tensor_ops::__private::tensor_core::call::fused::{plan_nodes, Chain, ChainNode, FusedCall};
+use tensor_ops::__private::tensor_core::call::fused::{plan_nodes, FusedCall};
 use tensor_ops::__private::tensor_kernels_cuda::kernel::CudaReduceKernel;
 use tensor_ops::__private::tensor_kernels_cuda::reduce_codegen::{ChainSource, ReduceFn, ReducePass};
 use tensor_ops::__private::tensor_kernels_cuda::{codegen::KernelSpec, fused, plan};
-use tensor_ops::fuse::Expr;
+use tensor_ops::fuse::{Expr, FlatChain};
 use tensor_ops::prelude::*;
 
 /// The core's chain of a case (what `Expr` evaluates: the nodes the result depends on).
-fn chain_of(c: &Case, leaves: &[Tensor]) -> (Vec<Tensor>, Vec<ChainNode>) {
+fn chain_of(c: &Case, leaves: &[Tensor]) -> FlatChain {
     fused_expr(c, leaves).to_chain().expect("a chain with a node")
 }
 
 /// Plans the CUDA runner's launches for `c` into a new host output (the shim's "device").
 fn plan_case(c: &Case, leaves: &[Tensor], what: String) -> Option<(shim::Planned, Vec<KernelSpec<'static>>)> {
-    let (leaves, nodes) = chain_of(c, leaves);
-    let refs: Vec<&Tensor> = leaves.iter().collect();
-    let chain = Chain { leaves: &refs, nodes: &nodes, reduce: None };
-    let (planned, dtype, shape) = plan_nodes(&chain, Device::Cuda(0)).ok()?;
+    plan_flat(&chain_of(c, leaves), what)
+}
+
+/// Plans the CUDA runner's launches for `flat` into a new poisoned host output; `None`
+/// when the chain has no CUDA plan.
+fn plan_flat(flat: &FlatChain, what: String) -> Option<(shim::Planned, Vec<KernelSpec<'static>>)> {
+    let refs: Vec<&Tensor> = flat.leaves.iter().collect();
+    let (planned, dtype, shape) = plan_nodes(&flat.chain(&refs, None), Device::Cuda(0)).ok()?;
     let out = Tensor::empty(&shape, dtype, Device::Cpu).unwrap();
     common::poison(&out);
-    let staged: Vec<Tensor> = leaves.iter().map(|t| t.broadcast_to(&shape).unwrap()).collect();
-    let call = FusedCall { nodes: &planned, reduce: None };
+    let staged: Vec<Tensor> = flat.leaves.iter().map(|t| t.broadcast_to(&shape).unwrap()).collect();
+    let call = FusedCall { nodes: &planned, consts: &flat.consts, reduce: None };
     let steps = shim::with_raw(&out, &staged, |out_raw, in_raw| fused::plan_chain(&call, out_raw, in_raw, 3))
         .unwrap_or_else(|e| panic!("{what}: {e}"));
     let specs =
@@ -46,9 +50,9 @@ fn cases(n: usize) -> Vec<Case> {
     while v.len() < n {
         let mut c = case().new_tree(&mut runner).unwrap().current();
         c.reduce = None;
-        let (leaves, nodes) = chain_of(&c, &leaf_tensors(&c));
-        let refs: Vec<&Tensor> = leaves.iter().collect();
-        if plan_nodes(&Chain { leaves: &refs, nodes: &nodes, reduce: None }, Device::Cpu).is_ok() {
+        let flat = chain_of(&c, &leaf_tensors(&c));
+        let refs: Vec<&Tensor> = flat.leaves.iter().collect();
+        if plan_nodes(&flat.chain(&refs, None), Device::Cpu).is_ok() {
             v.push(c);
         }
     }
@@ -66,14 +70,7 @@ fn fused_chain_kernels_run_on_the_shim_like_the_cpu() {
     for (i, c) in cases(120).iter().enumerate() {
         let leaves = leaf_tensors(c);
         // the chain on the CPU, fused (= the eager chain, bit for bit)
-        let (chain_leaves, nodes) = chain_of(c, &leaves);
-        let refs: Vec<&Tensor> = chain_leaves.iter().collect();
-        let cpu = tensor_ops::__private::tensor_core::call::fused::run_chain(
-            &Chain { leaves: &refs, nodes: &nodes, reduce: None },
-            None,
-        )
-        .unwrap()
-        .unwrap();
+        let cpu = chain_of(c, &leaves).run(None, None).unwrap().unwrap();
         let what = format!("case {i}: {c:?}");
         let (planned, _) = plan_case(c, &leaves, what.clone()).expect("a CUDA plan");
         calls.push(planned);
@@ -124,11 +121,12 @@ fn fused_chain_kernels_compile_with_nvrtc() {
 
 /// The chain source a fused reduction's kernel reads (the core's planned nodes, as the CUDA
 /// runner builds it) and the dtype of the values it folds.
-fn chain_source(leaves: &[Tensor], nodes: &[ChainNode]) -> (ChainSource<'static>, DType) {
-    let refs: Vec<&Tensor> = leaves.iter().collect();
-    let (planned, value, _) = plan_nodes(&Chain { leaves: &refs, nodes, reduce: None }, Device::Cuda(0)).unwrap();
-    let dtypes: Vec<DType> = leaves.iter().map(|t| t.dtype()).collect();
-    let func = fused::chain_function(&FusedCall { nodes: &planned, reduce: None }, &dtypes).unwrap();
+fn chain_source(flat: &FlatChain) -> (ChainSource<'static>, DType) {
+    let refs: Vec<&Tensor> = flat.leaves.iter().collect();
+    let (planned, value, _) = plan_nodes(&flat.chain(&refs, None), Device::Cuda(0)).unwrap();
+    let dtypes: Vec<DType> = flat.leaves.iter().map(|t| t.dtype()).collect();
+    let call = FusedCall { nodes: &planned, consts: &flat.consts, reduce: None };
+    let func = fused::chain_function(&call, &dtypes).unwrap();
     (ChainSource { name: func.name, source: func.source, returns: func.output, value, leaves: dtypes }, value)
 }
 
@@ -154,8 +152,7 @@ fn fused_reduction_kernels_compile_with_nvrtc() {
         }
     };
     for (i, c) in cases(10).iter().enumerate() {
-        let (leaves, nodes) = chain_of(c, &leaf_tensors(c));
-        let (chain, value) = chain_source(&leaves, &nodes);
+        let (chain, value) = chain_source(&chain_of(c, &leaf_tensors(c)));
         let of_value: Vec<_> = reducers.iter().filter(|(_, d, _)| *d == value).collect();
         if let Some((_, _, row)) = of_value.get((3 * i) % of_value.len().max(1)) {
             push(&chain, kernel_of(row));
@@ -166,8 +163,7 @@ fn fused_reduction_kernels_compile_with_nvrtc() {
         let a = Tensor::zeros(&[4, 4], dtype, Device::Cpu).unwrap();
         let b = Tensor::zeros(&[4], dtype, Device::Cpu).unwrap();
         let d = Expr::input(&a) - Expr::input(&b);
-        let (leaves, nodes) = (d.clone() * d).to_chain().unwrap();
-        let (chain, value) = chain_source(&leaves, &nodes);
+        let (chain, value) = chain_source(&(d.clone() * d).to_chain().unwrap());
         for (op, _, row) in reducers.iter().filter(|(_, d, _)| *d == value) {
             // f16 (values converted to an f32 accumulator): the plain and the Welford fold
             if dtype == DType::F32 || matches!(op.name, "sum" | "var") {
@@ -232,22 +228,56 @@ fn fused_chain_params_reach_cuda_exactly() {
             // the eager chain, for good measure: fusion never changes an answer
             let eager = tensor_ops::__private::call_map_new(&fz_affine::SPEC, &[&x], &params).unwrap().add(&y).unwrap();
             assert_eq!(common::bits(&cpu), common::bits(&eager), "{dtype} {k} {s} {on}");
-            let (leaves, nodes) = e.to_chain().unwrap();
-            let refs: Vec<&Tensor> = leaves.iter().collect();
-            let (planned, rdt, shape) =
-                plan_nodes(&Chain { leaves: &refs, nodes: &nodes, reduce: None }, Device::Cuda(0)).unwrap();
-            let out = Tensor::empty(&shape, rdt, Device::Cpu).unwrap();
-            common::poison(&out);
-            let staged: Vec<Tensor> = leaves.iter().map(|t| t.broadcast_to(&shape).unwrap()).collect();
-            let call = FusedCall { nodes: &planned, reduce: None };
-            let steps = shim::with_raw(&out, &staged, |o, i| fused::plan_chain(&call, o, i, 3)).unwrap();
-            calls.push(shim::planned(format!("{dtype} {k} {s} {on}"), steps, out, staged));
+            let (planned, _) = plan_flat(&e.to_chain().unwrap(), format!("{dtype} {k} {s} {on}")).expect("a plan");
+            calls.push(planned);
             wants.push(cpu);
         }
     }
     if !shim::run_all(&calls) {
         return;
     }
+    for (c, want) in calls.iter().zip(&wants) {
+        assert_eq!(common::bits(&c.out), common::bits(want), "{}: CUDA C (shim) != CPU", c.what);
+    }
+}
+
+/// Numbers in a chain (`x * 0.1f32 + 3`) are constants of the CUDA kernel, not leaves: the
+/// kernel takes the one tensor and computes what the CPU (and the eager chain) computes,
+/// bit for bit, for numbers of every kind against leaves of several dtypes (promotion
+/// included), with more distinct numbers than a kernel takes leaves.
+#[test]
+#[cfg_attr(
+    tops_cuda_checks_unavailable,
+    ignore = "needs NVRTC, the CUDA headers and a host C++ compiler: run .ci/install-nvrtc.sh"
+)]
+fn fused_chain_numbers_are_kernel_constants_on_cuda() {
+    let mut calls = Vec::new();
+    let mut wants = Vec::new();
+    for dtype in [DType::F16, DType::F32, DType::F64, DType::I32, DType::I64, DType::U8] {
+        let x = Tensor::from_vec((0..60).map(|i| i as f64 * 0.75 - 20.0).collect(), &[5, 12])
+            .unwrap()
+            .to_dtype(dtype)
+            .unwrap()
+            .t()
+            .unwrap();
+        let e = Expr::input(&x);
+        let chains = [
+            (&e * 0.1f32 + 3i32).maximum(-1.5f64),
+            (&e * 7i64 - 16_777_217i64).abs() + true,
+            ((&e + 1i32) * 0.5f32 + 0.25f32 - 2.0f64) / 3i32,
+        ];
+        for (k, c) in chains.iter().enumerate() {
+            let cpu = c.eval().unwrap();
+            let flat = c.to_chain().unwrap();
+            assert_eq!(flat.leaves.len(), 1, "{dtype} chain {k}: the numbers are not leaves");
+            assert!(flat.consts.len() >= 3, "{dtype} chain {k}");
+            let (planned, _) = plan_flat(&flat, format!("{dtype} chain {k}")).expect("a plan");
+            assert_eq!((planned.out.dtype(), planned.out.shape()), (cpu.dtype(), cpu.shape()), "{dtype} chain {k}");
+            calls.push(planned);
+            wants.push(cpu);
+        }
+    }
+    assert!(shim::run_all(&calls));
     for (c, want) in calls.iter().zip(&wants) {
         assert_eq!(common::bits(&c.out), common::bits(want), "{}: CUDA C (shim) != CPU", c.what);
     }

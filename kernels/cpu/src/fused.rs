@@ -59,6 +59,8 @@ enum ArgFrom {
     Slot(usize),
     /// Slot `k` (dtype `from`) cast into staging slot `stage`.
     SlotStaged { slot: usize, from: DType, stage: usize },
+    /// Number `c` of the chain splatted (and cast) into staging slot `stage`.
+    Const { c: usize, stage: usize },
 }
 
 /// One node, resolved to its CPU kernel and its arguments' sources.
@@ -86,6 +88,9 @@ struct LeafAt {
 struct Eval<'a> {
     steps: SmallVec<[Step<'a>; 8]>,
     leaves: SmallVec<[LeafAt; 8]>,
+    /// The chain's numbers: dtype, and the value's bytes in that dtype (in a `u64`, which
+    /// holds and aligns every dtype).
+    consts: SmallVec<[(DType, u64); 4]>,
     plan: IterPlan,
     /// The output's stride along the inner run (elements).
     out_inner: isize,
@@ -98,6 +103,18 @@ struct Eval<'a> {
 // SAFETY: `Eval` holds raw pointers into storages its caller keeps locked for the whole
 // call; tasks only read leaves and write disjoint outputs.
 unsafe impl Sync for Eval<'_> {}
+
+/// `value` as an element of `dtype`, its bytes in a `u64` (low addresses first).
+fn const_bytes(dtype: DType, value: Scalar) -> u64 {
+    let mut bytes = 0u64;
+    tensor_core::with_dtype!(dtype, T => {
+        const { assert!(std::mem::size_of::<T>() <= 8 && std::mem::align_of::<T>() <= 8) };
+        // SAFETY: every dtype's element fits a u64 and needs no more than its alignment
+        // (checked above); a 0/1 bool is what `to` makes of a Scalar.
+        unsafe { (&mut bytes as *mut u64).cast::<T>().write(value.to::<T>()) };
+    });
+    bytes
+}
 
 thread_local! {
     /// Block buffers of the calling thread (nodes + argument staging + the output's).
@@ -147,6 +164,13 @@ impl<'a> Eval<'a> {
                             ArgFrom::LeafStaged { leaf: l, stage }
                         }
                     }
+                    ChainArg::Const(c) if c < fused.consts.len() => ArgFrom::Const { c, stage },
+                    ChainArg::Const(c) => {
+                        return Err(Error::invalid(
+                            "fused",
+                            format!("node {i} reads number {c}, which the chain lacks"),
+                        ))
+                    }
                     ChainArg::Node(k) => {
                         let from = fused.nodes[k].result;
                         if from == kernel.compute {
@@ -165,9 +189,11 @@ impl<'a> Eval<'a> {
                 * l.dtype.size()
         };
         let streamed = leaves.iter().map(spanned).sum::<usize>() + out_bytes >= STREAMED_BYTES;
+        let consts = fused.consts.iter().map(|c| (c.dtype, const_bytes(c.dtype, c.value))).collect();
         Ok(Eval {
             steps,
             leaves: leaf_at,
+            consts,
             out_inner: inner[0],
             plan,
             block: if streamed { STREAM_BLOCK } else { BLOCK },
@@ -270,6 +296,14 @@ impl<'a> Eval<'a> {
                         // SAFETY: the m elements of this leaf's run are in bounds; the
                         // staging slot holds BLOCK elements of any dtype.
                         unsafe { gather_cast(at, k.compute, src, l.dtype, l.stride, m) };
+                        at as *const u8
+                    }
+                    ArgFrom::Const { c, stage } => {
+                        let at = slot(stage);
+                        let (dtype, bytes) = &self.consts[c];
+                        // SAFETY: `bytes` holds one element of `dtype` (stride 0: read m
+                        // times); the staging slot holds BLOCK elements of any dtype.
+                        unsafe { gather_cast(at, k.compute, (bytes as *const u64).cast(), *dtype, 0, m) };
                         at as *const u8
                     }
                     ArgFrom::Slot(s) => slot(s) as *const u8,

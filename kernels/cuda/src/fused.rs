@@ -79,6 +79,19 @@ pub fn chain_function(fused: &FusedCall<'_>, leaves: &[DType]) -> Result<DeviceF
                     let d = leaves.get(l).ok_or_else(|| Error::invalid("fused", format!("node {i} reads leaf {l}")))?;
                     conv(CType::of(*d), compute, &format!("l{l}"))
                 }
+                ChainArg::Const(c) => {
+                    let k = fused
+                        .consts
+                        .get(c)
+                        .ok_or_else(|| Error::invalid("fused", format!("node {i} reads number {c}")))?;
+                    // The number as its dtype's value (exact: a tops_param converts with Rust
+                    // `as` rules, and the value came from that dtype), then as the node's
+                    // compute type, as a 0-dim leaf of that dtype would arrive.
+                    let kp = KernelParam::from(k.value);
+                    let ct = CType::of(k.dtype);
+                    let value = format!("static_cast<{}>(tops_param{{{}ull, {}u, 0u}})", ct.name, kp.bits, kp.kind);
+                    conv(ct, compute, &value)
+                }
                 ChainArg::Node(m) => conv(CType::of(fused.nodes[m].result), compute, &format!("r{m}")),
             });
         }

@@ -19,13 +19,26 @@ use crate::shape::{self, Dims, Strides};
 use crate::{lock_many_for, Access, DType, Device, Error, Result, Scalar, Storage, Tensor};
 use smallvec::SmallVec;
 
-/// An argument of a chain node: a leaf tensor or an earlier node's result.
+/// An argument of a chain node: a leaf tensor, a number, or an earlier node's result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ChainArg {
     /// `leaves[i]`.
     Leaf(usize),
+    /// `consts[i]`: a number, a constant of the kernel (not a leaf tensor).
+    Const(usize),
     /// The result of node `i` (an earlier node).
     Node(usize),
+}
+
+/// A number operand of a chain (`x * 2.0f32`): it takes part in the dtype rule and the
+/// broadcast as a 0-dim tensor of `dtype` would (so the answer is the eager chain's), but
+/// it is a constant of the kernel, not a leaf: it costs no operand of the runner.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ChainConst {
+    /// Its dtype.
+    pub dtype: DType,
+    /// Its value (exact in `dtype`).
+    pub value: Scalar,
 }
 
 /// One elementwise node: `spec(args..., params...)`.
@@ -70,12 +83,14 @@ impl ChainReduce {
     }
 }
 
-/// A chain: leaves, nodes in order (each node's args are leaves or earlier nodes; the last
-/// node is the result), and an optional final reduction.
+/// A chain: leaves, numbers, nodes in order (each node's args are leaves, numbers or
+/// earlier nodes; the last node is the result), and an optional final reduction.
 #[derive(Debug, Clone, Copy)]
 pub struct Chain<'a> {
     /// The leaf tensors.
     pub leaves: &'a [&'a Tensor],
+    /// The numbers.
+    pub consts: &'a [ChainConst],
     /// The elementwise nodes, in evaluation order.
     pub nodes: &'a [ChainNode],
     /// A final reduction of the last node's result.
@@ -115,6 +130,8 @@ pub struct FusedReduce<'a> {
 pub struct FusedCall<'a> {
     /// The nodes, in order; the last is the result.
     pub nodes: &'a [FusedNode<'a>],
+    /// The numbers ([`ChainArg::Const`]), constants of the kernel.
+    pub consts: &'a [ChainConst],
     /// The final reduction. When present, the inputs lie on the canonical plan of the last
     /// node's (virtual, dense) result, whose flat plan index is its memory offset.
     pub reduce: Option<FusedReduce<'a>>,
@@ -172,14 +189,21 @@ fn check_nodes(chain: &Chain<'_>, device: Device) -> Result<Vec<(Meta, &'static 
                         order: None,
                     }
                 }
+                ChainArg::Const(c) if c < chain.consts.len() => Meta {
+                    dtype: chain.consts[c].dtype,
+                    shape: Dims::new(),
+                    strides: Strides::new(),
+                    order: None,
+                },
                 ChainArg::Node(n) if n < i => metas[n].0.clone(),
                 other => {
                     return Err(at_node(
                         Error::invalid(
                             name,
                             format!(
-                                "argument {other:?} does not exist (the chain has {} leaves; a node reads earlier nodes only)",
-                                chain.leaves.len()
+                                "argument {other:?} does not exist (the chain has {} leaves and {} numbers; a node reads earlier nodes only)",
+                                chain.leaves.len(),
+                                chain.consts.len()
                             ),
                         ),
                         i,
@@ -303,7 +327,7 @@ fn dense_strides(shape: &[usize], order: Option<&[usize]>) -> Strides {
 /// let a = Tensor::from_vec(vec![1.0f32, 2.0], &[2])?;
 /// let args = [ChainArg::Leaf(0), ChainArg::Leaf(0)].into_iter().collect();
 /// let node = ChainNode { spec: mul, args, params: Default::default() };
-/// let sq = run_chain(&Chain { leaves: &[&a], nodes: &[node], reduce: None }, None)?.unwrap();
+/// let sq = run_chain(&Chain { leaves: &[&a], consts: &[], nodes: &[node], reduce: None }, None)?.unwrap();
 /// assert_eq!(sq.to_vec::<f32>()?, vec![1.0, 4.0]);
 /// # Ok(()) }
 /// ```
@@ -338,7 +362,7 @@ pub fn run_chain(chain: &Chain<'_>, out: Option<&Tensor>) -> Result<Option<Tenso
                 None => Some(empty_in_order(&root.shape, root.order.as_deref(), root.dtype, device)?),
             };
             let dst = out.or(target.as_ref()).expect("an output");
-            run_map_chain(runner, chain.leaves, dst, &nodes)?;
+            run_map_chain(runner, chain.leaves, chain.consts, dst, &nodes)?;
             Ok(target)
         }
         Some(red) => reduce_chain(runner, chain, root, &nodes, red, out),
@@ -363,6 +387,9 @@ fn run_eager(chain: &Chain<'_>, out: Option<&Tensor>) -> Result<Option<Tensor>> 
             }
         }
     }
+    let device = chain.leaves[0].device();
+    let consts: Vec<Tensor> =
+        chain.consts.iter().map(|c| Tensor::scalar(c.value, c.dtype)?.to_device(device)).collect::<Result<_>>()?;
     let mut results: Vec<Option<Tensor>> = Vec::with_capacity(chain.nodes.len());
     for (i, n) in chain.nodes.iter().enumerate() {
         let result = {
@@ -370,6 +397,7 @@ fn run_eager(chain: &Chain<'_>, out: Option<&Tensor>) -> Result<Option<Tensor>> 
             for a in &n.args {
                 args.push(match *a {
                     ChainArg::Leaf(j) => chain.leaves[j],
+                    ChainArg::Const(j) => &consts[j],
                     ChainArg::Node(j) => results[j].as_ref().ok_or_else(|| {
                         Error::invalid("fused", format!("node {i} reads node {j}, which is not an earlier node"))
                     })?,
@@ -415,7 +443,13 @@ fn stage_leaves(leaves: &[&Tensor], out: Option<&Tensor>) -> Result<Vec<Tensor>>
         .collect()
 }
 
-fn run_map_chain(runner: &KernelRow, leaves: &[&Tensor], out: &Tensor, nodes: &[FusedNode<'_>]) -> Result<()> {
+fn run_map_chain(
+    runner: &KernelRow,
+    leaves: &[&Tensor],
+    consts: &[ChainConst],
+    out: &Tensor,
+    nodes: &[FusedNode<'_>],
+) -> Result<()> {
     if out.numel() == 0 {
         return Ok(());
     }
@@ -444,7 +478,7 @@ fn run_map_chain(runner: &KernelRow, leaves: &[&Tensor], out: &Tensor, nodes: &[
     };
     let outputs = [raw(out, 0)];
     let inputs: Vec<RawTensor<'_>> = sources.iter().enumerate().map(|(i, t)| raw(t, i + 1)).collect();
-    let fused = FusedCall { nodes, reduce: None };
+    let fused = FusedCall { nodes, consts, reduce: None };
     let call = PreparedCall {
         op: &FUSED_SPEC,
         outputs: &outputs,
@@ -526,7 +560,11 @@ fn reduce_chain(
                 device,
             })
             .collect();
-        let fused = FusedCall { nodes, reduce: Some(FusedReduce { row, plan: &plan, params: &red.params }) };
+        let fused = FusedCall {
+            nodes,
+            consts: chain.consts,
+            reduce: Some(FusedReduce { row, plan: &plan, params: &red.params }),
+        };
         let call = PreparedCall {
             op: &FUSED_SPEC,
             outputs: &outputs,
@@ -571,10 +609,10 @@ mod tests {
             params: SmallVec::new(),
         };
         let nodes = [node(&[ChainArg::Leaf(0)]), node(&[ChainArg::Leaf(0)])];
-        let chain = Chain { leaves: &[&t, &t], nodes: &nodes, reduce: None };
+        let chain = Chain { leaves: &[&t, &t], consts: &[], nodes: &nodes, reduce: None };
         let e = check_used(&chain).unwrap_err().to_string();
         assert!(e.contains("leaf 1") && e.contains("does not contribute"), "{e}");
-        let chain = Chain { leaves: &[&t], nodes: &nodes, reduce: None };
+        let chain = Chain { leaves: &[&t], consts: &[], nodes: &nodes, reduce: None };
         assert!(check_used(&chain).unwrap_err().to_string().contains("node 0"));
     }
 }
