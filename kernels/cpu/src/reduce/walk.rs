@@ -31,6 +31,9 @@ const TILE_BYTES: usize = 64 * 1024;
 const TILE_MIN_COLUMNS: usize = 8192;
 /// Elements below which a subtree is not split across threads.
 const PARALLEL_MIN: usize = 64 * 1024;
+/// Subtree tasks per thread of one parallel tree (a few, so a thread that finishes early
+/// takes another; not more: each task starts its own accumulator rows).
+const TASKS_PER_THREAD: usize = 4;
 
 /// One plan dim: size, input stride, output stride (0 when reduced), index step.
 #[derive(Debug, Clone, Copy)]
@@ -137,12 +140,14 @@ fn split(lo: usize, hi: usize) -> usize {
     lo + (1usize << (usize::BITS - 1 - (len - 1).leading_zeros()))
 }
 
-/// The tree over leaves `lo..hi` (split by [`split`], combined by `combine`), its subtrees
-/// computed in parallel: every subtree that `wide` calls wide (and that has two leaves or
-/// more) is split, and each of the subtrees below them is a task (`task(lo, hi)`, which
-/// computes its subtree alone) run by [`crate::parallel::for_each_index`]; the tasks'
-/// results are then combined in the tree's own order, so the result is the one sequential
-/// tree's, bit for bit, whatever the threads.
+/// The tree over leaves `lo..hi` of `leaf` elements each (split by [`split`], combined by
+/// `combine`), its subtrees computed in parallel: the tree is split from the top while a
+/// subtree holds two grains or more — a grain being [`PARALLEL_MIN`] elements, or an even
+/// share of [`TASKS_PER_THREAD`] tasks per thread when that is more — and each subtree
+/// below the splits is a task (`task(lo, hi)`, which computes its subtree alone, reusing
+/// its buffers leaf to leaf) run by [`crate::parallel::for_each_index`]. The tasks' results
+/// are then combined in the tree's own order, so the result is the one sequential tree's,
+/// bit for bit, whatever the threads.
 ///
 /// Not `rayon::join`: a thread waiting in `rayon::join` runs other rayon tasks meanwhile,
 /// and a reduction holds its operands' storage locks while it runs. A user's task picked
@@ -152,11 +157,12 @@ fn split(lo: usize, hi: usize) -> usize {
 fn parallel_tree<A: Send>(
     lo: usize,
     hi: usize,
-    wide: &dyn Fn(usize, usize) -> bool,
+    leaf: usize,
     task: &(dyn Fn(usize, usize) -> A + Sync),
     combine: &dyn Fn(A, A) -> A,
 ) -> A {
-    let splits = |lo: usize, hi: usize| hi - lo >= 2 && wide(lo, hi);
+    let grain = PARALLEL_MIN.max((hi - lo) * leaf / (threads() * TASKS_PER_THREAD));
+    let splits = |lo: usize, hi: usize| hi - lo >= 2 && (hi - lo) * leaf >= 2 * grain;
     fn tasks(lo: usize, hi: usize, splits: &dyn Fn(usize, usize) -> bool, out: &mut Vec<(usize, usize)>) {
         if splits(lo, hi) {
             let mid = split(lo, hi);
@@ -286,10 +292,9 @@ impl<R: Reducer> Walk<'_, R> {
             return unsafe { self.row_leaf(base, lo) };
         }
         if parallel {
-            let wide = |lo: usize, hi: usize| (hi - lo) * ROW_LEAF >= PARALLEL_MIN;
             // SAFETY: forwarded (every subtree only reads).
             let task = |lo: usize, hi: usize| unsafe { self.row_tree(base, lo, hi, false) };
-            return parallel_tree(lo, hi, &wide, &task, &|a, b| self.r.combine(a, b));
+            return parallel_tree(lo, hi, ROW_LEAF, &task, &|a, b| self.r.combine(a, b));
         }
         let mid = split(lo, hi);
         // SAFETY: forwarded.
@@ -428,15 +433,14 @@ impl<R: Reducer> Walk<'_, R> {
             return accs;
         }
         if parallel {
-            let wide = |lo: usize, hi: usize| (hi - lo) * Self::leaf_rows() * w >= PARALLEL_MIN;
             // SAFETY: forwarded (every subtree only reads). Each subtree task starts spare
-            // rows of its own (it may run on another thread).
+            // rows of its own (it may run on another thread) and reuses them leaf to leaf.
             let task = |lo: usize, hi: usize| unsafe { self.column_tree(base, sc, w, lo, hi, false, &mut Vec::new()) };
             let merge = |mut a: Vec<R::Acc>, b: Vec<R::Acc>| {
                 self.r.combine_rows(&mut a, &b);
                 a
             };
-            return parallel_tree(lo, hi, &wide, &task, &merge);
+            return parallel_tree(lo, hi, Self::leaf_rows() * w, &task, &merge);
         }
         let mid = split(lo, hi);
         // SAFETY: forwarded.
