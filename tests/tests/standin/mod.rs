@@ -92,8 +92,9 @@ fn reexec_under_standin() -> Result<ExitCode, &'static str> {
             Ok(ExitCode::FAILURE)
         }
         Err(ShimError::Unavailable(why)) if !ci => {
-            let why = format!("no GPU here and the CUDA stand-in cannot be built ({why}): run .ci/install-nvrtc.sh");
-            Err(Box::leak(why.into_boxed_str()))
+            // The whole reason once; each test then says what it needs and the fix.
+            println!("no GPU here and the CUDA stand-in cannot be built: {why}");
+            Err("no GPU here and the CUDA stand-in cannot be built (see above): run .ci/install-nvrtc.sh")
         }
         Err(e) => {
             eprintln!("the CUDA stand-in is needed (no GPU here) but: {e}");
