@@ -33,7 +33,7 @@ enum Node {
     Leaf(Tensor),
     /// A number operand (`x * 2.0`): a constant of the chain's kernel, not a leaf; equal
     /// numbers of one chain are one constant.
-    Number(ChainConst, NumberKey),
+    Number(ChainConst),
     Op {
         spec: &'static OpSpec,
         args: Vec<Expr>,
@@ -41,8 +41,18 @@ enum Node {
     },
 }
 
-/// What makes two number operands the same leaf: dtype and value bits.
+/// What makes two number operands one constant: dtype and value bits.
 type NumberKey = (DType, u64);
+
+/// The [`NumberKey`] of `c`.
+fn number_key(c: &ChainConst) -> NumberKey {
+    let bits = match c.value {
+        Scalar::Bool(b) => b as u64,
+        Scalar::Int(i) => i as u64,
+        Scalar::Float(f) => f.to_bits(),
+    };
+    (c.dtype, bits)
+}
 
 impl Drop for Node {
     /// Drops the expressions below this one without recursion: a chain built by a loop
@@ -256,9 +266,9 @@ impl Flatten {
                     self.leaves.push(t.clone());
                     ChainArg::Leaf(self.leaves.len() - 1)
                 }
-                Node::Number(c, number) => {
+                Node::Number(c) => {
                     let next = self.consts.len();
-                    let at = *self.numbers.entry(*number).or_insert(next);
+                    let at = *self.numbers.entry(number_key(c)).or_insert(next);
                     if at == next {
                         self.consts.push(*c);
                     }
@@ -467,14 +477,8 @@ macro_rules! number_operands {
     ($($t:ty),*) => { $(
         impl From<$t> for Operand {
             fn from(v: $t) -> Operand {
-                let value = Scalar::from(v);
-                let bits = match value {
-                    Scalar::Bool(b) => b as u64,
-                    Scalar::Int(i) => i as u64,
-                    Scalar::Float(f) => f.to_bits(),
-                };
-                let dtype = <$t as tensor_core::Element>::DTYPE;
-                Operand(Expr(Arc::new(Node::Number(ChainConst { dtype, value }, (dtype, bits)))))
+                let c = ChainConst { dtype: <$t as tensor_core::Element>::DTYPE, value: Scalar::from(v) };
+                Operand(Expr(Arc::new(Node::Number(c))))
             }
         }
     )* };

@@ -124,6 +124,15 @@ impl Error {
         Error::OutOfMemory { op, bytes, device, what: what.into() }
     }
 
+    /// An [`Error::OutOfMemory`] attributed to `op` and described by `what()` (what the
+    /// caller knows of the allocation: a shape, a dtype); any other error as it is.
+    pub(crate) fn allocating(self, op: &'static str, what: impl FnOnce() -> String) -> Self {
+        match self {
+            Error::OutOfMemory { bytes, device, .. } => Error::out_of_memory(op, bytes, device, what()),
+            other => other,
+        }
+    }
+
     /// Builds an [`Error::Shape`].
     pub fn shape(op: &'static str, msg: impl Into<String>) -> Self {
         Error::Shape { op, msg: msg.into() }

@@ -76,9 +76,7 @@ fn fused_chain_kernels_run_on_the_shim_like_the_cpu() {
         calls.push(planned);
         wants.push((what, cpu));
     }
-    if !shim::run_all(&calls) {
-        return;
-    }
+    shim::run_all(&calls);
     for (call, (what, cpu)) in calls.iter().zip(&wants) {
         let exact = !cpu.dtype().is_float();
         assert_close(&values(&call.out), &values(cpu), cpu.dtype(), exact, what);
@@ -233,9 +231,7 @@ fn fused_chain_params_reach_cuda_exactly() {
             wants.push(cpu);
         }
     }
-    if !shim::run_all(&calls) {
-        return;
-    }
+    shim::run_all(&calls);
     for (c, want) in calls.iter().zip(&wants) {
         assert_eq!(common::bits(&c.out), common::bits(want), "{}: CUDA C (shim) != CPU", c.what);
     }
@@ -277,7 +273,7 @@ fn fused_chain_numbers_are_kernel_constants_on_cuda() {
             wants.push(cpu);
         }
     }
-    assert!(shim::run_all(&calls));
+    shim::run_all(&calls);
     for (c, want) in calls.iter().zip(&wants) {
         assert_eq!(common::bits(&c.out), common::bits(want), "{}: CUDA C (shim) != CPU", c.what);
     }

@@ -153,9 +153,7 @@ fn shim_runs_every_cuda_reduction_like_the_cpu() {
 )]
 fn user_reductions_compile_with_nvrtc() {
     use tensor_ops::__private::tensor_kernels_cuda::check;
-    if !shim_harness::nvrtc_available() {
-        return;
-    }
+    shim_harness::nvrtc_available();
     let rows = || {
         tensor_ops::__private::inventory::iter::<KernelRow>
             .into_iter()

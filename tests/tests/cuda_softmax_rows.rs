@@ -104,9 +104,7 @@ fn shim_runs_the_fused_softmax_rows_like_the_cpu() {
             }
         }
     }
-    if !run_all(&calls) {
-        return;
-    }
+    run_all(&calls);
     for (c, (want, dtype, log, rows, n)) in calls.iter().zip(wants) {
         let got = as_f64(&c.out);
         assert_close(&got, &want, dtype, &c.what);
@@ -148,9 +146,7 @@ fn fused_softmax_rows_compile_with_nvrtc() {
     use tensor_ops::__private::tensor_core::registry::KernelRow;
     use tensor_ops::__private::tensor_core::DeviceKind;
     use tensor_ops::__private::tensor_kernels_cuda::check;
-    if !nvrtc_available() {
-        return;
-    }
+    nvrtc_available();
     let rows = || {
         tensor_ops::__private::inventory::iter::<KernelRow>
             .into_iter()

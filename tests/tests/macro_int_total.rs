@@ -275,6 +275,10 @@ fn wrap(v: i128, dtype: DType) -> i128 {
 // ------------------------------------------------------------------ CUDA C (shim, NVRTC)
 
 #[test]
+#[cfg_attr(
+    tops_cuda_checks_unavailable,
+    ignore = "needs NVRTC, the CUDA headers and a host C++ compiler: run .ci/install-nvrtc.sh"
+)]
 fn cuda_c_integer_arithmetic_is_total_like_the_cpu() {
     let mut calls = Vec::new();
     let mut wants = Vec::new();
@@ -322,15 +326,17 @@ fn cuda_c_integer_arithmetic_is_total_like_the_cpu() {
     let x = Tensor::zeros(&[5], DType::I64, Device::Cpu).unwrap();
     wants.push(values(&call("it_consts", &[&x], &[])));
     calls.push(shim::plan_call("it_consts", spec("it_consts"), DType::I64, &[&x], &[], DType::I64));
-    if !shim::run_all(&calls) {
-        return;
-    }
+    shim::run_all(&calls);
     for (c, want) in calls.iter().zip(&wants) {
         assert_eq!(&values(&c.out), want, "{}: shim (CUDA C) != CPU", c.what);
     }
 }
 
 #[test]
+#[cfg_attr(
+    tops_cuda_checks_unavailable,
+    ignore = "needs NVRTC, the CUDA headers and a host C++ compiler: run .ci/install-nvrtc.sh"
+)]
 fn cuda_c_of_the_integer_ops_compiles_with_nvrtc() {
     shim::nvrtc_compiles(&[
         "it_pdiv",

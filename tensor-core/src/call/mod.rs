@@ -151,7 +151,8 @@ pub(crate) fn copy(dst: &Tensor, src: &Tensor) -> Result<()> {
         return Ok(());
     }
     let row = lookup(&COPY_SPEC, dst.device(), dst.dtype())?;
-    execute(&COPY_SPEC, row, dst, &[&src], &[]).map_err(|e| rename(e, "copy_"))
+    // Errors of the internal "copy"/"fill" ops name the public method instead.
+    execute(&COPY_SPEC, row, dst, &[&src], &[]).map_err(|e| e.renamed("copy_"))
 }
 
 /// Writes `value` into every element of `dst`. The path behind [`Tensor::fill_`].
@@ -161,10 +162,5 @@ pub(crate) fn fill(dst: &Tensor, value: Scalar) -> Result<()> {
         return Ok(());
     }
     let row = lookup(&FILL_SPEC, dst.device(), dst.dtype())?;
-    execute(&FILL_SPEC, row, dst, &[], &[value]).map_err(|e| rename(e, "fill_"))
-}
-
-/// Errors of the internal "copy"/"fill" ops name the public method instead.
-fn rename(e: Error, public: &'static str) -> Error {
-    e.renamed(public)
+    execute(&FILL_SPEC, row, dst, &[], &[value]).map_err(|e| e.renamed("fill_"))
 }

@@ -372,10 +372,6 @@ impl Storage {
 /// initialized but unspecified. Too little memory is an `Err`.
 fn allocate_buffer(op: &'static str, device: Device, dtype: DType, bytes: usize, zeroed: bool) -> Result<DataPtr> {
     let what = || format!("a storage of {} {dtype} elements", bytes / dtype.size().max(1));
-    let named = |e: Error| match e {
-        Error::OutOfMemory { bytes, device, .. } => Error::out_of_memory(op, bytes, device, what()),
-        other => other,
-    };
     let data = alloc::with_allocator(device, |a| {
         if zeroed {
             a.allocate_on(device, bytes)
@@ -383,7 +379,7 @@ fn allocate_buffer(op: &'static str, device: Device, dtype: DType, bytes: usize,
             a.allocate_uninit_on(device, bytes)
         }
     })?
-    .map_err(named)?;
+    .map_err(|e| e.allocating(op, what))?;
     if data.len() < bytes {
         return Err(Error::out_of_memory(op, bytes, device, what()));
     }

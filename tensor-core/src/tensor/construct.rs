@@ -82,12 +82,8 @@ impl Tensor {
         device: Device,
     ) -> Result<(Tensor, *mut u8)> {
         let numel = shape::checked_numel(op, shape, dtype)?;
-        let (storage, base) = Storage::new_uninit_now(dtype, numel, device).map_err(|e| match e {
-            Error::OutOfMemory { bytes, device, .. } => {
-                Error::out_of_memory(op, bytes, device, format!("a {shape:?} {dtype} tensor"))
-            }
-            other => other,
-        })?;
+        let (storage, base) = Storage::new_uninit_now(dtype, numel, device)
+            .map_err(|e| e.allocating(op, || format!("a {shape:?} {dtype} tensor")))?;
         // As in `empty_for`: the dense strides of `shape` stay inside `numel` elements.
         let t = Tensor::from_parts_unchecked(storage, shape::Dims::from_slice(shape), shape::dense_strides(shape), 0);
         Ok((t, base))

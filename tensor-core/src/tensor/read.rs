@@ -181,8 +181,9 @@ impl Tensor {
     /// assert_eq!(dst.to_vec::<f64>().unwrap(), vec![1., 2., 3., 1., 2., 3.]);
     /// ```
     pub fn copy_(&self, src: &Tensor) -> Result<()> {
-        self.check_writable("copy_")?;
         if self.device() != src.device() {
+            // (The same-device path checks in `call::copy`.)
+            self.check_writable("copy_")?;
             let src = src.broadcast_to(self.shape()).map_err(|_| {
                 Error::shape(
                     "copy_",
