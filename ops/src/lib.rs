@@ -164,6 +164,7 @@ pub fn registry() -> &'static Registry {
     call::link_backends();
     tensor_core::registry()
 }
+#[doc = include_str!("tensor_op.md")]
 pub use tensor_macros::tensor_op;
 
 /// Everything a user needs: `use tensor_ops::prelude::*;`.
