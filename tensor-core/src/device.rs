@@ -5,9 +5,10 @@ use std::fmt;
 /// A device: the CPU or a CUDA GPU by ordinal.
 ///
 /// ```
-/// use tensor_core::Device;
+/// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+/// use tensor_ops::Device;
 /// assert_eq!(Device::Cuda(1).to_string(), "cuda:1");
-/// assert_eq!(Device::Cpu.kind(), tensor_core::DeviceKind::Cpu);
+/// assert_eq!(Device::Cpu.kind(), tensor_ops::tensor_core::DeviceKind::Cpu);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Device {
@@ -71,7 +72,8 @@ impl fmt::Display for DeviceKind {
 /// How elements are addressed. An enum so other layouts (sparse, blocked) can be added later.
 ///
 /// ```
-/// use tensor_core::Layout;
+/// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+/// use tensor_ops::Layout;
 /// assert_eq!(Layout::default(), Layout::Strided);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, PartialOrd, Ord)]

@@ -6,7 +6,8 @@ use std::fmt;
 /// The element type of a tensor.
 ///
 /// ```
-/// use tensor_core::DType;
+/// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+/// use tensor_ops::DType;
 /// assert_eq!(DType::BF16.size(), 2);
 /// assert_eq!(DType::I64.to_string(), "i64");
 /// assert!(DType::F16.is_float() && !DType::U8.is_float());
@@ -40,8 +41,9 @@ pub enum DType {
 /// below keeps this list equal to `DType::ALL`, so there is one list.
 ///
 /// ```
-/// macro_rules! count { ($($d:ident),*) => { [$(tensor_core::DType::$d),*].len() } }
-/// assert_eq!(tensor_core::for_each_dtype!(count;), tensor_core::DType::ALL.len());
+/// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+/// macro_rules! count { ($($d:ident),*) => { [$(tensor_ops::DType::$d),*].len() } }
+/// assert_eq!(tensor_ops::tensor_core::for_each_dtype!(count;), tensor_ops::DType::ALL.len());
 /// ```
 #[macro_export]
 macro_rules! for_each_dtype {
@@ -148,7 +150,8 @@ mod sealed {
 /// storage only ever holds 0 or 1 (the library never writes anything else).
 ///
 /// ```
-/// use tensor_core::{DType, Element};
+/// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+/// use tensor_ops::tensor_core::{DType, Element};
 /// assert_eq!(<half::bf16 as Element>::DTYPE, DType::BF16);
 /// assert_eq!(300i32.cast::<u8>(), 44); // Rust `as` semantics
 /// assert_eq!(f32::NAN.cast::<i32>(), 0);
@@ -349,7 +352,8 @@ element!(f64, F64, 0.0, 1.0, |s| Scalar::Float(s), |f| f);
 /// Calls `$body` with the type alias `$T` bound to the Rust type of `$dtype`.
 ///
 /// ```
-/// use tensor_core::{with_dtype, DType, Element};
+/// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+/// use tensor_ops::tensor_core::{with_dtype, DType, Element};
 /// let size = with_dtype!(DType::I16, T => std::mem::size_of::<T>());
 /// assert_eq!(size, 2);
 /// ```

@@ -9,7 +9,8 @@ use smallvec::SmallVec;
 /// row-major order.
 ///
 /// ```
-/// use tensor_core::iter::StridedOffsets;
+/// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+/// use tensor_ops::tensor_core::iter::StridedOffsets;
 /// let offs: Vec<isize> = StridedOffsets::new(&[2, 2], &[1, 2]).collect();
 /// assert_eq!(offs, vec![0, 2, 1, 3]);
 /// ```
@@ -68,7 +69,8 @@ impl ExactSizeIterator for StridedOffsets<'_> {}
 /// merged when every operand is contiguous across them. An empty `shape` means one element.
 ///
 /// ```
-/// use tensor_core::iter::IterPlan;
+/// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+/// use tensor_ops::tensor_core::iter::IterPlan;
 /// // out contiguous [4, 6]; input is the transpose of a [6, 4] contiguous tensor
 /// let p = IterPlan::new(&[4, 6], &[&[6, 1], &[1, 4]]);
 /// assert_eq!(&p.shape[..], &[4, 6]);
@@ -143,7 +145,8 @@ impl IterPlan {
     /// copies the shape and strides without sorting or merging.
     ///
     /// ```
-    /// use tensor_core::iter::IterPlan;
+    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// use tensor_ops::tensor_core::iter::IterPlan;
     /// let p = IterPlan::new(&[4, 6], &[&[1, 4], &[6, 1]]);
     /// let q = IterPlan::from_canonical(&p.shape, &p.strides[0], [&p.strides[1][..]].into_iter());
     /// assert_eq!(p, q);

@@ -8,7 +8,8 @@
 //! register themselves into [`registry()`]).
 //!
 //! ```
-//! use tensor_core::{Tensor, DType, Device};
+//! # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+//! use tensor_ops::{Tensor, DType, Device};
 //! let t = Tensor::arange(0, 6, 1, DType::F32, Device::Cpu).unwrap().view(&[2, 3]).unwrap();
 //! let col = t.select(1, 2).unwrap();
 //! assert_eq!(col.to_vec::<f32>().unwrap(), vec![2.0, 5.0]);

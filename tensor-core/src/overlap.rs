@@ -18,7 +18,8 @@
 //! The sign of a stride does not matter (flipping a dim permutes its offsets).
 //!
 //! ```
-//! use tensor_core::overlap::{internal_overlap, Overlap};
+//! # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+//! use tensor_ops::tensor_core::overlap::{internal_overlap, Overlap};
 //! // a step-2 slice along the middle dim of a [3, 8, 3] tensor padded to rows of 21
 //! assert_eq!(internal_overlap(&[3, 4, 3], &[21, 6, 1]), Overlap::None);
 //! assert_eq!(internal_overlap(&[3, 2], &[2, 3]), Overlap::None); // interleaved, yet distinct

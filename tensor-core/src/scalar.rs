@@ -6,7 +6,8 @@ use std::fmt;
 /// A dynamically typed scalar: the widest value of each kind.
 ///
 /// ```
-/// use tensor_core::Scalar;
+/// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+/// use tensor_ops::Scalar;
 /// assert_eq!(Scalar::from(2u8), Scalar::Int(2));
 /// assert_eq!(Scalar::from(0.5f32).to_f64(), 0.5);
 /// ```
@@ -73,7 +74,8 @@ impl From<u32> for Scalar {
 /// `1.8446744073709552e19`), which casts into integer dtypes saturating, like `as`.
 ///
 /// ```
-/// use tensor_core::Scalar;
+/// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+/// use tensor_ops::Scalar;
 /// assert_eq!(Scalar::from(7usize), Scalar::Int(7));
 /// assert_eq!(Scalar::from(usize::MAX), Scalar::Float(usize::MAX as f64));
 /// assert_eq!(Scalar::from(u64::MAX).to::<i64>(), i64::MAX);

@@ -8,14 +8,16 @@ pub const INLINE_DIMS: usize = 6;
 /// Sizes of a tensor's dims, inline up to [`INLINE_DIMS`].
 ///
 /// ```
-/// let d = tensor_core::shape::Dims::from_slice(&[2, 3]);
+/// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+/// let d = tensor_ops::tensor_core::shape::Dims::from_slice(&[2, 3]);
 /// assert_eq!(&d[..], &[2, 3]);
 /// ```
 pub type Dims = SmallVec<[usize; INLINE_DIMS]>;
 /// Strides of a tensor's dims (in elements), inline up to [`INLINE_DIMS`].
 ///
 /// ```
-/// let s = tensor_core::shape::Strides::from_slice(&[3, 1]);
+/// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+/// let s = tensor_ops::tensor_core::shape::Strides::from_slice(&[3, 1]);
 /// assert_eq!(&s[..], &[3, 1]);
 /// ```
 pub type Strides = SmallVec<[isize; INLINE_DIMS]>;
@@ -23,7 +25,8 @@ pub type Strides = SmallVec<[isize; INLINE_DIMS]>;
 /// Row-major (C-order) strides for `shape`, in elements.
 ///
 /// ```
-/// assert_eq!(tensor_core::shape::contiguous_strides(&[2, 3, 4]), vec![12, 4, 1]);
+/// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+/// assert_eq!(tensor_ops::tensor_core::shape::contiguous_strides(&[2, 3, 4]), vec![12, 4, 1]);
 /// ```
 pub fn contiguous_strides(shape: &[usize]) -> Vec<isize> {
     dense_strides(shape).into_vec()
@@ -32,7 +35,8 @@ pub fn contiguous_strides(shape: &[usize]) -> Vec<isize> {
 /// [`contiguous_strides`] without a heap allocation for rank ≤ [`INLINE_DIMS`].
 ///
 /// ```
-/// assert_eq!(&tensor_core::shape::dense_strides(&[2, 3])[..], &[3, 1]);
+/// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+/// assert_eq!(&tensor_ops::tensor_core::shape::dense_strides(&[2, 3])[..], &[3, 1]);
 /// ```
 pub fn dense_strides(shape: &[usize]) -> Strides {
     let mut strides = Strides::from_elem(0, shape.len());
@@ -47,7 +51,8 @@ pub fn dense_strides(shape: &[usize]) -> Strides {
 /// Number of elements of `shape`, or an overflow error naming `op`.
 ///
 /// ```
-/// use tensor_core::{shape::checked_numel, DType};
+/// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+/// use tensor_ops::tensor_core::{shape::checked_numel, DType};
 /// assert_eq!(checked_numel("x", &[2, 3], DType::F32).unwrap(), 6);
 /// assert!(checked_numel("x", &[usize::MAX, 2], DType::F32).is_err());
 /// ```
@@ -65,7 +70,8 @@ pub fn checked_numel(op: &'static str, shape: &[usize], dtype: DType) -> Result<
 /// The NumPy broadcast of two shapes (right-aligned; each dim equal or 1).
 ///
 /// ```
-/// use tensor_core::shape::broadcast_shapes;
+/// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+/// use tensor_ops::tensor_core::shape::broadcast_shapes;
 /// assert_eq!(&broadcast_shapes("add", &[3, 1], &[4]).unwrap()[..], &[3, 4]);
 /// assert!(broadcast_shapes("add", &[3], &[4]).is_err());
 /// ```
@@ -107,7 +113,8 @@ pub fn offset_range(shape: &[usize], strides: &[isize]) -> Option<(isize, isize)
 /// more than the compare of a few dims on a small op's hot path.
 ///
 /// ```
-/// use tensor_core::shape::same_dims;
+/// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+/// use tensor_ops::tensor_core::shape::same_dims;
 /// assert!(same_dims(&[2, 3], &[2, 3]));
 /// assert!(!same_dims(&[2, 3], &[2, 3, 1]));
 /// ```

@@ -85,9 +85,10 @@ fn lookup(spec: &'static OpSpec, device: Device, dtype: crate::DType) -> Result<
 /// Returns the new tensor for [`Output::New`], else `None`.
 ///
 /// ```
-/// use tensor_core::call::{map, Output};
-/// use tensor_core::registry::COPY_SPEC;
-/// use tensor_core::{DType, Tensor};
+/// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+/// use tensor_ops::tensor_core::call::{map, Output};
+/// use tensor_ops::tensor_core::registry::COPY_SPEC;
+/// use tensor_ops::{DType, Tensor};
 /// let a = Tensor::from_vec(vec![1i32, 2], &[2]).unwrap();
 /// // COPY_SPEC as a one-input map: the identity, with promotion
 /// let b = map(&COPY_SPEC, &[&a], &[], Output::New).unwrap().unwrap();

@@ -26,9 +26,10 @@ pub enum ReduceDims<'a> {
 /// without an identity (`amax`, `argmax`, ...).
 ///
 /// ```no_run
-/// # fn demo(sum: &'static tensor_core::registry::ReduceSpec) -> tensor_core::Result<()> {
-/// use tensor_core::call::{reduce, ReduceDims};
-/// use tensor_core::Tensor;
+/// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+/// # fn demo(sum: &'static tensor_ops::tensor_core::registry::ReduceSpec) -> tensor_ops::Result<()> {
+/// use tensor_ops::tensor_core::call::{reduce, ReduceDims};
+/// use tensor_ops::Tensor;
 /// let a = Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0], &[2, 2])?;
 /// let rows = reduce(sum, &a, ReduceDims::Dims(&[1]), false, &[], None)?.unwrap();
 /// assert_eq!(rows.to_vec::<f32>()?, vec![3.0, 7.0]);
@@ -178,8 +179,9 @@ fn reduced_list(mask: &[bool]) -> Vec<usize> {
 /// kept dims).
 ///
 /// ```
-/// use tensor_core::call::{reduction_plan, ReduceDims};
-/// use tensor_core::{DType, Device, Tensor};
+/// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+/// use tensor_ops::tensor_core::call::{reduction_plan, ReduceDims};
+/// use tensor_ops::{DType, Device, Tensor};
 /// let a = Tensor::zeros(&[4, 6], DType::F32, Device::Cpu).unwrap();
 /// let out = Tensor::zeros(&[4], DType::F32, Device::Cpu).unwrap();
 /// let p = reduction_plan(&a, &out, ReduceDims::Dims(&[1]), false).unwrap();

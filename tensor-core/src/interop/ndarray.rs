@@ -11,9 +11,10 @@ impl Tensor {
     /// core expresses them all) and frees the buffer when its last view goes.
     ///
     /// ```
+    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
     /// let a = ndarray::ArrayD::from_shape_vec(vec![2, 3], (0..6).map(|x| x as f32).collect()).unwrap();
     /// let ptr = a.as_ptr();
-    /// let t = tensor_core::Tensor::from_ndarray(a).unwrap();
+    /// let t = tensor_ops::Tensor::from_ndarray(a).unwrap();
     /// assert_eq!(t.shape(), &[2, 3]);
     /// assert_eq!(t.to_vec::<f32>().unwrap(), vec![0., 1., 2., 3., 4., 5.]);
     /// assert_eq!(t.with_ndarray_view::<f32, _>(|v| v.as_ptr()).unwrap(), ptr); // no copy
@@ -30,7 +31,8 @@ impl Tensor {
     /// A copy of the elements as an owned `ArrayD` in row-major order.
     ///
     /// ```
-    /// let t = tensor_core::Tensor::from_vec(vec![1i32, 2, 3, 4], &[2, 2]).unwrap();
+    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// let t = tensor_ops::Tensor::from_vec(vec![1i32, 2, 3, 4], &[2, 2]).unwrap();
     /// let a = t.t().unwrap().to_ndarray::<i32>().unwrap();
     /// assert_eq!(a, ndarray::arr2(&[[1, 3], [2, 4]]).into_dyn());
     /// ```
@@ -45,7 +47,8 @@ impl Tensor {
     /// through another view can race with it. CPU tensors of dtype `T` only.
     ///
     /// ```
-    /// let t = tensor_core::Tensor::from_vec(vec![1f64, 2., 3.], &[3]).unwrap();
+    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// let t = tensor_ops::Tensor::from_vec(vec![1f64, 2., 3.], &[3]).unwrap();
     /// let sum = t.flip(0).unwrap().with_ndarray_view::<f64, _>(|v| v[[0]] * 10.0 + v.sum()).unwrap();
     /// assert_eq!(sum, 36.0);
     /// ```
@@ -70,7 +73,8 @@ impl Tensor {
     /// overlap, on a writable storage.
     ///
     /// ```
-    /// let t = tensor_core::Tensor::zeros(&[2, 2], tensor_core::DType::I64, tensor_core::Device::Cpu).unwrap();
+    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// let t = tensor_ops::Tensor::zeros(&[2, 2], tensor_ops::DType::I64, tensor_ops::Device::Cpu).unwrap();
     /// t.t().unwrap().with_ndarray_view_mut::<i64, _>(|mut v| v[[0, 1]] = 7).unwrap();
     /// assert_eq!(t.to_vec::<i64>().unwrap(), vec![0, 0, 7, 0]);
     /// ```

@@ -56,7 +56,8 @@ impl RowSet {
 /// Every registered kernel, keyed by (op, device kind, layout) then dtype.
 ///
 /// ```
-/// let reg = tensor_core::registry();
+/// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+/// let reg = tensor_ops::tensor_core::registry();
 /// for (op, device, layout, dtypes) in reg.entries() {
 ///     assert!(!dtypes.is_empty(), "{op} {device} {layout:?}");
 /// }
@@ -144,8 +145,9 @@ impl Registry {
     /// (device, layout) sets and an index by dtype.
     ///
     /// ```
-    /// use tensor_core::registry::{registry, COPY_SPEC};
-    /// use tensor_core::{DType, Device, Layout};
+    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// use tensor_ops::tensor_core::registry::{registry, COPY_SPEC};
+    /// use tensor_ops::{DType, Device, Layout};
     /// // no backend is linked into this doc test: the core's reference copy serves the row
     /// let row = registry().lookup_spec(&COPY_SPEC, Device::Cpu, Layout::Strided, DType::F32).unwrap();
     /// assert_eq!(row.kernel.kind(), "reference-copy");
@@ -198,7 +200,8 @@ impl Registry {
     /// [`Error::InvalidArgument`] (naming `op`, the caller) when none does.
     ///
     /// ```
-    /// let reg = tensor_core::registry();
+    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// let reg = tensor_ops::tensor_core::registry();
     /// assert!(reg.op_named("Expr::call", "no_such_op").unwrap_err().to_string().contains("no_such_op"));
     /// ```
     pub fn op_named(&self, op: &'static str, name: &str) -> Result<&'static OpSpec> {
@@ -213,7 +216,8 @@ impl Registry {
     /// Every name registered by two different op definitions, with two of them, sorted.
     ///
     /// ```
-    /// assert!(tensor_core::registry().duplicates().is_empty());
+    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// assert!(tensor_ops::tensor_core::registry().duplicates().is_empty());
     /// ```
     pub fn duplicates(&self) -> Vec<(&'static str, &'static OpSpec, &'static OpSpec)> {
         let mut all: Vec<_> = self.duplicates.iter().map(|(&n, &(a, b))| (n, a, b)).collect();

@@ -108,8 +108,9 @@ impl ReduceOutput {
     /// The result dtype for an input of `input`.
     ///
     /// ```
-    /// use tensor_core::registry::ReduceOutput;
-    /// use tensor_core::DType;
+    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// use tensor_ops::tensor_core::registry::ReduceOutput;
+    /// use tensor_ops::DType;
     /// assert_eq!(ReduceOutput::Widen.result(DType::I8), DType::I64);
     /// assert_eq!(ReduceOutput::Float.result(DType::Bool), DType::F32);
     /// assert_eq!(ReduceOutput::Float.result(DType::F16), DType::F16);

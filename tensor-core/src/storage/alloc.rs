@@ -14,7 +14,8 @@ pub type Deleter = Box<dyn FnOnce(NonNull<u8>, usize) + Send + Sync>;
 /// An owned block of device memory with the function that frees it.
 ///
 /// ```
-/// use tensor_core::{CpuAllocator, Allocator};
+/// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+/// use tensor_ops::tensor_core::{CpuAllocator, Allocator};
 /// let block = CpuAllocator.allocate(128).unwrap();
 /// assert_eq!(block.len(), 128);
 /// assert_eq!(block.as_ptr() as usize % 64, 0);
@@ -188,7 +189,8 @@ fn registered_ref(kind: DeviceKind) -> &'static Result<Arc<dyn Allocator>> {
 /// the registered one.
 ///
 /// ```
-/// use tensor_core::{set_allocator, allocator_for, CpuAllocator, Device};
+/// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+/// use tensor_ops::tensor_core::{set_allocator, allocator_for, CpuAllocator, Device};
 /// set_allocator(Device::Cpu, std::sync::Arc::new(CpuAllocator));
 /// assert!(allocator_for(Device::Cpu).is_ok());
 /// ```

@@ -43,7 +43,8 @@ use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard, TryLockError};
 /// Refcounted bytes on one device, shared by every view made from it.
 ///
 /// ```
-/// use tensor_core::{Storage, DType, Device};
+/// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+/// use tensor_ops::tensor_core::{Storage, DType, Device};
 /// let s = Storage::new_lazy(DType::F32, 16, Device::Cpu).unwrap();
 /// assert!(!s.is_allocated());
 /// assert_eq!(s.capacity_bytes(), 64);
@@ -86,7 +87,8 @@ impl Storage {
     /// A storage for `numel` elements whose buffer is allocated, zero-filled, at first access.
     ///
     /// ```
-    /// use tensor_core::{Storage, DType, Device, Tensor};
+    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// use tensor_ops::tensor_core::{Storage, DType, Device, Tensor};
     /// let s = Storage::new_lazy(DType::I32, 3, Device::Cpu).unwrap();
     /// assert!(!s.is_allocated());
     /// let t = Tensor::from_storage(s, &[3]).unwrap();
@@ -102,7 +104,8 @@ impl Storage {
     /// overwrites, where zeroing would cost a pass over memory.
     ///
     /// ```
-    /// use tensor_core::{Storage, DType, Device};
+    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// use tensor_ops::tensor_core::{Storage, DType, Device};
     /// let s = Storage::new_lazy_uninit(DType::F32, 1 << 20, Device::Cpu).unwrap();
     /// assert!(!s.is_allocated());
     /// ```
@@ -164,7 +167,8 @@ impl Storage {
     /// normalised to 0/1 (`!= 0` is true), since a recycled block may hold any bytes.
     ///
     /// ```
-    /// use tensor_core::{Allocator, CpuAllocator, DType, Storage, Tensor};
+    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// use tensor_ops::tensor_core::{Allocator, CpuAllocator, DType, Storage, Tensor};
     /// let block = CpuAllocator.allocate(4).unwrap();
     /// let t = Tensor::from_storage(Storage::from_data_ptr(block, DType::Bool), &[4]).unwrap();
     /// assert_eq!(t.to_vec::<bool>().unwrap(), vec![false; 4]);
@@ -230,7 +234,8 @@ impl Storage {
     /// For memory that must not change (a mapped file, a DLPack tensor flagged read-only).
     ///
     /// ```
-    /// use tensor_core::{Tensor, Error};
+    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// use tensor_ops::{Tensor, Error};
     /// let t = Tensor::from_vec(vec![1f32, 2.], &[2]).unwrap();
     /// t.storage().set_read_only();
     /// assert!(matches!(t.fill_(0.0), Err(Error::ReadOnly { op: "fill_" })));
@@ -497,7 +502,8 @@ impl LockSet<'_> {
 /// Locks every storage in `ops` (merging duplicates: write wins) in address order.
 ///
 /// ```
-/// use tensor_core::{Storage, DType, Device, lock_many, Access};
+/// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+/// use tensor_ops::tensor_core::{Storage, DType, Device, lock_many, Access};
 /// let a = Storage::new_lazy(DType::F32, 4, Device::Cpu).unwrap();
 /// let locks = lock_many(&[(&a, Access::Read), (&a, Access::Write)]).unwrap();
 /// assert!(!locks.base(&a).is_null());

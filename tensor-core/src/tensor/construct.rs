@@ -7,7 +7,8 @@ impl Tensor {
     /// Adopts `data` (row-major) without copying.
     ///
     /// ```
-    /// use tensor_core::Tensor;
+    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// use tensor_ops::Tensor;
     /// let t = Tensor::from_vec(vec![1i64, 2, 3, 4, 5, 6], &[2, 3]).unwrap();
     /// assert_eq!(t.shape(), &[2, 3]);
     /// assert!(Tensor::from_vec(vec![1i64, 2], &[3]).is_err());
@@ -26,7 +27,8 @@ impl Tensor {
     /// Copies `data` (row-major) into a new tensor.
     ///
     /// ```
-    /// let t = tensor_core::Tensor::from_slice(&[1u8, 2, 3], &[3]).unwrap();
+    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// let t = tensor_ops::Tensor::from_slice(&[1u8, 2, 3], &[3]).unwrap();
     /// assert_eq!(t.to_vec::<u8>().unwrap(), vec![1, 2, 3]);
     /// ```
     pub fn from_slice<T: Element>(data: &[T], shape: &[usize]) -> Result<Tensor> {
@@ -55,7 +57,8 @@ impl Tensor {
     /// `Bool` elements read as `false`). Use [`Tensor::zeros`] for zeros.
     ///
     /// ```
-    /// use tensor_core::{Tensor, DType, Device};
+    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// use tensor_ops::{Tensor, DType, Device};
     /// let t = Tensor::empty(&[1000, 1000], DType::F64, Device::Cpu).unwrap();
     /// assert!(!t.storage().is_allocated());
     /// ```
@@ -92,7 +95,8 @@ impl Tensor {
     /// A tensor filled with `value` cast to `dtype`.
     ///
     /// ```
-    /// use tensor_core::{Tensor, DType, Device};
+    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// use tensor_ops::{Tensor, DType, Device};
     /// let t = Tensor::full(&[2], 2.7, DType::I32, Device::Cpu).unwrap();
     /// assert_eq!(t.to_vec::<i32>().unwrap(), vec![2, 2]);
     /// ```
@@ -111,7 +115,8 @@ impl Tensor {
     /// Zeros.
     ///
     /// ```
-    /// use tensor_core::{Tensor, DType, Device};
+    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// use tensor_ops::{Tensor, DType, Device};
     /// let t = Tensor::zeros(&[2], DType::BF16, Device::Cpu).unwrap();
     /// assert_eq!(t.to_vec::<half::bf16>().unwrap(), vec![half::bf16::ZERO; 2]);
     /// ```
@@ -122,7 +127,8 @@ impl Tensor {
     /// Ones.
     ///
     /// ```
-    /// use tensor_core::{Tensor, DType, Device};
+    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// use tensor_ops::{Tensor, DType, Device};
     /// let t = Tensor::ones(&[2], DType::Bool, Device::Cpu).unwrap();
     /// assert_eq!(t.to_vec::<bool>().unwrap(), vec![true, true]);
     /// ```
@@ -133,7 +139,8 @@ impl Tensor {
     /// A 0-dim tensor holding `value` cast to `dtype`.
     ///
     /// ```
-    /// use tensor_core::{Tensor, DType};
+    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// use tensor_ops::{Tensor, DType};
     /// let s = Tensor::scalar(3, DType::F32).unwrap();
     /// assert_eq!(s.ndim(), 0);
     /// assert_eq!(s.to_vec::<f32>().unwrap(), vec![3.0]);
@@ -148,7 +155,8 @@ impl Tensor {
     /// `[i64::MIN, -1, i64::MAX - 1]`).
     ///
     /// ```
-    /// use tensor_core::{Tensor, DType, Device};
+    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// use tensor_ops::{Tensor, DType, Device};
     /// let t = Tensor::arange(0, 10, 3, DType::I64, Device::Cpu).unwrap();
     /// assert_eq!(t.to_vec::<i64>().unwrap(), vec![0, 3, 6, 9]);
     /// let f = Tensor::arange(0.0, 1.0, 0.25, DType::F32, Device::Cpu).unwrap();

@@ -101,7 +101,8 @@ impl Tensor {
     /// Works on shared storage too: a reallocation detaches only this handle.
     ///
     /// ```
-    /// use tensor_core::{Tensor, DType, Device};
+    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// use tensor_ops::{Tensor, DType, Device};
     /// let mut t = Tensor::from_vec((0..6).collect::<Vec<i32>>(), &[2, 3]).unwrap();
     /// t.resize_(&[3, 2]).unwrap(); // fits: same storage, same bytes
     /// assert_eq!(t.to_vec::<i32>().unwrap(), vec![0, 1, 2, 3, 4, 5]);
@@ -137,7 +138,8 @@ impl Tensor {
     /// holding the current elements at its start (data kept, offset becomes 0).
     ///
     /// ```
-    /// use tensor_core::Tensor;
+    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// use tensor_ops::Tensor;
     /// let mut t = Tensor::from_vec(vec![1f32, 2.], &[2]).unwrap();
     /// t.reserve(64).unwrap();
     /// assert_eq!(t.storage().capacity_bytes(), 64);
@@ -166,7 +168,8 @@ impl Tensor {
     /// a 0-dim or non-contiguous tensor and on overflow.
     ///
     /// ```
-    /// use tensor_core::Tensor;
+    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// use tensor_ops::Tensor;
     /// let mut t = Tensor::from_vec(vec![1i64, 2, 3, 4], &[2, 2]).unwrap();
     /// t.extend_(1, 50).unwrap();
     /// assert_eq!(t.shape(), &[3, 2]);
@@ -207,7 +210,8 @@ impl Tensor {
     /// handle (`storage().use_count() > 1`), since other views may rely on the rows.
     ///
     /// ```
-    /// use tensor_core::Tensor;
+    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// use tensor_ops::Tensor;
     /// let mut t = Tensor::from_vec(vec![1u8, 2, 3, 4, 5, 6], &[3, 2]).unwrap();
     /// t.shrink_to(1).unwrap();
     /// assert_eq!(t.to_vec::<u8>().unwrap(), vec![1, 2]);
@@ -248,7 +252,8 @@ impl Tensor {
     /// `src`'s: they belong to the storage. This handle's old storage is released.
     ///
     /// ```
-    /// use tensor_core::{Tensor, DType, Device};
+    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// use tensor_ops::{Tensor, DType, Device};
     /// let src = Tensor::from_vec(vec![1f32, 2., 3., 4.], &[4]).unwrap();
     /// let mut t = Tensor::empty(&[2, 2], DType::F32, Device::Cpu).unwrap();
     /// t.share_data(&src).unwrap();

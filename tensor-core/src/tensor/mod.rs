@@ -20,7 +20,8 @@ use crate::{shape, DType, Device, Error, Layout, Result, Storage};
 /// or storage (`resize_`, `extend_`, `shrink_to`, `share_data`, `reserve`) take `&mut self`.
 ///
 /// ```
-/// use tensor_core::{Tensor, DType, Device};
+/// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+/// use tensor_ops::{Tensor, DType, Device};
 /// let t = Tensor::from_vec(vec![0f32, 1., 2., 3., 4., 5.], &[2, 3]).unwrap();
 /// let tt = t.t().unwrap();
 /// assert_eq!(tt.shape(), &[3, 2]);
@@ -134,7 +135,8 @@ impl Tensor {
     /// [`crate::overlap`] for the rule.
     ///
     /// ```
-    /// use tensor_core::{Tensor, DType, Device};
+    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// use tensor_ops::{Tensor, DType, Device};
     /// let t = Tensor::zeros(&[3, 8, 3], DType::F32, Device::Cpu).unwrap();
     /// assert!(!t.slice(1, 0, 8, 2).unwrap().has_internal_overlap());
     /// assert!(t.select(0, 0).unwrap().unsqueeze(0).unwrap().expand(&[2, 8, 3]).unwrap().has_internal_overlap());

@@ -22,7 +22,8 @@ impl Tensor {
     /// The elements in logical row-major order, whatever the strides.
     ///
     /// ```
-    /// use tensor_core::{Tensor, DType, Error};
+    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// use tensor_ops::{Tensor, DType, Error};
     /// let t = Tensor::from_vec(vec![1i32, 2, 3], &[3]).unwrap();
     /// assert_eq!(t.flip(0).unwrap().to_vec::<i32>().unwrap(), vec![3, 2, 1]);
     /// assert!(matches!(t.to_vec::<f32>(), Err(Error::DTypeMismatch { .. })));
@@ -108,7 +109,8 @@ impl Tensor {
     /// already contiguous: use `deep_clone` whenever writes must not reach the original.
     ///
     /// ```
-    /// use tensor_core::Tensor;
+    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// use tensor_ops::Tensor;
     /// let t = Tensor::from_vec(vec![1f32, 2., 3., 4.], &[2, 2]).unwrap();
     /// t.storage().set_read_only();
     /// let c = t.deep_clone().unwrap();
@@ -128,7 +130,8 @@ impl Tensor {
     /// [`Tensor::deep_clone`].
     ///
     /// ```
-    /// use tensor_core::Tensor;
+    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// use tensor_ops::Tensor;
     /// let t = Tensor::from_vec(vec![1f32, 2., 3., 4.], &[2, 2]).unwrap();
     /// assert!(t.contiguous().unwrap().shares_storage(&t));
     /// let c = t.t().unwrap().contiguous().unwrap();
@@ -147,7 +150,8 @@ impl Tensor {
     /// A copy converted to `dtype` (Rust `as` rules); the same view if already `dtype`.
     ///
     /// ```
-    /// use tensor_core::{Tensor, DType};
+    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// use tensor_ops::{Tensor, DType};
     /// let t = Tensor::from_vec(vec![1.7f32, -2.5], &[2]).unwrap();
     /// assert_eq!(t.to_dtype(DType::I32).unwrap().to_vec::<i32>().unwrap(), vec![1, -2]);
     /// ```
@@ -174,7 +178,8 @@ impl Tensor {
     /// Works through any strides, across CPU↔CUDA, and when `src` overlaps this view.
     ///
     /// ```
-    /// use tensor_core::{Tensor, DType, Device};
+    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// use tensor_ops::{Tensor, DType, Device};
     /// let dst = Tensor::zeros(&[2, 3], DType::F64, Device::Cpu).unwrap();
     /// let row = Tensor::from_vec(vec![1i32, 2, 3], &[3]).unwrap();
     /// dst.t().unwrap().t().unwrap().copy_(&row).unwrap();
@@ -254,7 +259,8 @@ impl Tensor {
     /// Writes `value` (cast to this dtype with `as` rules) into every element.
     ///
     /// ```
-    /// use tensor_core::{Tensor, DType, Device};
+    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// use tensor_ops::{Tensor, DType, Device};
     /// let t = Tensor::zeros(&[2, 2], DType::U8, Device::Cpu).unwrap();
     /// t.select(0, 1).unwrap().fill_(7).unwrap();
     /// assert_eq!(t.to_vec::<u8>().unwrap(), vec![0, 0, 7, 7]);
@@ -266,8 +272,9 @@ impl Tensor {
     /// Reads the single element of a 1-element tensor as a [`Scalar`].
     ///
     /// ```
-    /// let t = tensor_core::Tensor::from_vec(vec![2.5f64], &[1]).unwrap();
-    /// assert_eq!(t.item().unwrap(), tensor_core::Scalar::Float(2.5));
+    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// let t = tensor_ops::Tensor::from_vec(vec![2.5f64], &[1]).unwrap();
+    /// assert_eq!(t.item().unwrap(), tensor_ops::Scalar::Float(2.5));
     /// ```
     pub fn item(&self) -> Result<Scalar> {
         if self.numel() != 1 {

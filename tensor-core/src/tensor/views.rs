@@ -103,7 +103,8 @@ impl Tensor {
     /// don't allow a view (use [`Tensor::reshape`] to copy then).
     ///
     /// ```
-    /// use tensor_core::Tensor;
+    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// use tensor_ops::Tensor;
     /// let t = Tensor::from_vec((0..6).collect::<Vec<i32>>(), &[2, 3]).unwrap();
     /// assert_eq!(t.view(&[3, -1]).unwrap().shape(), &[3, 2]);
     /// assert!(t.t().unwrap().view(&[6]).is_err());
@@ -126,7 +127,8 @@ impl Tensor {
     /// Like [`Tensor::view`], but copies to a contiguous tensor when a view is impossible.
     ///
     /// ```
-    /// use tensor_core::Tensor;
+    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// use tensor_ops::Tensor;
     /// let t = Tensor::from_vec((0..6).collect::<Vec<i32>>(), &[2, 3]).unwrap();
     /// let r = t.t().unwrap().reshape(&[-1]).unwrap();
     /// assert_eq!(r.to_vec::<i32>().unwrap(), vec![0, 3, 1, 4, 2, 5]);
@@ -145,7 +147,8 @@ impl Tensor {
     /// Swaps two dims.
     ///
     /// ```
-    /// use tensor_core::Tensor;
+    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// use tensor_ops::Tensor;
     /// let t = Tensor::from_vec((0..6).collect::<Vec<i32>>(), &[1, 2, 3]).unwrap();
     /// let u = t.transpose(0, 2).unwrap();
     /// assert_eq!((u.shape(), u.strides()), (&[3, 2, 1][..], &[1, 3, 6][..]));
@@ -163,7 +166,8 @@ impl Tensor {
     /// Matrix transpose of a 2-D tensor; 0-D and 1-D tensors come back unchanged.
     ///
     /// ```
-    /// use tensor_core::Tensor;
+    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// use tensor_ops::Tensor;
     /// let v = Tensor::from_vec(vec![1f32, 2.], &[2]).unwrap();
     /// assert!(v.t().unwrap().is_same_view(&v));
     /// assert_eq!(v.view(&[1, 2]).unwrap().t().unwrap().shape(), &[2, 1]);
@@ -183,7 +187,8 @@ impl Tensor {
     /// Reorders dims: output dim `i` is input dim `perm[i]`.
     ///
     /// ```
-    /// use tensor_core::{Tensor, DType, Device};
+    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// use tensor_ops::{Tensor, DType, Device};
     /// let t = Tensor::zeros(&[2, 3, 4], DType::F32, Device::Cpu).unwrap();
     /// assert_eq!(t.permute(&[2, 0, 1]).unwrap().shape(), &[4, 2, 3]);
     /// assert!(t.permute(&[0, 0, 1]).is_err());
@@ -205,7 +210,8 @@ impl Tensor {
     /// Elements `start..start + len` of `dim`.
     ///
     /// ```
-    /// use tensor_core::Tensor;
+    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// use tensor_ops::Tensor;
     /// let t = Tensor::from_vec((0..6).collect::<Vec<i64>>(), &[2, 3]).unwrap();
     /// assert_eq!(t.narrow(1, 1, 2).unwrap().to_vec::<i64>().unwrap(), vec![1, 2, 4, 5]);
     /// assert!(t.narrow(1, 2, 2).is_err());
@@ -239,7 +245,8 @@ impl Tensor {
     /// Index `index` of `dim`, dropping that dim.
     ///
     /// ```
-    /// use tensor_core::Tensor;
+    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// use tensor_ops::Tensor;
     /// let t = Tensor::from_vec((0..6).collect::<Vec<i64>>(), &[2, 3]).unwrap();
     /// assert_eq!(t.select(0, 1).unwrap().to_vec::<i64>().unwrap(), vec![3, 4, 5]);
     /// assert!(t.select(0, 2).is_err());
@@ -263,7 +270,8 @@ impl Tensor {
     /// Elements `start, start + step, ...` below `end` (clamped to the size) of `dim`.
     ///
     /// ```
-    /// use tensor_core::Tensor;
+    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// use tensor_ops::Tensor;
     /// let t = Tensor::from_vec((0..10).collect::<Vec<i64>>(), &[10]).unwrap();
     /// assert_eq!(t.slice(0, 1, 100, 3).unwrap().to_vec::<i64>().unwrap(), vec![1, 4, 7]);
     /// ```
@@ -293,7 +301,8 @@ impl Tensor {
     /// stride 0). `expand` and `broadcast_to` are the same op.
     ///
     /// ```
-    /// use tensor_core::Tensor;
+    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// use tensor_ops::Tensor;
     /// let t = Tensor::from_vec(vec![1u8, 2], &[2, 1]).unwrap();
     /// let e = t.expand(&[3, 2, 4]).unwrap();
     /// assert_eq!(e.strides(), &[0, 1, 0]);
@@ -306,7 +315,8 @@ impl Tensor {
     /// Alias of [`Tensor::expand`].
     ///
     /// ```
-    /// use tensor_core::Tensor;
+    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// use tensor_ops::Tensor;
     /// let t = Tensor::from_vec(vec![1i8, 2], &[2]).unwrap();
     /// assert_eq!(t.broadcast_to(&[2, 2]).unwrap().to_vec::<i8>().unwrap(), vec![1, 2, 1, 2]);
     /// ```
@@ -323,7 +333,8 @@ impl Tensor {
     /// dims it is broadcast along), without building the view.
     ///
     /// ```
-    /// use tensor_core::Tensor;
+    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// use tensor_ops::Tensor;
     /// let t = Tensor::from_vec(vec![1f32, 2., 3.], &[3, 1]).unwrap();
     /// assert_eq!(&t.broadcast_strides(&[2, 3, 4]).unwrap()[..], &[0, 1, 0]);
     /// assert!(t.broadcast_strides(&[2, 4]).is_err());
@@ -365,7 +376,8 @@ impl Tensor {
     /// Removes `dim` if its size is 1; otherwise returns the same view (as PyTorch).
     ///
     /// ```
-    /// use tensor_core::{Tensor, DType, Device};
+    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// use tensor_ops::{Tensor, DType, Device};
     /// let t = Tensor::zeros(&[2, 1], DType::F32, Device::Cpu).unwrap();
     /// assert_eq!(t.squeeze(1).unwrap().shape(), &[2]);
     /// assert_eq!(t.squeeze(0).unwrap().shape(), &[2, 1]); // size 2: no-op
@@ -384,7 +396,8 @@ impl Tensor {
     /// Inserts a size-1 dim at `dim` (`0..=ndim`).
     ///
     /// ```
-    /// use tensor_core::{Tensor, DType, Device};
+    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// use tensor_ops::{Tensor, DType, Device};
     /// let t = Tensor::zeros(&[2, 3], DType::F32, Device::Cpu).unwrap();
     /// assert_eq!(t.unsqueeze(2).unwrap().shape(), &[2, 3, 1]);
     /// assert!(t.unsqueeze(3).is_err());
@@ -404,7 +417,8 @@ impl Tensor {
     /// tensor becomes shape `[1]`.
     ///
     /// ```
-    /// use tensor_core::{Tensor, DType};
+    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// use tensor_ops::{Tensor, DType};
     /// let t = Tensor::from_vec(vec![1u8, 2, 3, 4], &[2, 2]).unwrap();
     /// assert_eq!(t.t().unwrap().flatten().unwrap().to_vec::<u8>().unwrap(), vec![1, 3, 2, 4]);
     /// assert_eq!(Tensor::scalar(5, DType::U8).unwrap().flatten().unwrap().shape(), &[1]);
@@ -417,7 +431,8 @@ impl Tensor {
     /// Reverses `dim` (negative stride, no copy).
     ///
     /// ```
-    /// use tensor_core::Tensor;
+    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// use tensor_ops::Tensor;
     /// let t = Tensor::from_vec(vec![1, 2, 3, 4i32], &[2, 2]).unwrap();
     /// let f = t.flip(1).unwrap();
     /// assert_eq!(f.strides(), &[2, -1]);
@@ -437,7 +452,8 @@ impl Tensor {
     /// rejected if any reachable element lies outside the storage.
     ///
     /// ```
-    /// use tensor_core::Tensor;
+    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// use tensor_ops::Tensor;
     /// let t = Tensor::from_vec((0..6).collect::<Vec<i32>>(), &[6]).unwrap();
     /// let w = t.as_strided(&[2, 2], &[1, 2], 1).unwrap();
     /// assert_eq!(w.to_vec::<i32>().unwrap(), vec![1, 3, 2, 4]);

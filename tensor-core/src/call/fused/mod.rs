@@ -73,8 +73,9 @@ impl ChainReduce {
     /// The reduced dims as the reduction call takes them.
     ///
     /// ```
-    /// use tensor_core::call::fused::ChainReduce;
-    /// use tensor_core::call::ReduceDims;
+    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// use tensor_ops::tensor_core::call::fused::ChainReduce;
+    /// use tensor_ops::tensor_core::call::ReduceDims;
     /// # fn check(r: &ChainReduce) {
     /// assert!(matches!(r.reduce_dims(), ReduceDims::All) == r.dims.is_none());
     /// # }
@@ -242,8 +243,9 @@ fn check_nodes(chain: &Chain<'_>, device: Device) -> Result<Vec<(Meta, &'static 
 /// tests and tools that plan a chain's launches outside a call.
 ///
 /// ```no_run
-/// # fn demo(chain: &tensor_core::call::fused::Chain<'_>) -> tensor_core::Result<()> {
-/// let (nodes, dtype, shape) = tensor_core::call::fused::plan_nodes(chain, tensor_core::Device::Cuda(0))?;
+/// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+/// # fn demo(chain: &tensor_ops::tensor_core::call::fused::Chain<'_>) -> tensor_ops::Result<()> {
+/// let (nodes, dtype, shape) = tensor_ops::tensor_core::call::fused::plan_nodes(chain, tensor_ops::Device::Cuda(0))?;
 /// assert_eq!(nodes.len(), chain.nodes.len());
 /// # Ok(()) }
 /// ```
@@ -325,9 +327,10 @@ fn dense_strides(shape: &[usize], order: Option<&[usize]>) -> Strides {
 /// intermediate is rounded to the dtype the eager op would have produced.
 ///
 /// ```no_run
-/// # fn demo(mul: &'static tensor_core::registry::OpSpec) -> tensor_core::Result<()> {
-/// use tensor_core::call::fused::{run_chain, Chain, ChainArg, ChainNode};
-/// use tensor_core::Tensor;
+/// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+/// # fn demo(mul: &'static tensor_ops::tensor_core::registry::OpSpec) -> tensor_ops::Result<()> {
+/// use tensor_ops::tensor_core::call::fused::{run_chain, Chain, ChainArg, ChainNode};
+/// use tensor_ops::Tensor;
 /// let a = Tensor::from_vec(vec![1.0f32, 2.0], &[2])?;
 /// let args = [ChainArg::Leaf(0), ChainArg::Leaf(0)].into_iter().collect();
 /// let node = ChainNode { spec: mul, args, params: Default::default() };

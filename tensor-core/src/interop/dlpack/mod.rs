@@ -19,7 +19,8 @@ use std::ptr::NonNull;
 /// once; [`DlpackTensor::into_raw`] hands it (and the duty to call the deleter) to a consumer.
 ///
 /// ```
-/// use tensor_core::{DlpackTensor, Tensor};
+/// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+/// use tensor_ops::{DlpackTensor, Tensor};
 /// let t = Tensor::from_vec(vec![1f32, 2., 3., 4., 5., 6.], &[2, 3]).unwrap();
 /// let exported: DlpackTensor = t.t().unwrap().to_dlpack().unwrap();
 /// assert_eq!((exported.shape(), exported.strides()), (&[3i64, 2][..], &[1i64, 3][..]));
@@ -173,7 +174,8 @@ impl Tensor {
     /// [`Tensor::from_dlpack`] of the export gives back a view of this same storage.
     ///
     /// ```
-    /// let t = tensor_core::Tensor::from_vec(vec![1i64, 2, 3], &[3]).unwrap();
+    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// let t = tensor_ops::Tensor::from_vec(vec![1i64, 2, 3], &[3]).unwrap();
     /// let d = t.flip(0).unwrap().to_dlpack().unwrap();
     /// assert_eq!(d.strides(), &[-1]);
     /// ```
@@ -245,8 +247,9 @@ impl Tensor {
     /// other values while the tensor is shared (see [`DlpackTensor::from_raw`]).
     ///
     /// ```
-    /// let t = tensor_core::Tensor::from_vec(vec![1u8, 2, 3, 4], &[2, 2]).unwrap();
-    /// let back = tensor_core::Tensor::from_dlpack(t.to_dlpack().unwrap()).unwrap();
+    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// let t = tensor_ops::Tensor::from_vec(vec![1u8, 2, 3, 4], &[2, 2]).unwrap();
+    /// let back = tensor_ops::Tensor::from_dlpack(t.to_dlpack().unwrap()).unwrap();
     /// assert_eq!(back.to_vec::<u8>().unwrap(), vec![1, 2, 3, 4]);
     /// assert!(back.shares_storage(&t));
     /// ```
