@@ -63,23 +63,24 @@ impl Geometry for Run {
     }
 }
 
-/// An elementwise call's walk: one dense run, or the canonical plan ([`IterPlan`]: size-1
-/// dims dropped, dims in the output's memory order, coalesced) of the output's shape with
-/// broadcast inputs at stride 0.
-pub(super) enum MapLayout {
-    /// Every operand row-major contiguous in one shape.
-    Run(Run),
-    /// Anything else.
-    Plan(IterPlan),
+/// An elementwise call's walk: one dense run (`plan: None`), or the canonical plan
+/// ([`IterPlan`]: size-1 dims dropped, dims in the output's memory order, coalesced) of the
+/// output's shape with broadcast inputs at stride 0.
+pub(super) struct MapLayout {
+    /// The run, when every operand is row-major contiguous in one shape.
+    run: Run,
+    /// The plan otherwise.
+    plan: Option<IterPlan>,
 }
 
 impl MapLayout {
     /// The walk of `out` and `sources` (broadcastable to `out`'s shape). All operands
     /// row-major contiguous in one shape (the common case): one run, built without sorting.
     pub(super) fn of(out: &Tensor, sources: &[&Tensor]) -> Result<MapLayout> {
+        let run = Run([out.numel()]);
         let dense = |t: &Tensor| t.shape() == out.shape() && t.is_contiguous();
         if out.is_contiguous() && sources.iter().all(|t| dense(t)) {
-            return Ok(MapLayout::Run(Run([out.numel()])));
+            return Ok(MapLayout { run, plan: None });
         }
         let mut strides: PerOperand<Strides> = PerOperand::new();
         strides.push(Strides::from_slice(out.strides()));
@@ -87,22 +88,16 @@ impl MapLayout {
             strides.push(t.broadcast_strides(out.shape())?);
         }
         let plan_strides: PerOperand<&[isize]> = strides.iter().map(|s| s.as_slice()).collect();
-        Ok(MapLayout::Plan(IterPlan::new(out.shape(), &plan_strides)))
+        Ok(MapLayout { run, plan: Some(IterPlan::new(out.shape(), &plan_strides)) })
     }
 }
 
 impl Geometry for MapLayout {
     fn output(&self) -> (&[usize], &[isize]) {
-        match self {
-            MapLayout::Run(r) => r.output(),
-            MapLayout::Plan(p) => (&p.shape, &p.strides[0]),
-        }
+        self.plan.as_ref().map_or_else(|| self.run.output(), |p| (&p.shape, &p.strides[0]))
     }
     fn input(&self, i: usize) -> (&[usize], &[isize]) {
-        match self {
-            MapLayout::Run(r) => r.input(i),
-            MapLayout::Plan(p) => (&p.shape, &p.strides[i + 1]),
-        }
+        self.plan.as_ref().map_or_else(|| self.run.output(), |p| (&p.shape, &p.strides[i + 1]))
     }
 }
 
