@@ -13,11 +13,14 @@
 //! 6. builds the [`RawTensor`]s and the [`PreparedCall`] (with the kind's
 //!    [`CallExtra`]) and runs the row's kernel.
 //!
-//! **A new layout touches this file only**: the row key ([`lookup`], where every path asks
-//! for its row with [`LAYOUT`]) and the operands' placement on the plan (a [`Geometry`]:
-//! [`Run`] and [`MapLayout`] for maps, [`crate::call::ReductionPlan`] for reductions, and
-//! [`ChainLayout`] for a fused reduction) are asked here; kind-specific data travels in
-//! the one [`CallExtra`] slot.
+//! **Where a layout is asked — the one place.** Every path looks its row up through
+//! [`lookup`], under [`LAYOUT`] (today always `Layout::Strided`; a second layout is chosen
+//! there, from the operands), and every operand reaches its kernel placed by a
+//! [`Geometry`] defined here ([`Run`] and [`MapLayout`] for maps, copies and fills,
+//! `&ReductionPlan` for reductions — derived by `reduce::ReduceGeometry` for both
+//! reduction paths —, [`ChainLayout`] for a fused reduction). A new layout adds its key
+//! and its geometry here; kind-specific data travels in the one [`CallExtra`] slot of the
+//! [`PreparedCall`].
 //!
 //! Up to [`MAX_INPUTS`] inputs (every map, copy, fill and reduction) the lock set and the
 //! raw operands are fixed arrays, no small-vector bookkeeping (the dense way is the hot
