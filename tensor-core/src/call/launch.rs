@@ -224,12 +224,14 @@ impl Launch<'_> {
         };
         let outputs = [raw(out, fresh.unwrap_or_else(|| locks.base(out.storage())), geometry.output())];
         let input = |i: usize| {
-            let t = sources.get(i.min(n.saturating_sub(1))).copied().unwrap_or(out);
-            raw(t, locks.base(t.storage()), if i < n { geometry.input(i) } else { geometry.output() })
+            // Slots past the inputs repeat the last one (never read).
+            let t = sources[i.min(n - 1)];
+            raw(t, locks.base(t.storage()), geometry.input(i.min(n - 1)))
         };
         let few: [RawTensor<'_>; MAX_INPUTS];
         let many: PerOperand<RawTensor<'_>>;
-        let in_raw: &[RawTensor<'_>] = if n <= MAX_INPUTS {
+        // (No inputs, a fill: the empty collect below, which allocates nothing.)
+        let in_raw: &[RawTensor<'_>] = if (1..=MAX_INPUTS).contains(&n) {
             few = [input(0), input(1), input(2)];
             &few[..n]
         } else {
