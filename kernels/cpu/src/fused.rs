@@ -453,7 +453,7 @@ impl KernelImpl for FusedRunner {
     }
 
     unsafe fn run(&self, call: &PreparedCall<'_>) -> Result<()> {
-        let (Some(fused), Some(out)) = (call.fused, call.outputs.first()) else {
+        let (Some(fused), Some(out)) = (call.fused(), call.outputs.first()) else {
             return Err(Error::invalid(call.op.name, "the fused runner needs a chain and one output"));
         };
         if call.inputs.len() > MAX_LEAVES {
@@ -486,7 +486,7 @@ impl KernelImpl for FusedRunner {
                 let out = RawTensor { shape: &red.plan.shape, strides: &red.plan.output, ..*out };
                 // SAFETY: the output lies on the reduction plan of the virtual result, whose
                 // every offset the source computes (the core's plans).
-                unsafe { (kernel.fused)(&out, &input, call.index_strides, red.params, &source) }
+                unsafe { (kernel.fused)(&out, &input, call.index_strides(), red.params, &source) }
             }
         }
     }

@@ -154,7 +154,7 @@ impl KernelImpl for CudaFusedRunner {
     }
 
     unsafe fn run(&self, call: &PreparedCall<'_>) -> Result<()> {
-        let (Some(fused), Some(out)) = (call.fused, call.outputs.first()) else {
+        let (Some(fused), Some(out)) = (call.fused(), call.outputs.first()) else {
             return Err(Error::invalid(call.op.name, "the fused runner needs a chain and one output"));
         };
         let dev = runtime::device_of(out.device)?;
@@ -192,7 +192,7 @@ impl KernelImpl for CudaFusedRunner {
                     &target,
                     &virtual_result,
                     call.inputs,
-                    call.index_strides,
+                    call.index_strides(),
                     red.params,
                     dev.max_blocks(),
                 )?;

@@ -152,7 +152,7 @@ impl KernelImpl for CudaReduceKernel {
             return Err(Error::invalid(call.op.name, "a CUDA reduction kernel takes one output and one input"));
         };
         // SAFETY: the PreparedCall contract of a reduction is launch_reduce's.
-        unsafe { launch_reduce(self, out, input, call.index_strides, call.params) }
+        unsafe { launch_reduce(self, out, input, call.index_strides(), call.params) }
     }
     fn as_any(&self) -> &dyn std::any::Any {
         self

@@ -9,11 +9,11 @@
 //! aliasing, locks — and anything it does not recognise, errors included, goes the general
 //! way, which reports them.
 
-use super::execute::UNIT;
+use super::launch::{Dest, Launch, Run};
 use super::types::{can_cast, CallTypes};
-use crate::registry::{KernelRow, OpSpec, PreparedCall, RawTensor};
+use crate::registry::{CallExtra, KernelRow, OpSpec};
 use crate::shape::same_dims;
-use crate::{lock_many_for, Access, DType, Result, Scalar, Storage, Tensor, MAX_INPUTS};
+use crate::{DType, Result, Scalar, Tensor, MAX_INPUTS};
 
 /// The dtypes of a call whose inputs are all dense, of one shape, dtype and device; `None`
 /// when they are not (or there are more inputs than any op takes).
@@ -78,10 +78,9 @@ pub(super) fn map_into_dense(
     Some(run())
 }
 
-/// Locks the operands and runs `row` on them as one contiguous run (no dim for a single
-/// element, as the canonical plan has it). `fresh_out`: the base address of an output the
-/// caller has just made and holds the only handle of (left unlocked); `None`: `out` is
-/// locked for writing like any given output.
+/// Runs `row` on the operands as one contiguous run through the one tail. `fresh_out`:
+/// the base address of an output the caller has just made and holds the only handle of
+/// (left unlocked); `None`: `out` is checked writable and locked like any given output.
 fn run_dense(
     spec: &'static OpSpec,
     row: &'static KernelRow,
@@ -90,50 +89,14 @@ fn run_dense(
     inputs: &[&Tensor],
     params: &[Scalar],
 ) -> Result<()> {
-    if fresh_out.is_none() {
-        out.check_writable(spec.name)?;
-    }
-    let numel = [out.numel()];
-    if numel[0] == 0 {
-        return Ok(());
-    }
-    // Slots past the inputs repeat the first input (or hold the output): `lock_many_for`
-    // merges repeats.
-    let read = |i: usize| (inputs[i.min(inputs.len() - 1)].storage(), Access::Read);
-    let last = if fresh_out.is_some() { read(0) } else { (out.storage(), Access::Write) };
-    let wants: [(&Storage, Access); MAX_INPUTS + 1] = [read(0), read(1), read(2), last];
-    let locks = lock_many_for(spec.name, &wants)?;
-    let dims = usize::from(numel[0] != 1);
-    let raw = |t: &Tensor, base: *mut u8| RawTensor {
-        ptr: base.wrapping_add(t.storage_offset() * t.elem_size()),
-        dtype: t.dtype(),
-        shape: &numel[..dims],
-        strides: &UNIT[..dims],
-        device: t.device(),
+    let dest = match fresh_out {
+        Some(base) => Dest::Fresh(out, base),
+        None => {
+            out.check_writable(spec.name)?;
+            // The callers checked every input is another storage or this very view.
+            Dest::Apart(out)
+        }
     };
-    let outputs = [raw(out, fresh_out.unwrap_or_else(|| locks.base(out.storage())))];
-    let input = |i: usize| {
-        let t = inputs[i.min(inputs.len() - 1)];
-        raw(t, locks.base(t.storage()))
-    };
-    let in_raw: [RawTensor<'_>; MAX_INPUTS] = [input(0), input(1), input(2)];
-    let call = PreparedCall {
-        op: spec,
-        outputs: &outputs,
-        inputs: &in_raw[..inputs.len()],
-        params,
-        index_strides: &[],
-        fused: None,
-    };
-    // SAFETY: every operand is a contiguous view of `numel` elements of its storage, so in
-    // bounds by the view invariant; the inputs' storages are locked above, and the output's
-    // is locked exclusively or is fresh with its only handle held by the caller (nothing
-    // else can read or write it); all have one shape, so one unit-stride run is their
-    // canonical plan; out (contiguous) has no internal overlap and shares a storage with an
-    // input only as the very same view (checked by the callers; never, when fresh): the
-    // PreparedCall contract.
-    unsafe { row.kernel.run(&call) }
+    let launch = Launch { name: spec.name, op: spec, row, params, extra: CallExtra::None };
+    launch.run(dest, inputs, |out, _| Ok(Run([out.numel()])))
 }
-
-// The arrays above name each slot (no `array::from_fn`, which costs on this hot path).
-const _: () = assert!(MAX_INPUTS == 3, "run_dense lists one slot per input");

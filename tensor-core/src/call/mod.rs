@@ -8,16 +8,17 @@
 //!    layout and dtype — a missing row is [`crate::Error::NoKernel`], never a fallback;
 //! 4. shapes: NumPy broadcast; a new output follows its inputs' memory order, a given one
 //!    must have the result's shape and a dtype the result can be cast to;
-//! 5. `execute` (private): output overlap, partial input/output overlap, locks, the canonical
-//!    plan, and the backend's kernel through [`crate::registry::KernelImpl::run`].
+//! 5. the one tail (`launch`, private), shared by every kind of call: output overlap,
+//!    partial input/output overlap, the plan's geometry, locks, and the backend's kernel
+//!    through [`crate::registry::KernelImpl::run`].
 //!
 //! Dense elementwise calls (every operand row-major contiguous, one shape, the inputs of one
 //! dtype) take a shorter way through the same checks (`dense`, private), without the
-//! broadcast, promotion, plan and overlap machinery they do not need.
+//! broadcast, promotion, plan and overlap machinery they do not need, to the same tail.
 
 mod dense;
-mod execute;
 pub mod fused;
+mod launch;
 mod output;
 mod reduce;
 mod types;
@@ -25,10 +26,10 @@ mod types;
 pub use reduce::{reduce, reduction_plan, ReduceDims, ReductionPlan};
 pub use types::{call_types, can_cast, CallTypes};
 
-use crate::registry::{registry, KernelRow, OpSpec, COPY_SPEC, FILL_SPEC};
+use crate::registry::{CallExtra, KernelRow, OpSpec, COPY_SPEC, FILL_SPEC};
 use crate::shape::{self, Dims};
-use crate::{Device, Error, Layout, Result, Scalar, Tensor};
-use execute::execute;
+use crate::{Device, Error, Result, Scalar, Tensor};
+use launch::{lookup, Dest, Launch, MapLayout};
 
 /// Where the result of an elementwise op goes.
 #[derive(Clone, Copy, Debug)]
@@ -77,8 +78,18 @@ fn broadcast_all(spec: &OpSpec, inputs: &[&Tensor]) -> Result<Dims> {
     Ok(shape)
 }
 
-fn lookup(spec: &'static OpSpec, device: Device, dtype: crate::DType) -> Result<&'static KernelRow> {
-    registry().lookup_spec(spec, device, Layout::Strided, dtype)
+/// Runs `row` writing `out` from `inputs` (each broadcastable to `out`'s shape) and
+/// `params` through the one tail, on the canonical plan of `out`'s shape ([`MapLayout`]),
+/// inputs partially overlapping `out` read from private copies.
+fn execute(
+    spec: &'static OpSpec,
+    row: &'static KernelRow,
+    out: &Tensor,
+    inputs: &[&Tensor],
+    params: &[Scalar],
+) -> Result<()> {
+    let launch = Launch { name: spec.name, op: spec, row, params, extra: CallExtra::None };
+    launch.run(Dest::Shared(out), inputs, MapLayout::of)
 }
 
 /// Runs the elementwise op `spec` on `inputs` and `params`, writing where `output` says.
@@ -133,6 +144,7 @@ pub fn map_into(spec: &'static OpSpec, inputs: &[&Tensor], params: &[Scalar], ou
     let row = lookup(spec, device, types.kernel)?;
     let shape = broadcast_all(spec, inputs)?;
     output::check_output(spec, out, &shape, types.result, what)?;
+    out.check_writable(spec.name)?;
     execute(spec, row, out, inputs, params)
 }
 

@@ -1,11 +1,15 @@
 //! Reductions on the one call path: checked dims, the result dtype rule, the output (new,
-//! or a given `_out` with a cast), locks and the canonical reduction plan handed to the
-//! backend as a [`PreparedCall`] whose output has stride 0 along every reduced dim.
+//! or a given `_out` with a cast) and the canonical reduction plan — one
+//! [`ReduceGeometry`], which a fused chain's final reduction derives the same way — handed
+//! through the one tail (`launch`) to the backend as a
+//! [`crate::registry::PreparedCall`] whose output has stride 0 along every reduced dim and
+//! whose [`CallExtra::Reduce`] carries the logical-index steps.
 
+use super::launch::{lookup, Dest, Launch};
 use crate::call::can_cast;
-use crate::registry::{registry, PreparedCall, RawTensor, ReduceSpec};
+use crate::registry::{CallExtra, KernelRow, ReduceSpec};
 use crate::shape::{Dims, Strides};
-use crate::{lock_many_for, Access, Error, Layout, Result, Scalar, Tensor};
+use crate::{Error, Result, Scalar, Tensor};
 use smallvec::SmallVec;
 
 /// Which dims a reduction runs over.
@@ -50,90 +54,137 @@ pub fn reduce(
             format!("{name} takes {} param(s) ({:?}), got {}", spec.op.params.len(), spec.op.params, params.len()),
         ));
     }
-    let reduced = reduced_mask(name, input.shape(), dims)?;
-    let result = spec.output.result(input.dtype());
-    let row = registry().lookup_spec(&spec.op, input.device(), Layout::Strided, input.dtype())?;
     let shape = input.shape();
-    let out_shape: Dims = (0..shape.len())
-        .filter_map(|d| match (reduced[d], keepdim) {
-            (false, _) => Some(shape[d]),
-            (true, true) => Some(1),
-            (true, false) => None,
-        })
-        .collect();
-    let extent: usize = (0..shape.len()).filter(|&d| reduced[d]).map(|d| shape[d]).product();
-    let out_numel: usize = out_shape.iter().product();
-    if extent == 0 && out_numel > 0 && !spec.has_identity {
-        return Err(Error::invalid(
-            name,
-            format!(
-                "{name} of an empty extent has no value: input shape {shape:?} reduced over dims {:?} (each output would reduce 0 elements)",
-                reduced_list(&reduced)
-            ),
-        ));
-    }
+    let geo = ReduceGeometry::new(name, shape, dims, keepdim)?;
+    let result = spec.output.result(input.dtype());
+    let row = lookup(&spec.op, input.device(), input.dtype())?;
+    geo.check_extent(spec, || {
+        format!(
+            "{name} of an empty extent has no value: input shape {shape:?} reduced over dims {:?} (each output would reduce 0 elements)",
+            geo.reduced_dims()
+        )
+    })?;
     if let Some(out) = out {
         input.check_same_device(name, out)?;
-        let what = || format!("{name} of shape {shape:?} over dims {:?} (keepdim = {keepdim})", reduced_list(&reduced));
-        check_reduce_out(name, out, &out_shape, result, what)?;
-        if out_numel == 0 {
+        let what = || format!("{name} of shape {shape:?} over dims {:?} (keepdim = {keepdim})", geo.reduced_dims());
+        geo.check_out(name, out, result, what)?;
+        if geo.out_numel == 0 {
             return Ok(None);
         }
         // Straight into `out` when it has the result's dtype, cannot overlap itself and
         // does not overlap the input; otherwise through a private result and a cast copy.
         let direct = out.dtype() == result && !out.may_overlap(input);
         if direct {
-            run(spec, row, input, out, &reduced, keepdim, extent, params)?;
+            run(spec, row, input, out, &geo, params)?;
         } else {
-            let tmp = Tensor::empty(&out_shape, result, input.device())?;
-            run(spec, row, input, &tmp, &reduced, keepdim, extent, params)?;
+            let tmp = Tensor::empty(&geo.out_shape, result, input.device())?;
+            run(spec, row, input, &tmp, &geo, params)?;
             out.copy_(&tmp).map_err(|e| e.renamed(name))?;
         }
         return Ok(None);
     }
-    crate::shape::checked_numel(name, &out_shape, result)?;
-    let target = Tensor::empty(&out_shape, result, input.device())?;
-    if out_numel > 0 {
-        run(spec, row, input, &target, &reduced, keepdim, extent, params)?;
+    crate::shape::checked_numel(name, &geo.out_shape, result)?;
+    let target = Tensor::empty(&geo.out_shape, result, input.device())?;
+    if geo.out_numel > 0 {
+        run(spec, row, input, &target, &geo, params)?;
     }
     Ok(Some(target))
 }
 
-/// Checks a reduction's given `out` before anything is computed: writable, the result's
-/// shape exactly, a dtype the result can be cast to, and no element written twice (an
-/// expanded or overlapping view). `what` describes the reduction for the messages.
-pub(crate) fn check_reduce_out(
-    name: &'static str,
-    out: &Tensor,
-    out_shape: &[usize],
-    result: crate::DType,
-    what: impl Fn() -> String,
-) -> Result<()> {
-    out.check_writable(name)?;
-    if out.shape() != out_shape {
-        return Err(Error::invalid_output(
-            name,
-            format!("the out tensor has shape {:?} but {} has shape {out_shape:?}", out.shape(), what()),
-        ));
+/// The geometry of one reduction, derived once for both reduction paths ([`reduce`] and a
+/// fused chain's final reduction): the reduced and kept dims, the result's shape, the
+/// extent, the output checks and the plan (output strides, logical-index steps).
+#[derive(Debug, Clone)]
+pub(crate) struct ReduceGeometry {
+    /// Per input dim: reduced.
+    pub reduced: SmallVec<[bool; 8]>,
+    /// Reduced dims stay as size 1.
+    pub keepdim: bool,
+    /// The result's shape (kept dims, and size-1 reduced dims with `keepdim`).
+    pub out_shape: Dims,
+    /// Elements folded into each output.
+    pub extent: usize,
+    /// Elements of the result.
+    pub out_numel: usize,
+}
+
+impl ReduceGeometry {
+    /// The geometry of reducing a tensor of `shape` over `dims` (checked: non-empty,
+    /// distinct, in range; errors name `name`).
+    pub(crate) fn new(name: &'static str, shape: &[usize], dims: ReduceDims<'_>, keepdim: bool) -> Result<Self> {
+        let reduced = reduced_mask(name, shape, dims)?;
+        let out_shape: Dims = (0..shape.len())
+            .filter_map(|d| match (reduced[d], keepdim) {
+                (false, _) => Some(shape[d]),
+                (true, true) => Some(1),
+                (true, false) => None,
+            })
+            .collect();
+        let extent = (0..shape.len()).filter(|&d| reduced[d]).map(|d| shape[d]).product();
+        let out_numel = out_shape.iter().product();
+        Ok(ReduceGeometry { reduced, keepdim, out_shape, extent, out_numel })
     }
-    if !can_cast(result, out.dtype()) {
-        return Err(Error::invalid_output(
-            name,
-            format!(
-                "the result dtype {result} cannot be written into the out tensor of dtype {} (float → integer/bool and non-bool → bool are not allowed)",
-                out.dtype()
-            ),
-        ));
+
+    /// The reduced dims, listed.
+    pub(crate) fn reduced_dims(&self) -> Vec<usize> {
+        (0..self.reduced.len()).filter(|&d| self.reduced[d]).collect()
     }
-    let overlap = out.internal_overlap();
-    if overlap.is_overlapping() {
-        return Err(Error::invalid_output(name, overlap.describe("the out tensor", out.shape(), out.strides())));
+
+    /// An empty extent into a non-empty result is an error (`message`) for a reduction
+    /// without an identity.
+    pub(crate) fn check_extent(&self, spec: &ReduceSpec, message: impl FnOnce() -> String) -> Result<()> {
+        if self.extent == 0 && self.out_numel > 0 && !spec.has_identity {
+            return Err(Error::invalid(spec.op.name, message()));
+        }
+        Ok(())
     }
-    Ok(())
+
+    /// Checks a reduction's given `out` before anything is computed: writable, the result's
+    /// shape exactly, a dtype the result can be cast to, and no element written twice (an
+    /// expanded or overlapping view). `what` describes the reduction for the messages.
+    pub(crate) fn check_out(
+        &self,
+        name: &'static str,
+        out: &Tensor,
+        result: crate::DType,
+        what: impl Fn() -> String,
+    ) -> Result<()> {
+        let out_shape = &self.out_shape;
+        out.check_writable(name)?;
+        if out.shape() != out_shape.as_slice() {
+            return Err(Error::invalid_output(
+                name,
+                format!("the out tensor has shape {:?} but {} has shape {out_shape:?}", out.shape(), what()),
+            ));
+        }
+        if !can_cast(result, out.dtype()) {
+            return Err(Error::invalid_output(
+                name,
+                format!(
+                    "the result dtype {result} cannot be written into the out tensor of dtype {} (float → integer/bool and non-bool → bool are not allowed)",
+                    out.dtype()
+                ),
+            ));
+        }
+        let overlap = out.internal_overlap();
+        if overlap.is_overlapping() {
+            return Err(Error::invalid_output(name, overlap.describe("the out tensor", out.shape(), out.strides())));
+        }
+        Ok(())
+    }
+
+    /// The canonical plan of reducing an input of `shape` and `in_strides` (a tensor, or a
+    /// fused chain's virtual result) into a target with `target_strides`: size-1 dims
+    /// dropped, dims ordered by the input's |stride| (outermost first, so the last dim is
+    /// the innermost walk), and adjacent dims of one kind coalesced where the input, the
+    /// target and the logical index are all contiguous across them.
+    pub(crate) fn plan(&self, shape: &[usize], in_strides: &[isize], target_strides: &[isize]) -> ReductionPlan {
+        plan_strided(shape, in_strides, target_strides, &self.reduced, self.keepdim, self.extent)
+    }
 }
 
 /// The dims of `dims` as a per-dim flag, checked.
-pub(crate) fn reduced_mask(name: &'static str, shape: &[usize], dims: ReduceDims<'_>) -> Result<SmallVec<[bool; 8]>> {
+fn reduced_mask(name: &'static str, shape: &[usize], dims: ReduceDims<'_>) -> Result<SmallVec<[bool; 8]>> {
     let ndim = shape.len();
     let mut mask: SmallVec<[bool; 8]> = SmallVec::from_elem(false, ndim);
     match dims {
@@ -168,10 +219,6 @@ pub(crate) fn reduced_mask(name: &'static str, shape: &[usize], dims: ReduceDims
     Ok(mask)
 }
 
-fn reduced_list(mask: &[bool]) -> Vec<usize> {
-    (0..mask.len()).filter(|&d| mask[d]).collect()
-}
-
 /// The canonical layout of one reduction, as the core hands it to a backend in a
 /// [`PreparedCall`]: both operands walk `shape` (size-1 dims dropped, dims by decreasing
 /// input |stride|, coalesced where input, output and logical index all allow); the output's
@@ -203,17 +250,16 @@ pub struct ReductionPlan {
 /// result's shape, for its strides); for backends' tests and tools that plan launches
 /// outside a call.
 pub fn reduction_plan(input: &Tensor, target: &Tensor, dims: ReduceDims<'_>, keepdim: bool) -> Result<ReductionPlan> {
-    let reduced = reduced_mask("reduction_plan", input.shape(), dims)?;
     let shape = input.shape();
-    let kept = (0..shape.len()).filter(|&d| !reduced[d] || keepdim).count();
+    let geo = ReduceGeometry::new("reduction_plan", shape, dims, keepdim)?;
+    let kept = geo.out_shape.len();
     if target.ndim() != kept {
         return Err(Error::invalid(
             "reduction_plan",
             format!("the target has {} dims but the result of reducing {shape:?} has {kept}", target.ndim()),
         ));
     }
-    let extent: usize = (0..shape.len()).filter(|&d| reduced[d]).map(|d| shape[d]).product();
-    Ok(plan(input, target, &reduced, keepdim, extent))
+    Ok(geo.plan(shape, input.strides(), target.strides()))
 }
 
 /// One dim of the reduction plan: size, input stride, output stride (0 when reduced),
@@ -226,68 +272,27 @@ struct PlanDim {
     index: isize,
 }
 
-/// Writes the reduction of `input` into `target` (the result's shape and dtype).
-#[allow(clippy::too_many_arguments)]
+/// Writes the reduction of `input` into `target` (the result's shape and dtype, not
+/// overlapping `input`) through the one tail.
 fn run(
     spec: &'static ReduceSpec,
-    row: &'static crate::registry::KernelRow,
+    row: &'static KernelRow,
     input: &Tensor,
     target: &Tensor,
-    reduced: &[bool],
-    keepdim: bool,
-    extent: usize,
+    geo: &ReduceGeometry,
     params: &[Scalar],
 ) -> Result<()> {
-    let name = spec.op.name;
-    let overlap = target.internal_overlap();
-    if overlap.is_overlapping() {
-        return Err(Error::invalid_output(name, overlap.describe("the output", target.shape(), target.strides())));
-    }
-    let ReductionPlan { shape, input: in_strides, output: out_strides, index: index_strides } =
-        plan(input, target, reduced, keepdim, extent);
-    let wants = [(input.storage(), Access::Read), (target.storage(), Access::Write)];
-    let locks = lock_many_for(name, &wants)?;
-    let base = |t: &Tensor| locks.base(t.storage()).wrapping_add(t.storage_offset() * t.elem_size());
-    let outputs = [RawTensor {
-        ptr: base(target),
-        dtype: target.dtype(),
-        shape: &shape,
-        strides: &out_strides,
-        device: target.device(),
-    }];
-    let inputs = [RawTensor {
-        ptr: base(input),
-        dtype: input.dtype(),
-        shape: &shape,
-        strides: &in_strides,
-        device: input.device(),
-    }];
-    let call = PreparedCall {
-        op: &spec.op,
-        outputs: &outputs,
-        inputs: &inputs,
-        params,
-        index_strides: &index_strides,
-        fused: None,
-    };
-    // SAFETY: both storages are locked above (the target exclusively); the plan walks each
-    // operand's own view (dims permuted, size-1 dims dropped, coalesced only where every
-    // operand is contiguous across them), so every reachable element is in bounds; the
-    // target has no internal overlap (checked) along kept dims and does not overlap the
-    // input (the caller routes any overlap through a private result).
-    unsafe { row.kernel.run(&call) }
+    let plan = geo.plan(input.shape(), input.strides(), target.strides());
+    let extra = CallExtra::Reduce { index_strides: &plan.index };
+    let launch = Launch { name: spec.op.name, op: &spec.op, row, params, extra };
+    // The caller routes any overlap of the input through a private result.
+    launch.run(Dest::Apart(target), &[input], |_, _| Ok(&plan))
 }
 
-/// The canonical reduction plan of `input` → `target`: size-1 dims dropped, dims ordered
-/// by the input's |stride| (outermost first, so the last dim is the innermost walk), and
-/// adjacent dims of one kind coalesced where the input, the target and the logical index
-/// are all contiguous across them.
-fn plan(input: &Tensor, target: &Tensor, reduced: &[bool], keepdim: bool, extent: usize) -> ReductionPlan {
-    plan_strided(input.shape(), input.strides(), target.strides(), reduced, keepdim, extent)
-}
-
+/// The canonical reduction plan ([`ReduceGeometry::plan`]) of an input given by its shape
+/// and strides.
 /// [`plan`] of an input given by its shape and strides (a fused chain's virtual result).
-pub(crate) fn plan_strided(
+fn plan_strided(
     shape: &[usize],
     in_strides: &[isize],
     target_strides: &[isize],

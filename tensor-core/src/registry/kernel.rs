@@ -44,14 +44,50 @@ pub struct PreparedCall<'a> {
     pub inputs: &'a [RawTensor<'a>],
     /// The op's scalar params (a fill's value).
     pub params: &'a [Scalar],
-    /// For reductions: per plan dim, the step of the element's logical index along the
-    /// reduced dims (row-major over the reduced dims in the input's logical order; 0 on kept
-    /// dims), so a fold that sees the index sees the same index whatever the memory order.
-    /// Empty for maps, copies and fills.
-    pub index_strides: &'a [isize],
-    /// For the `"fused"` runner rows: the chain (see [`crate::call::fused`]); `None` for
-    /// every other call.
-    pub fused: Option<&'a crate::call::fused::FusedCall<'a>>,
+    /// The kind-specific data (reductions, fused chains); [`CallExtra::None`] for maps,
+    /// copies and fills. Read it through [`PreparedCall::index_strides`] and
+    /// [`PreparedCall::fused`].
+    pub extra: CallExtra<'a>,
+}
+
+/// The one slot of a [`PreparedCall`] for what only some kinds of call carry: a new kind or
+/// layout adds a variant (and an accessor on [`PreparedCall`]) here, not a field.
+#[derive(Debug, Clone, Copy, Default)]
+#[non_exhaustive]
+pub enum CallExtra<'a> {
+    /// Nothing (maps, copies, fills).
+    #[default]
+    None,
+    /// A reduction.
+    Reduce {
+        /// Per plan dim, the step of the element's logical index along the reduced dims
+        /// (row-major over the reduced dims in the input's logical order; 0 on kept dims),
+        /// so a fold that sees the index sees the same index whatever the memory order.
+        index_strides: &'a [isize],
+    },
+    /// A chain for the `"fused"` runner rows (see [`crate::call::fused`]); a chain ending
+    /// in a reduction carries that reduction's plan (and so its index steps).
+    Fused(&'a crate::call::fused::FusedCall<'a>),
+}
+
+impl<'a> PreparedCall<'a> {
+    /// For reductions (eager, or ending a fused chain): the logical-index steps of
+    /// [`CallExtra::Reduce`]; empty for every other call.
+    pub fn index_strides(&self) -> &'a [isize] {
+        match self.extra {
+            CallExtra::Reduce { index_strides } => index_strides,
+            CallExtra::Fused(f) => f.reduce.map_or(&[], |r| &r.plan.index),
+            CallExtra::None => &[],
+        }
+    }
+
+    /// For the `"fused"` runner rows: the chain; `None` for every other call.
+    pub fn fused(&self) -> Option<&'a crate::call::fused::FusedCall<'a>> {
+        match self.extra {
+            CallExtra::Fused(f) => Some(f),
+            _ => None,
+        }
+    }
 }
 
 /// A kernel of some backend's kind, as a registry row holds it.

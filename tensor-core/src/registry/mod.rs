@@ -8,7 +8,9 @@
 mod kernel;
 mod spec;
 
-pub use kernel::{CopyFn, CopyKernel, FillFn, FillKernel, KernelImpl, PreparedCall, RawTensor, REFERENCE_PRIORITY};
+pub use kernel::{
+    CallExtra, CopyFn, CopyKernel, FillFn, FillKernel, KernelImpl, PreparedCall, RawTensor, REFERENCE_PRIORITY,
+};
 pub use spec::{OpSpec, ReduceOutput, ReduceSpec, RowCache, COPY_SPEC, FILL_SPEC, FUSED_SPEC};
 
 use crate::{DType, Device, DeviceKind, Error, Layout, Result};

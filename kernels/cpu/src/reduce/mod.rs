@@ -321,7 +321,7 @@ pub unsafe fn drive<R: Reducer>(call: &PreparedCall<'_>) -> Result<()> {
     check_dtypes::<R>(call.op.name, input.dtype, out.dtype)?;
     let reducer = R::new(call.params);
     // SAFETY: the contract, and the dtypes were checked above.
-    unsafe { walk::walk(&reducer, out, input, call.index_strides, None) };
+    unsafe { walk::walk(&reducer, out, input, call.index_strides(), None) };
     Ok(())
 }
 

@@ -3,22 +3,24 @@
 //! would be (each node's dtype rule, broadcast, row lookup, and the memory order a new
 //! result would get), then run in one pass by the device's `"fused"` runner row.
 //!
-//! The runner gets a [`PreparedCall`] whose inputs are the leaves laid out on one canonical
-//! plan of the chain's (virtual) result, and whose [`PreparedCall::fused`] describes the
+//! The runner gets, through the one tail (`launch`), a [`crate::registry::PreparedCall`]
+//! whose inputs are the leaves laid out on one canonical plan of the chain's (virtual)
+//! result, and whose [`CallExtra::Fused`] ([`crate::registry::PreparedCall::fused`]) describes the
 //! nodes ([`FusedCall`]): each node's kernel row, arguments, params and the dtype the eager
 //! op would have produced — every intermediate is rounded to that dtype, so a fused chain
 //! computes exactly what the eager chain computes.
 
 mod eager;
 
+use super::launch::{lookup, ChainLayout, Dest, Launch, MapLayout};
 use super::output::{check_output, empty_in_order, new_output_order};
-use super::reduce::{plan_strided, reduced_mask};
+use super::reduce::ReduceGeometry;
 use super::types::call_types_of;
-use super::{check_arity, lookup, ReduceDims, ReductionPlan};
+use super::{check_arity, ReduceDims, ReductionPlan};
 use crate::iter::{IterPlan, PerOperand};
-use crate::registry::{KernelRow, OpSpec, PreparedCall, RawTensor, ReduceSpec, FUSED_SPEC};
+use crate::registry::{CallExtra, KernelRow, OpSpec, ReduceSpec, FUSED_SPEC};
 use crate::shape::{self, Dims, Strides};
-use crate::{lock_many_for, Access, DType, Device, Error, Result, Scalar, Storage, Tensor};
+use crate::{DType, Device, Error, Result, Scalar, Tensor};
 use eager::run_eager;
 pub use eager::MAX_FUSED_NODES;
 use smallvec::SmallVec;
@@ -107,7 +109,7 @@ pub struct Chain<'a> {
 pub struct FusedNode<'a> {
     /// The node's kernel row (the eager call's row for the same dtypes).
     pub row: &'static KernelRow,
-    /// Its arguments (leaf indices are input indices of the [`PreparedCall`]).
+    /// Its arguments (leaf indices are input indices of the [`crate::registry::PreparedCall`]).
     pub args: &'a [ChainArg],
     /// Its params.
     pub params: &'a [Scalar],
@@ -124,13 +126,13 @@ pub struct FusedReduce<'a> {
     pub row: &'static KernelRow,
     /// The reduction plan of the last node's result as the eager chain would lay it out
     /// (dense; input strides are offsets into that virtual tensor, whose elements the
-    /// runner computes on demand); the output operand of the [`PreparedCall`] walks it.
+    /// runner computes on demand); the output operand of the [`crate::registry::PreparedCall`] walks it.
     pub plan: &'a ReductionPlan,
     /// Its params.
     pub params: &'a [Scalar],
 }
 
-/// The chain part of a fused [`PreparedCall`].
+/// The chain part of a fused [`crate::registry::PreparedCall`].
 #[derive(Debug, Clone, Copy)]
 pub struct FusedCall<'a> {
     /// The nodes, in order; the last is the result.
@@ -346,7 +348,7 @@ pub fn run_chain(chain: &Chain<'_>, out: Option<&Tensor>) -> Result<Option<Tenso
     check_devices(chain, device)?;
     let metas = check_nodes(chain, device)?;
     let (root, _) = metas.last().expect("a node");
-    let runner = crate::registry::registry().lookup_spec(&FUSED_SPEC, device, crate::Layout::Strided, DType::F32)?;
+    let runner = lookup(&FUSED_SPEC, device, DType::F32)?;
     if chain.leaves.len() > runner.kernel.max_leaves() || chain.nodes.len() > MAX_FUSED_NODES {
         return run_eager(chain, out);
     }
@@ -376,73 +378,21 @@ pub fn run_chain(chain: &Chain<'_>, out: Option<&Tensor>) -> Result<Option<Tenso
     }
 }
 
-/// The leaves broadcast to `shape`, each partially overlapping `out` replaced by a copy.
-fn stage_leaves(leaves: &[&Tensor], out: Option<&Tensor>) -> Result<Vec<Tensor>> {
-    leaves
-        .iter()
-        .map(|t| match out {
-            Some(o) if o.may_overlap(t) && !o.is_same_view(t) => {
-                let copy = Tensor::empty(t.shape(), t.dtype(), t.device())?;
-                copy.copy_(t)?;
-                Ok(copy)
-            }
-            _ => Ok((*t).clone()),
-        })
-        .collect()
-}
-
 fn run_map_chain(
-    runner: &KernelRow,
+    runner: &'static KernelRow,
     leaves: &[&Tensor],
     consts: &[ChainConst],
     out: &Tensor,
     nodes: &[FusedNode<'_>],
 ) -> Result<()> {
-    if out.numel() == 0 {
-        return Ok(());
-    }
-    if !out.is_contiguous() {
-        let overlap = out.internal_overlap();
-        if overlap.is_overlapping() {
-            return Err(Error::invalid_output("fused", overlap.describe("the output", out.shape(), out.strides())));
-        }
-    }
-    let sources = stage_leaves(leaves, Some(out))?;
-    let mut strides: Vec<Strides> = vec![Strides::from_slice(out.strides())];
-    for t in &sources {
-        strides.push(t.broadcast_strides(out.shape())?);
-    }
-    let views: Vec<&[isize]> = strides.iter().map(|s| s.as_slice()).collect();
-    let plan = IterPlan::new(out.shape(), &views);
-    let mut wants: Vec<(&Storage, Access)> = sources.iter().map(|t| (t.storage(), Access::Read)).collect();
-    wants.push((out.storage(), Access::Write));
-    let locks = lock_many_for("fused", &wants)?;
-    let raw = |t: &Tensor, i: usize| RawTensor {
-        ptr: locks.base(t.storage()).wrapping_add(t.storage_offset() * t.elem_size()),
-        dtype: t.dtype(),
-        shape: &plan.shape,
-        strides: &plan.strides[i],
-        device: t.device(),
-    };
-    let outputs = [raw(out, 0)];
-    let inputs: Vec<RawTensor<'_>> = sources.iter().enumerate().map(|(i, t)| raw(t, i + 1)).collect();
     let fused = FusedCall { nodes, consts, reduce: None };
-    let call = PreparedCall {
-        op: &FUSED_SPEC,
-        outputs: &outputs,
-        inputs: &inputs,
-        params: &[],
-        index_strides: &[],
-        fused: Some(&fused),
-    };
-    // SAFETY: every operand is a view of a storage locked above (out exclusively) laid out
-    // on one canonical plan of out's shape; out has no internal overlap and partially
-    // overlapping leaves were replaced by copies: the PreparedCall contract.
-    unsafe { runner.kernel.run(&call) }
+    let launch = Launch { name: "fused", op: &FUSED_SPEC, row: runner, params: &[], extra: CallExtra::Fused(&fused) };
+    // The leaves on one canonical plan of out's shape; partially overlapping ones copied.
+    launch.run(Dest::Shared(out), leaves, MapLayout::of)
 }
 
 fn reduce_chain(
-    runner: &KernelRow,
+    runner: &'static KernelRow,
     chain: &Chain<'_>,
     root: &Meta,
     nodes: &[FusedNode<'_>],
@@ -451,80 +401,39 @@ fn reduce_chain(
 ) -> Result<Option<Tensor>> {
     let spec = red.spec;
     let name = spec.op.name;
-    let dims = red.reduce_dims();
     if red.params.len() != spec.op.params.len() {
         return Err(Error::invalid(
             name,
             format!("{name} takes {} param(s), got {}", spec.op.params.len(), red.params.len()),
         ));
     }
-    let reduced = reduced_mask(name, &root.shape, dims)?;
+    let geo = ReduceGeometry::new(name, &root.shape, red.reduce_dims(), red.keepdim)?;
     let result = spec.output.result(root.dtype);
     let device = chain.leaves[0].device();
-    let row = crate::registry::registry().lookup_spec(&spec.op, device, crate::Layout::Strided, root.dtype)?;
-    let out_shape: Dims = (0..root.shape.len())
-        .filter_map(|d| match (reduced[d], red.keepdim) {
-            (false, _) => Some(root.shape[d]),
-            (true, true) => Some(1),
-            (true, false) => None,
-        })
-        .collect();
-    let extent: usize = (0..root.shape.len()).filter(|&d| reduced[d]).map(|d| root.shape[d]).product();
-    let out_numel: usize = out_shape.iter().product();
-    if extent == 0 && out_numel > 0 && !spec.has_identity {
-        return Err(Error::invalid(name, format!("{name} of an empty extent (shape {:?}) has no value", root.shape)));
-    }
+    let row = lookup(&spec.op, device, root.dtype)?;
+    geo.check_extent(spec, || format!("{name} of an empty extent (shape {:?}) has no value", root.shape))?;
     if let Some(o) = out {
         o.check_same_device(name, chain.leaves[0])?;
-        let what = || format!("the fused {name} of shape {:?}", root.shape);
-        super::reduce::check_reduce_out(name, o, &out_shape, result, what)?;
+        geo.check_out(name, o, result, || format!("the fused {name} of shape {:?}", root.shape))?;
     }
     // The reduction writes a private result of its own dtype, then `out` (if any) takes a
     // cast copy: what the eager reduction does whenever the dtypes differ.
-    let target = Tensor::empty(&out_shape, result, device)?;
-    if out_numel > 0 {
-        let plan = plan_strided(&root.shape, &root.strides, target.strides(), &reduced, red.keepdim, extent);
-        let sources = stage_leaves(chain.leaves, None)?;
-        let mut strides: Vec<Strides> = vec![root.strides.clone()];
-        for t in &sources {
-            strides.push(t.broadcast_strides(&root.shape)?);
-        }
-        let views: Vec<&[isize]> = strides.iter().map(|s| s.as_slice()).collect();
-        let map_plan = IterPlan::new(&root.shape, &views);
-        let mut wants: Vec<(&Storage, Access)> = sources.iter().map(|t| (t.storage(), Access::Read)).collect();
-        wants.push((target.storage(), Access::Write));
-        let locks = lock_many_for(name, &wants)?;
-        let base = |t: &Tensor| locks.base(t.storage()).wrapping_add(t.storage_offset() * t.elem_size());
-        let outputs =
-            [RawTensor { ptr: base(&target), dtype: result, shape: &plan.shape, strides: &plan.output, device }];
-        let inputs: Vec<RawTensor<'_>> = sources
-            .iter()
-            .enumerate()
-            .map(|(i, t)| RawTensor {
-                ptr: base(t),
-                dtype: t.dtype(),
-                shape: &map_plan.shape,
-                strides: &map_plan.strides[i + 1],
-                device,
-            })
-            .collect();
-        let fused = FusedCall {
-            nodes,
-            consts: chain.consts,
-            reduce: Some(FusedReduce { row, plan: &plan, params: &red.params }),
-        };
-        let call = PreparedCall {
-            op: &FUSED_SPEC,
-            outputs: &outputs,
-            inputs: &inputs,
-            params: &[],
-            index_strides: &plan.index,
-            fused: Some(&fused),
-        };
-        // SAFETY: the leaves and the target are locked above (the target exclusively, a
-        // fresh tensor no leaf overlaps); the leaves lie on the canonical plan of the
-        // chain's dense virtual result and the target on the reduction plan of that result.
-        unsafe { runner.kernel.run(&call)? };
+    let target = Tensor::empty(&geo.out_shape, result, device)?;
+    if geo.out_numel > 0 {
+        let plan = geo.plan(&root.shape, &root.strides, target.strides());
+        let reduce = Some(FusedReduce { row, plan: &plan, params: &red.params });
+        let fused = FusedCall { nodes, consts: chain.consts, reduce };
+        let launch = Launch { name, op: &FUSED_SPEC, row: runner, params: &[], extra: CallExtra::Fused(&fused) };
+        // The target is fresh: no leaf overlaps it. The leaves lie on the canonical plan of
+        // the chain's dense virtual result, the target on the reduction plan of that result.
+        launch.run(Dest::Apart(&target), chain.leaves, |_, leaves| {
+            let mut strides: Vec<Strides> = vec![root.strides.clone()];
+            for t in leaves {
+                strides.push(t.broadcast_strides(&root.shape)?);
+            }
+            let views: Vec<&[isize]> = strides.iter().map(|s| s.as_slice()).collect();
+            Ok(ChainLayout { reduce: &plan, leaves: IterPlan::new(&root.shape, &views) })
+        })?;
     }
     match out {
         None => Ok(Some(target)),
