@@ -312,6 +312,9 @@ macro_rules! cast_to_dyn {
 macro_rules! element {
     ($t:ty, $d:ident, $zero:expr, $one:expr, |$s:ident| $to:expr, |$v:ident| $from:expr) => {
         impl sealed::Sealed for $t {}
+        impl StoredType for Stored<{ DType::$d as u8 }> {
+            type Elem = $t;
+        }
         impl Element for $t {
             const DTYPE: DType = DType::$d;
             const ZERO: Self = $zero;
@@ -336,6 +339,29 @@ macro_rules! element {
         }
     };
 }
+
+/// A dtype as a type: `Stored<{ DType::F16 as u8 }>`, whose [`StoredType::Elem`] is the
+/// Rust type the dtype is stored as. Lets a compile-time table go from a `const` dtype
+/// (computed by a `const fn` rule, such as a reduction's) to its Rust type.
+#[derive(Debug, Clone, Copy)]
+pub struct Stored<const D: u8>;
+
+/// The Rust type a dtype is stored as (implemented for `Stored<{ d as u8 }>` of every
+/// [`DType`]).
+pub trait StoredType {
+    /// The element type.
+    type Elem: Element;
+}
+
+/// The Rust type of the dtype whose code (`dtype as u8`) is `D`.
+///
+/// ```
+/// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+/// use tensor_ops::tensor_core::{DType, ElemOf};
+/// let x: ElemOf<{ DType::F16.compute() as u8 }> = 1.5f32;
+/// assert_eq!(x, 1.5);
+/// ```
+pub type ElemOf<const D: u8> = <Stored<D> as StoredType>::Elem;
 
 use crate::Scalar;
 element!(bool, Bool, false, true, |s| Scalar::Bool(s), |f| f != 0.0);

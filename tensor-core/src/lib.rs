@@ -38,7 +38,7 @@ mod tensor;
 pub use device::{Device, DeviceKind, Layout};
 #[cfg(feature = "dlpack")]
 pub use dlpark;
-pub use dtype::{CastFrom, DType, Element};
+pub use dtype::{CastFrom, DType, ElemOf, Element, Stored, StoredType};
 pub use error::{Error, Result};
 #[cfg(feature = "dlpack")]
 pub use interop::DlpackTensor;

@@ -6,6 +6,7 @@ use crate::reduce_def::{Finish, ReduceArg, ReduceDef, ReduceFn};
 use crate::signature::{Bound, ScalarTy};
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
+use tensor_core::registry::{Accumulate, ReduceOutput};
 
 /// The stored Rust type of a dtype.
 fn storage_type(d: Dtype) -> TokenStream {
@@ -19,22 +20,43 @@ fn storage_type(d: Dtype) -> TokenStream {
     }
 }
 
-/// (input, accumulate-in, output) Rust types of the row for dtype `d`.
-fn row_types(def: &ReduceDef, d: Dtype) -> (TokenStream, TokenStream, TokenStream) {
-    let input = storage_type(d);
-    let (compute, value_out) = if def.widen && !d.is_float() {
-        (quote!(i64), quote!(i64))
-    } else if def.bound == Bound::Float && !d.is_float() {
-        (quote!(f32), quote!(f32))
+/// The reduction's dtype rule, as the core writes it ([`ReduceOutput`]): `widen` accumulates
+/// bool/integers in i64, a `Float` bound in f32, else each dtype as itself; the result is
+/// that value, or the `i64`/`bool` the finish returns.
+fn rule(def: &ReduceDef) -> ReduceOutput {
+    let (acc, value) = if def.widen {
+        (Accumulate::Widen, ReduceOutput::Widen)
+    } else if def.bound == Bound::Float {
+        (Accumulate::Float, ReduceOutput::Float)
     } else {
-        (d.compute_rust_type(), storage_type(d))
+        (Accumulate::Same, ReduceOutput::Same)
     };
-    let out = match def.finish {
-        Finish::Value => value_out,
-        Finish::I64 => quote!(i64),
-        Finish::Bool => quote!(bool),
-    };
-    (input, compute, out)
+    match def.finish {
+        Finish::Value => value,
+        Finish::I64 => ReduceOutput::Fixed(acc, Dtype::I64),
+        Finish::Bool => ReduceOutput::Fixed(acc, Dtype::Bool),
+    }
+}
+
+/// The tokens of a rule (the spec's `output`).
+fn rule_tokens(rule: ReduceOutput) -> TokenStream {
+    let p = quote!(::tensor_ops::__private);
+    match rule {
+        ReduceOutput::Same => quote!(#p::ReduceOutput::Same),
+        ReduceOutput::Widen => quote!(#p::ReduceOutput::Widen),
+        ReduceOutput::Float => quote!(#p::ReduceOutput::Float),
+        ReduceOutput::Fixed(acc, d) => {
+            let acc = proc_macro2::Ident::new(&format!("{acc:?}"), Span::call_site());
+            let d = d.dtype_path();
+            quote!(#p::ReduceOutput::Fixed(#p::Accumulate::#acc, #d))
+        }
+    }
+}
+
+/// (input, accumulate-in, output) Rust types of the row for dtype `d` (the core's rule).
+fn row_types(def: &ReduceDef, d: Dtype) -> (TokenStream, TokenStream, TokenStream) {
+    let (c, o) = row_dtypes(def, d);
+    (storage_type(d), storage_type(c), storage_type(o))
 }
 
 fn scalar_type(t: ScalarTy) -> TokenStream {
@@ -75,21 +97,10 @@ fn call(f: &ReduceFn, values: &[TokenStream]) -> TokenStream {
     quote!(#name::<__L<C>>(#(#args),*))
 }
 
-/// (accumulate-in, output) dtypes of the row for dtype `d` (as [`row_types`]).
+/// (accumulate-in, output) dtypes of the row for dtype `d`: the core's rule.
 fn row_dtypes(def: &ReduceDef, d: Dtype) -> (Dtype, Dtype) {
-    let (compute, value_out) = if def.widen && !d.is_float() {
-        (Dtype::I64, Dtype::I64)
-    } else if def.bound == Bound::Float && !d.is_float() {
-        (Dtype::F32, Dtype::F32)
-    } else {
-        (d.compute(), d)
-    };
-    let out = match def.finish {
-        Finish::Value => value_out,
-        Finish::I64 => Dtype::I64,
-        Finish::Bool => Dtype::Bool,
-    };
-    (compute, out)
+    let rule = rule(def);
+    (rule.accumulate(d), rule.result(d))
 }
 
 /// The CUDA rows: the reducer struct translated to CUDA C (`reduce_cuda`), one row per
@@ -145,13 +156,7 @@ pub fn expand(def: &ReduceDef) -> TokenStream {
     let ptys: Vec<TokenStream> = def.params.iter().map(|(_, t)| scalar_type(*t)).collect();
     let pfields: Vec<syn::Ident> = (0..def.params.len()).map(|i| format_ident!("p{}", i)).collect();
     let pidx: Vec<usize> = (0..def.params.len()).collect();
-    let rule = match (def.finish, def.widen, def.bound) {
-        (Finish::I64, _, _) => quote!(#p::ReduceOutput::Fixed(#p::DType::I64)),
-        (Finish::Bool, _, _) => quote!(#p::ReduceOutput::Fixed(#p::DType::Bool)),
-        (Finish::Value, true, _) => quote!(#p::ReduceOutput::Widen),
-        (Finish::Value, false, Bound::Float) => quote!(#p::ReduceOutput::Float),
-        (Finish::Value, false, Bound::Any) => quote!(#p::ReduceOutput::Same),
-    };
+    let rule = rule_tokens(rule(def));
     let float_only = def.bound == Bound::Float;
     let summary = format!("reduction `{name}` (a #[tensor_op(reduce)])");
     let fns = def.fns.iter().map(|f| {

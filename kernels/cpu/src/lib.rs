@@ -4,8 +4,10 @@
 //! bodies are written against, block kernels ([`map`]), the strided elementwise driver
 //! ([`elementwise`], a [`tensor_core::registry::KernelImpl`] for generated rows), copy/cast
 //! and fill engines ([`copy`], [`fill`]), the parallel split ([`parallel`]) and the caching
-//! allocator ([`alloc`]). It registers its copy/fill rows and allocator with the core
-//! through `inventory` ([`register`]); it knows nothing of other backends.
+//! allocator ([`alloc`]), and the built-in reductions' and fused softmax rows' kernels
+//! (crate-private: `reduce::builtin`, `softmax`). It registers their rows, its copy/fill rows
+//! and its allocator with the core through `inventory` ([`register`]), against the specs
+//! the core defines; it knows nothing of other backends or of `tensor-ops`.
 //!
 //! ```
 //! tensor_kernels_cpu::ensure_linked();
@@ -29,6 +31,7 @@ pub mod placement;
 pub mod reduce;
 pub mod register;
 pub mod rows;
+mod softmax;
 pub mod value;
 
 pub use copy::fill;

@@ -25,4 +25,6 @@ pub fn ensure_linked() {
         fill_strided as tensor_core::registry::FillFn,
     ));
     crate::fused::ensure_linked();
+    crate::reduce::builtin::ensure_linked();
+    crate::softmax::ensure_linked();
 }

@@ -1,7 +1,7 @@
 // tensor-ops CUDA reductions: the built-in reducers and the three kernel templates every
 // reduction launch instantiates (kernels/cuda/src/reduce_codegen.rs wraps them into
 // `extern "C"` kernels). Semantics are those of the CPU reducers
-// (ops/src/builtin/reduce/reducers.rs): the same accumulators, NaN rules and finishes.
+// (kernels/cpu/src/reduce/builtin/reducers.rs): the same accumulators, NaN rules and finishes.
 //
 // A reducer R (one struct template over its accumulate type C) has
 //   typedef ... acc_t;                          the accumulator (at most TOPS_REDUCE_ACC_BYTES)

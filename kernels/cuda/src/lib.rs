@@ -12,7 +12,9 @@
 //! - [`codegen`]: kernel templates around `#[tensor_op]` device functions, casts, copies,
 //!   fills and tiled transposes, with their argument blocks in [`args`];
 //! - [`reduce_plan`] / [`reduce_codegen`]: reductions (row, column and second-pass kernels
-//!   over the reducers of `kernels/cuda/include/reduce.cuh`), launched by [`launch`];
+//!   over the reducers of `kernels/cuda/include/reduce.cuh`), launched by [`launch`]; the
+//!   built-in reductions' and fused softmax rows' registry rows (`reduce_rows.rs`, against
+//!   the core's specs and dtype rule);
 //! - [`check`]: compile every generated kernel and report registers/spills (CI, no GPU);
 //! - hidden test harnesses: `shim` (runs generated kernels on the CPU) and `standin` (builds
 //!   the CPU-backed stand-in of the CUDA driver and NVRTC in `kernels/cuda/standin/`, so the
@@ -41,6 +43,7 @@ pub mod nvrtc;
 pub mod plan;
 pub mod reduce_codegen;
 pub mod reduce_plan;
+mod reduce_rows;
 pub mod register;
 pub mod runtime;
 pub mod samples;

@@ -2,7 +2,8 @@
 //! allocator and the host-transfer runtime for `DeviceKind::Cuda` (both initialise the
 //! driver lazily, at the first CUDA allocation or transfer, and turn "no driver / no
 //! device" into a remembered [`tensor_core::Error::Cuda`]), and the `"copy"` / `"fill"`
-//! rows for `DeviceKind::Cuda` for every dtype.
+//! rows for `DeviceKind::Cuda` for every dtype (the built-in reductions' and softmax rows'
+//! are in `reduce_rows.rs`).
 
 use tensor_core::{AllocatorFactory, DeviceKind, RuntimeFactory};
 
@@ -32,4 +33,5 @@ tensor_core::register_copy_fill!(Cuda, "cuda", copy, fill);
 pub fn ensure_linked() {
     std::hint::black_box((copy as tensor_core::registry::CopyFn, fill as tensor_core::registry::FillFn));
     super::fused::ensure_linked();
+    super::reduce_rows::ensure_linked();
 }

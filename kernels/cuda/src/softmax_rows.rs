@@ -2,8 +2,9 @@
 //! f64 tensor along its last dim in one kernel, a block per row
 //! (`kernels/cuda/include/softmax_rows.cuh`), so each row is read from DRAM once (the
 //! second read, for the output, hits the cache) and written once. The eager form — a
-//! log-sum-exp reduction, then a map — reads the whole tensor from DRAM twice. What
-//! `tensor-ops` registers for its `softmax_rows` / `log_softmax_rows` ops on CUDA.
+//! log-sum-exp reduction, then a map — reads the whole tensor from DRAM twice. Registered
+//! for the core's `softmax_rows` / `log_softmax_rows` specs in `reduce_rows.rs`; a row says
+//! how long a row it takes ([`KernelImpl::max_row_len`]: [`MAX_ROW`]).
 
 use tensor_core::registry::{KernelImpl, PreparedCall, RawTensor};
 use tensor_core::{DType, Error, Result, Scalar};
@@ -88,6 +89,10 @@ pub fn plan_softmax_rows(
 impl KernelImpl for CudaSoftmaxRows {
     fn kind(&self) -> &'static str {
         "cuda-softmax-rows"
+    }
+
+    fn max_row_len(&self) -> usize {
+        MAX_ROW
     }
 
     unsafe fn run(&self, call: &PreparedCall<'_>) -> Result<()> {

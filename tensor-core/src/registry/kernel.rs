@@ -111,6 +111,11 @@ pub trait KernelImpl: Send + Sync + std::fmt::Debug {
     fn max_leaves(&self) -> usize {
         usize::MAX
     }
+    /// Row kernels (the fused softmax rows): the longest row, in elements, one run takes.
+    /// A caller with longer rows takes another path (softmax: its log-sum-exp reduction).
+    fn max_row_len(&self) -> usize {
+        usize::MAX
+    }
 }
 
 /// The priority of the core's reference kernels: any backend row replaces them.

@@ -2,16 +2,21 @@
 //!
 //! Rows are submitted from any crate with [`inventory`] (the `#[tensor_op]` macro does it;
 //! backends register their copy/fill engines), collected once at first use, and read
-//! lock-free afterwards. The call path looks rows up by the op's `&'static` [`OpSpec`]
+//! lock-free afterwards. The built-in ops' specs live here too (copy, fill, the fused
+//! runner, the fused softmax rows, and the reductions in [`reductions`] with their one dtype
+//! rule, [`ReduceOutput`]), so backends register rows against them. The call path looks rows up by the op's `&'static` [`OpSpec`]
 //! ([`Registry::lookup_spec`], cached in the spec); lookups by name serve tools and tests.
 
 mod kernel;
+mod reduce_rule;
+pub mod reductions;
 mod spec;
 
 pub use kernel::{
     CallExtra, CopyFn, CopyKernel, FillFn, FillKernel, KernelImpl, PreparedCall, RawTensor, REFERENCE_PRIORITY,
 };
-pub use spec::{OpSpec, ReduceOutput, ReduceSpec, RowCache, COPY_SPEC, FILL_SPEC, FUSED_SPEC};
+pub use reduce_rule::{Accumulate, ReduceOutput, ReduceSpec};
+pub use spec::{OpSpec, RowCache, COPY_SPEC, FILL_SPEC, FUSED_SPEC, LOG_SOFTMAX_ROWS, SOFTMAX_ROWS};
 
 use crate::{DType, Device, DeviceKind, Error, Layout, Result};
 use spec::SpecRows;

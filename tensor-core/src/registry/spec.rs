@@ -91,51 +91,28 @@ pub static FUSED_SPEC: OpSpec = OpSpec {
     rows: RowCache::new(),
 };
 
-/// The result dtype of a reduction, from its input dtype.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ReduceOutput {
-    /// The input's dtype (amax, amin).
-    Same,
-    /// Bool and integers → `I64`; floats keep theirs (sum, prod).
-    Widen,
-    /// Floats keep theirs; bool and integers → `F32` (mean, var, logsumexp, softmax).
-    Float,
-    /// Always this dtype (argmax → `I64`, all/any → `Bool`, count_nonzero → `I64`).
-    Fixed(crate::DType),
-}
+/// The fused row softmax (param: the row length): a dense float tensor along its last
+/// dim, one pass per row. The backends register their row kernels against it; `softmax`
+/// (tensor-ops) asks the row how long a row it takes ([`super::KernelImpl::max_row_len`]).
+pub static SOFTMAX_ROWS: OpSpec = OpSpec {
+    name: "softmax_rows",
+    arity: 1,
+    params: &["row_len"],
+    bool_output: false,
+    float_only: true,
+    doc: "softmax of dense rows, fused",
+    defined_at: concat!(module_path!(), " (", file!(), ":", line!(), ")"),
+    rows: RowCache::new(),
+};
 
-impl ReduceOutput {
-    /// The result dtype for an input of `input`.
-    ///
-    /// ```
-    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
-    /// use tensor_ops::tensor_core::registry::ReduceOutput;
-    /// use tensor_ops::DType;
-    /// assert_eq!(ReduceOutput::Widen.result(DType::I8), DType::I64);
-    /// assert_eq!(ReduceOutput::Float.result(DType::Bool), DType::F32);
-    /// assert_eq!(ReduceOutput::Float.result(DType::F16), DType::F16);
-    /// ```
-    pub fn result(self, input: crate::DType) -> crate::DType {
-        match self {
-            ReduceOutput::Same => input,
-            ReduceOutput::Widen if input.is_float() => input,
-            ReduceOutput::Widen => crate::DType::I64,
-            ReduceOutput::Float if input.is_float() => input,
-            ReduceOutput::Float => crate::DType::F32,
-            ReduceOutput::Fixed(d) => d,
-        }
-    }
-}
-
-/// A reduction: its op (name, params, rows — registered like a map's, one row per *input*
-/// dtype) and its rules.
-#[derive(Debug)]
-pub struct ReduceSpec {
-    /// Name, arity 1, params, docs and rows.
-    pub op: OpSpec,
-    /// The result dtype rule.
-    pub output: ReduceOutput,
-    /// False when the reduction has no value over an empty extent (amax, argmax): reducing
-    /// an empty extent into a non-empty output is then an error.
-    pub has_identity: bool,
-}
+/// The fused row log_softmax (param: the row length), as [`SOFTMAX_ROWS`].
+pub static LOG_SOFTMAX_ROWS: OpSpec = OpSpec {
+    name: "log_softmax_rows",
+    arity: 1,
+    params: &["row_len"],
+    bool_output: false,
+    float_only: true,
+    doc: "log_softmax of dense rows, fused",
+    defined_at: concat!(module_path!(), " (", file!(), ":", line!(), ")"),
+    rows: RowCache::new(),
+};

@@ -15,8 +15,11 @@
 //! grows with log n, not n). The tree depends only on the shape, so the result is the same
 //! whatever the thread count: threads take whole outputs when there are enough, else
 //! subtrees of one output.
+//!
+//! The built-in reducers (sum … argmin) and their rows are in `builtin` (crate-private).
 
 pub mod body;
+pub(crate) mod builtin;
 mod walk;
 
 use tensor_core::registry::{KernelImpl, PreparedCall};

@@ -3,19 +3,16 @@
 //! dim; otherwise a log-sum-exp pass, then one map).
 //!
 //! Every reduction takes any strided view and runs on the core's one call path
-//! ([`tensor_core::call::reduce`]); the CPU kernels are [`tensor_kernels_cpu::reduce`]'s
-//! driver over the reducers in `reducers.rs`; the CUDA kernels (`cuda_rows.rs`) instantiate the
-//! same reducers written in CUDA C (`kernels/cuda/include/reduce.cuh`).
+//! ([`tensor_core::call::reduce`]). This module holds only the public entry points: the
+//! specs and their one dtype rule are the core's (`tensor_core::registry::reductions`), the
+//! kernels and their rows the backends' (tensor-kernels-cpu's `reduce::builtin` reducers and
+//! `softmax` rows; tensor-kernels-cuda's `reduce_rows.rs` over
+//! `kernels/cuda/include/reduce.cuh`).
 
-mod compute;
-#[cfg(feature = "cuda")]
-mod cuda_rows;
-mod reducers;
-mod rows;
 mod softmax;
-mod softmax_half_rows;
-mod softmax_rows;
-pub mod specs;
+
+/// The built-in reductions' specs, one `static` each (the core's).
+pub use tensor_core::registry::reductions as specs;
 
 pub use softmax::{log_softmax, log_softmax_out, softmax, softmax_out};
 use specs::*;

@@ -1,14 +1,15 @@
 //! softmax / log_softmax along a dim: a log-sum-exp pass (stored in f64), then one
 //! elementwise map `e^((x − hi) − lo)` (or `(x − hi) − lo`) in the input's compute dtype,
 //! where `hi + lo` is the f64 log-sum-exp split into two f32s: the map runs at f32 speed
-//! and loses nothing at large |x| (softmax of [1000, 1000] is exactly [0.5, 0.5]).
+//! and loses nothing at large |x| (softmax of [1000, 1000] is exactly [0.5, 0.5]). Dense
+//! rows along the last dim go to the backends' fused row kernels instead (the core's
+//! `SOFTMAX_ROWS` / `LOG_SOFTMAX_ROWS` specs) where the device's row takes them.
 
-use super::softmax_rows::{LOG_SOFTMAX_ROWS, SOFTMAX_ROWS};
-use super::specs::SOFTMAX_LSE;
 use crate::call::{call_map_out, call_reduce_new};
 use tensor_core::call::ReduceDims;
-use tensor_core::registry::ReduceOutput;
-use tensor_core::{DType, Error, Result, Scalar, Tensor};
+use tensor_core::registry::reductions::SOFTMAX_LSE;
+use tensor_core::registry::{OpSpec, ReduceOutput, LOG_SOFTMAX_ROWS, SOFTMAX_ROWS};
+use tensor_core::{DType, Error, Layout, Result, Scalar, Tensor};
 use tensor_macros::tensor_op;
 
 /// `e^((x − hi) − lo)`: softmax from a row's log-sum-exp `hi + lo`. The `+ (hi − hi)`
@@ -37,16 +38,17 @@ fn run(name: &'static str, a: &Tensor, dim: usize, out: &Tensor, log: bool) -> R
         ));
     }
     // Dense rows along the last dim (the common case): one fused pass per row, in cache
-    // (on CUDA a block per row, the row read from DRAM once, for rows that fit in cache).
+    // (on CUDA a block per row, the row read from DRAM once, for rows that fit in cache),
+    // where the device has a row kernel that takes rows this long.
+    let spec = if log { &LOG_SOFTMAX_ROWS } else { &SOFTMAX_ROWS };
     let fused = dim + 1 == a.ndim()
-        && (a.device().is_cpu() || cuda_fuses_rows_of(a.shape()[dim]))
         && a.dtype().is_float()
         && out.dtype() == a.dtype()
         && a.is_contiguous()
         && out.is_contiguous()
-        && a.numel() > 0;
+        && a.numel() > 0
+        && takes_rows_of(spec, a, a.shape()[dim]);
     if fused {
-        let spec = if log { &LOG_SOFTMAX_ROWS } else { &SOFTMAX_ROWS };
         let len = Scalar::Int(a.shape()[dim] as i64);
         return call_map_out(spec, &[a], &[len], out).map_err(|e| e.renamed(name));
     }
@@ -63,16 +65,12 @@ fn run(name: &'static str, a: &Tensor, dim: usize, out: &Tensor, log: bool) -> R
     call_map_out(spec, &[a, &hi, &lo], &[], out).map_err(|e| e.renamed(name))
 }
 
-/// Whether the fused CUDA rows take rows of `len` elements.
-#[cfg(feature = "cuda")]
-fn cuda_fuses_rows_of(len: usize) -> bool {
-    len <= tensor_kernels_cuda::softmax_rows::MAX_ROW
-}
-
-/// Without the CUDA backend there is no other device to fuse on.
-#[cfg(not(feature = "cuda"))]
-fn cuda_fuses_rows_of(_: usize) -> bool {
-    false
+/// Whether `a`'s device has a fused row kernel of `spec` for its dtype that takes rows of
+/// `len` elements (the row is asked: [`tensor_core::registry::KernelImpl::max_row_len`]).
+fn takes_rows_of(spec: &'static OpSpec, a: &Tensor, len: usize) -> bool {
+    crate::registry()
+        .lookup_spec(spec, a.device(), Layout::Strided, a.dtype())
+        .is_ok_and(|row| len <= row.kernel.max_row_len())
 }
 
 fn new_result(a: &Tensor) -> Result<Tensor> {

@@ -2,14 +2,14 @@
 //! converted into an f32 scratch row, its maximum, Σ e^(x − max) and output computed there
 //! in f32 (as the f32 rows do), and the output rounded once into the row's dtype — one
 //! read of the row from memory, where the log-sum-exp reduction and map it replaced read
-//! the whole tensor twice. Registered with the f32/f64 rows in `softmax_rows.rs`.
+//! the whole tensor twice. Registered with the f32/f64 rows in `mod.rs`.
 
-use super::compute::max_by_gt;
-use super::softmax_rows::{exp_step, finish};
-use tensor_kernels_cpu::convert::{bf16_to_f32, f16_to_f32, f32_to_bf16, f32_to_f16};
-use tensor_kernels_cpu::map::{no_loop_vectorize, simd_level, SimdLevel};
-use tensor_kernels_cpu::rows::RowScratch;
-use tensor_kernels_cpu::value::{F32x16, Lane, Value};
+use super::step::{exp_step, finish};
+use crate::convert::{bf16_to_f32, f16_to_f32, f32_to_bf16, f32_to_f16};
+use crate::map::{no_loop_vectorize, simd_level, SimdLevel};
+use crate::reduce::builtin::max_by_gt;
+use crate::rows::RowScratch;
+use crate::value::{F32x16, Lane, Value};
 
 /// Widens `n` 16-bit floats at `src` to f32 at `dst`.
 type Widen = unsafe fn(dst: *mut f32, src: *const u16, n: usize);
@@ -23,7 +23,7 @@ type Narrow = unsafe fn(dst: *mut u16, src: *const f32, n: usize);
 /// row makes the whole row NaN, a row of −∞ NaN, as in f32.
 ///
 /// # Safety
-/// As [`tensor_kernels_cpu::rows::RowFn`], with f32 scratch rows; `widen`/`narrow` are the
+/// As [`crate::rows::RowFn`], with f32 scratch rows; `widen`/`narrow` are the
 /// row dtype's conversions.
 #[inline(always)]
 unsafe fn half_rows(
@@ -92,7 +92,7 @@ macro_rules! half_row_fns {
         /// `count` rows (see [`half_rows`]).
         ///
         /// # Safety
-        /// As [`tensor_kernels_cpu::rows::RowFn`], with f32 scratch rows.
+        /// As [`crate::rows::RowFn`], with f32 scratch rows.
         pub(super) unsafe fn $name(out: *mut u8, x: *const u8, len: usize, count: usize, r: RowScratch) {
             let conv: (Widen, Narrow) = ($widen, $narrow);
             #[cfg(target_arch = "x86_64")]

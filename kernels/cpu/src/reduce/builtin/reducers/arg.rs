@@ -4,9 +4,9 @@
 
 use super::super::compute::{convert_block, max_and_nan, min_and_nan, prefetch_next_block, Compute, BLOCK};
 use super::{half_page_apart, ArgMax, ArgMin};
+use crate::reduce::{prefetch_rows_share, row_segments, Reducer, ROW_SEGMENT};
 use std::marker::PhantomData;
 use tensor_core::{Element, Scalar};
-use tensor_kernels_cpu::reduce::{prefetch_rows_share, row_segments, Reducer, ROW_SEGMENT};
 
 /// The position of the first (or, `reverse`, the last) element of `b` equal to `m` (or NaN
 /// when `nan`).

@@ -1,43 +1,16 @@
-//! The fused softmax / log_softmax of a dense tensor along its last dim: per row, the
+//! The fused softmax / log_softmax rows of dense f32 and f64 tensors: per row, the
 //! maximum, then Σ e^(x − max) (softmax stores e^(x − max) on the way), then the output —
 //! the row is read from memory once and stays in cache, and a large output is streamed out
-//! while the next row computes. A CPU row kernel
-//! (`tensor_kernels_cpu::rows`), f32 and f64, at the CPU's SIMD level (f16 and bf16 rows,
-//! computed in f32: `softmax_half_rows.rs`).
+//! while the next row computes, at the CPU's SIMD level (f16 and bf16 rows: `half.rs`).
 
-use super::compute::{max_by_gt, Compute};
-use tensor_core::registry::{KernelRow, OpSpec, RowCache};
-use tensor_core::{DType, DeviceKind, Layout};
+use super::step::{exp_step, finish};
 #[cfg(target_arch = "x86_64")]
-use tensor_kernels_cpu::copy::stream::{Avx2Lines, Avx512Lines};
-use tensor_kernels_cpu::copy::stream::{Sse2Lines, StreamLine};
-use tensor_kernels_cpu::map::{no_loop_vectorize, prefetch, simd_level, SimdLevel};
-use tensor_kernels_cpu::rows::{RowKernel, RowScratch};
-use tensor_kernels_cpu::value::{F32x16, F64x4, Lane, Value};
-
-/// The fused row softmax (param: the row length).
-pub static SOFTMAX_ROWS: OpSpec = OpSpec {
-    name: "softmax_rows",
-    arity: 1,
-    params: &["row_len"],
-    bool_output: false,
-    float_only: true,
-    doc: "softmax of dense rows, fused",
-    defined_at: concat!(module_path!(), " (", file!(), ":", line!(), ")"),
-    rows: RowCache::new(),
-};
-
-/// The fused row log_softmax (param: the row length).
-pub static LOG_SOFTMAX_ROWS: OpSpec = OpSpec {
-    name: "log_softmax_rows",
-    arity: 1,
-    params: &["row_len"],
-    bool_output: false,
-    float_only: true,
-    doc: "log_softmax of dense rows, fused",
-    defined_at: concat!(module_path!(), " (", file!(), ":", line!(), ")"),
-    rows: RowCache::new(),
-};
+use crate::copy::stream::{Avx2Lines, Avx512Lines};
+use crate::copy::stream::{Sse2Lines, StreamLine};
+use crate::map::{no_loop_vectorize, simd_level, SimdLevel};
+use crate::reduce::builtin::{max_by_gt, Compute};
+use crate::rows::RowScratch;
+use crate::value::{F32x16, F64x4, Lane, Value};
 
 /// A finished row whose output is still to be written: softmax's is `src · c` (`src` the
 /// scratch row of e^(x − max), `c` = 1 / Σ), log_softmax's `(src − m) − c` (`src` the input
@@ -48,16 +21,6 @@ struct Finished<E> {
     src: *const E,
     m: E,
     c: E,
-}
-
-/// One output value (or vector) of a finished row.
-#[inline(always)]
-pub(super) fn finish<V: Value>(log: bool, src: V, m: V, c: V) -> V {
-    if log {
-        (src - m) - c
-    } else {
-        src * c
-    }
 }
 
 /// A 64-byte aligned line of elements, staged for a streaming store.
@@ -151,29 +114,6 @@ fn page_distance<A, B>(a: *const A, b: *const B) -> usize {
     d.min(4096 - d)
 }
 
-/// Vector `k` of a row's e^x pass: e^(x − max) into the scratch row (softmax) and the sum.
-/// `next` is the next input row (dense rows follow each other; for f16/bf16 rows, widened
-/// into `x` first, the stored one): element `k · LANES` of it is asked for, so it streams in
-/// while this row computes and its maximum pass reads from cache, not memory.
-#[inline(always)]
-pub(super) fn exp_step<V: Value, N>(
-    x: &[V::Elem],
-    tmp: &mut [V::Elem],
-    k: usize,
-    mv: V,
-    vs: V,
-    log: bool,
-    next: *const N,
-) -> V {
-    let n = V::LANES;
-    prefetch(next.wrapping_add(k * n));
-    let e = (V::load(&x[k * n..(k + 1) * n]) - mv).exp_nonpositive();
-    if !log {
-        e.store(&mut tmp[k * n..(k + 1) * n]);
-    }
-    vs + e
-}
-
 /// `rows` consecutive dense rows, vectors of `V` and one-lane tails. Per row: the maximum,
 /// then e^(x − max) into a scratch row (summed on the way), then the output. Small outputs
 /// are written by a plain scaling pass. Outputs larger than the cache are streamed
@@ -182,7 +122,7 @@ pub(super) fn exp_step<V: Value, N>(
 /// instead of after it — the last row's after the loop.
 ///
 /// # Safety
-/// As [`tensor_kernels_cpu::rows::RowFn`].
+/// As [`crate::rows::RowFn`].
 #[inline(always)]
 unsafe fn rows<V: Value, S: StreamLine>(
     out: *mut V::Elem,
@@ -301,8 +241,8 @@ macro_rules! row_fns {
         /// `count` rows (see [`rows`]).
         ///
         /// # Safety
-        /// As [`tensor_kernels_cpu::rows::RowFn`].
-        unsafe fn $name(out: *mut u8, x: *const u8, len: usize, count: usize, r: RowScratch) {
+        /// As [`crate::rows::RowFn`].
+        pub(super) unsafe fn $name(out: *mut u8, x: *const u8, len: usize, count: usize, r: RowScratch) {
             #[cfg(target_arch = "x86_64")]
             #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")]
             unsafe fn avx512(out: *mut u8, x: *const u8, len: usize, count: usize, r: RowScratch) {
@@ -334,31 +274,4 @@ row_fns! {
     softmax_f64: F64x4, f64, false;
     log_softmax_f32: F32x16, f32, true;
     log_softmax_f64: F64x4, f64, true;
-}
-
-/// One CPU row per (op, dtype, scratch dtype, row function).
-macro_rules! rows {
-    ($($spec:ident, $dt:ident, $scratch:ident, $f:path;)*) => { $(
-        inventory::submit! {
-            KernelRow {
-                op: &$spec,
-                device: DeviceKind::Cpu,
-                layout: Layout::Strided,
-                dtype: DType::$dt,
-                kernel: &RowKernel { dtype: DType::$dt, scratch: DType::$scratch, func: $f },
-            }
-        }
-    )* };
-}
-
-rows! {
-    SOFTMAX_ROWS, F32, F32, softmax_f32;
-    SOFTMAX_ROWS, F64, F64, softmax_f64;
-    LOG_SOFTMAX_ROWS, F32, F32, log_softmax_f32;
-    LOG_SOFTMAX_ROWS, F64, F64, log_softmax_f64;
-    // f16/bf16 rows are computed in f32 scratch rows.
-    SOFTMAX_ROWS, F16, F32, super::softmax_half_rows::softmax_f16;
-    SOFTMAX_ROWS, BF16, F32, super::softmax_half_rows::softmax_bf16;
-    LOG_SOFTMAX_ROWS, F16, F32, super::softmax_half_rows::log_softmax_f16;
-    LOG_SOFTMAX_ROWS, BF16, F32, super::softmax_half_rows::log_softmax_bf16;
 }

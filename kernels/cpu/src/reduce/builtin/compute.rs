@@ -4,7 +4,7 @@
 use tensor_core::Element;
 
 /// A type a built-in reduction accumulates or compares in.
-pub trait Compute: Element + PartialOrd {
+pub(crate) trait Compute: Element + PartialOrd {
     /// The least value (−∞ for floats, `MIN` for integers, `false`).
     const LOWEST: Self;
     /// The greatest value (+∞, `MAX`, `true`).
@@ -18,7 +18,7 @@ pub trait Compute: Element + PartialOrd {
 }
 
 /// A float accumulator (`f32`, `f64`).
-pub trait FloatCompute: Compute {
+pub(crate) trait FloatCompute: Compute {
     /// NaN.
     const NAN: Self;
     /// `a - b`.
@@ -86,7 +86,7 @@ impl Compute for bool {
 
 /// Σ e^(x − m) over a slice whose elements are all `<= m`, 16 (f32) or 4 (f64) lanes at a
 /// time with the lane algebra's vector `exp_nonpositive` (`exp`'s bits there, cheaper).
-pub trait SumExp: FloatCompute {
+pub(crate) trait SumExp: FloatCompute {
     /// Σ e^(x − m), every `x <= m` (or NaN).
     fn sum_exp(xs: &[Self], m: Self) -> Self;
 }
@@ -96,13 +96,13 @@ macro_rules! sum_exp {
         impl SumExp for $t {
             #[inline(always)]
             fn sum_exp(xs: &[$t], m: $t) -> $t {
-                use tensor_kernels_cpu::value::Value;
+                use crate::value::Value;
                 let mv = <$v>::splat(m);
                 let mut acc = <$v>::zero();
                 let mut chunks = xs.chunks_exact($lanes);
                 for (k, c) in (&mut chunks).enumerate() {
                     // One vector per iteration: no widening across iterations (gathers).
-                    tensor_kernels_cpu::map::no_loop_vectorize();
+                    crate::map::no_loop_vectorize();
                     prefetch_next_block(xs, k * $lanes);
                     acc = acc + (<$v>::load(c) - mv).exp_nonpositive();
                 }
@@ -114,12 +114,12 @@ macro_rules! sum_exp {
         }
     };
 }
-sum_exp!(f32, tensor_kernels_cpu::value::F32x16, 16);
-sum_exp!(f64, tensor_kernels_cpu::value::F64x4, 4);
+sum_exp!(f32, crate::value::F32x16, 16);
+sum_exp!(f64, crate::value::F64x4, 4);
 
 /// The greatest element of a slice by `>` (16 independent lanes) and whether any is NaN.
 #[inline(always)]
-pub fn max_and_nan<C: Compute, const PREFETCH: bool>(xs: &[C]) -> (C, bool) {
+pub(crate) fn max_and_nan<C: Compute, const PREFETCH: bool>(xs: &[C]) -> (C, bool) {
     max_scan::<C, PREFETCH, true>(xs)
 }
 
@@ -128,7 +128,7 @@ pub fn max_and_nan<C: Compute, const PREFETCH: bool>(xs: &[C]) -> (C, bool) {
 /// and logsumexp's Σ e^(x − max) is NaN with a NaN anywhere): no NaN flags are kept, which
 /// [`max_and_nan`]'s loop spends a third of its instructions on.
 #[inline(always)]
-pub fn max_by_gt<C: Compute>(xs: &[C]) -> C {
+pub(crate) fn max_by_gt<C: Compute>(xs: &[C]) -> C {
     max_scan::<C, false, false>(xs).0
 }
 
@@ -166,7 +166,7 @@ fn max_scan<C: Compute, const PREFETCH: bool, const NAN: bool>(xs: &[C]) -> (C, 
 
 /// The least element of a slice by `<` and whether any is NaN.
 #[inline(always)]
-pub fn min_and_nan<C: Compute, const PREFETCH: bool>(xs: &[C]) -> (C, bool) {
+pub(crate) fn min_and_nan<C: Compute, const PREFETCH: bool>(xs: &[C]) -> (C, bool) {
     let mut m = [C::HIGHEST; 16];
     let mut nan = [0u32; 16]; // masks, as in `max_scan`
     let mut chunks = xs.chunks_exact(16);
@@ -194,7 +194,7 @@ pub fn min_and_nan<C: Compute, const PREFETCH: bool>(xs: &[C]) -> (C, bool) {
 /// Up to [`BLOCK`] elements of `xs` as `C`: `xs` itself when `I` is `C`, else converted
 /// into `buf`.
 #[inline(always)]
-pub fn convert_block<'b, I: Element, C: Element>(xs: &'b [I], buf: &'b mut [C; BLOCK]) -> &'b [C] {
+pub(crate) fn convert_block<'b, I: Element, C: Element>(xs: &'b [I], buf: &'b mut [C; BLOCK]) -> &'b [C] {
     let n = xs.len().min(BLOCK);
     if std::any::TypeId::of::<I>() == std::any::TypeId::of::<C>() {
         // SAFETY: `I` and `C` are the same type, so the slice is reinterpreted as itself.
@@ -207,7 +207,7 @@ pub fn convert_block<'b, I: Element, C: Element>(xs: &'b [I], buf: &'b mut [C; B
 }
 
 /// Elements a block fast path converts and folds at a time (a row leaf's size).
-pub const BLOCK: usize = tensor_kernels_cpu::reduce::ROW_LEAF;
+pub(crate) const BLOCK: usize = crate::reduce::ROW_LEAF;
 
 /// Asks for the 16 elements one [`BLOCK`] after `xs[at..]` (the next block of a row leaf's
 /// run, or the next leaf's), one line per call (a burst of prefetches per block stalls).
@@ -220,7 +220,7 @@ pub const BLOCK: usize = tensor_kernels_cpu::reduce::ROW_LEAF;
 /// loop and sum 0.93–1.01 → 1.08–1.09 when the loop itself ran at 48–49 GB/s (0.80 / 0.82
 /// in a run where it reached 64).
 #[inline(always)]
-pub fn prefetch_next_block<C>(xs: &[C], at: usize) {
+pub(crate) fn prefetch_next_block<C>(xs: &[C], at: usize) {
     let next = xs.as_ptr().wrapping_add(BLOCK + at).cast::<u8>();
-    tensor_kernels_cpu::map::prefetch_lines(next, 16 * std::mem::size_of::<C>());
+    crate::map::prefetch_lines(next, 16 * std::mem::size_of::<C>());
 }

@@ -1,13 +1,14 @@
 //! The built-in reducers, generic over the stored input `I`, the accumulator type `C` and
-//! the stored output `O` (the rows in `rows.rs` pick them per dtype).
+//! the stored output `O` (the rows in `rows.rs` pick them per dtype from the core's dtype
+//! rule).
 
 use super::compute::{
     convert_block, max_and_nan, max_by_gt, min_and_nan, prefetch_next_block, Compute, FloatCompute, SumExp, BLOCK,
 };
+use crate::placement::{half_page_skew, PAGE};
+use crate::reduce::{combine_lanes, prefetch_row_segment, row_segments, Reducer, ROW_SEGMENT, RUN_LANES};
 use std::marker::PhantomData;
 use tensor_core::{Element, Scalar};
-use tensor_kernels_cpu::placement::{half_page_skew, PAGE};
-use tensor_kernels_cpu::reduce::{combine_lanes, prefetch_row_segment, row_segments, Reducer, ROW_SEGMENT, RUN_LANES};
 
 /// The zero-sized marker of a reducer's types.
 type Types<I, C, O> = PhantomData<fn() -> (I, C, O)>;
@@ -16,7 +17,7 @@ type Types<I, C, O> = PhantomData<fn() -> (I, C, O)>;
 macro_rules! reducer_struct {
     ($($(#[$m:meta])* $name:ident<$($t:ident),*>;)*) => { $(
         $(#[$m])*
-        pub struct $name<$($t),*>(PhantomData<fn() -> ($($t,)*)>);
+        pub(crate) struct $name<$($t),*>(PhantomData<fn() -> ($($t,)*)>);
     )* };
 }
 
@@ -295,7 +296,7 @@ impl<I: Element, C: SumExp, O: Element> Reducer for LogSumExp<I, C, O> {
 
 /// Welford's running (count, mean, Σ(x − mean)²), merged by Chan's formula; `var` or, with
 /// `SQRT`, `std`, dividing by `n − correction` (NaN or ∞ when that is ≤ 0, as PyTorch).
-pub struct Var<I, C, O, const SQRT: bool> {
+pub(crate) struct Var<I, C, O, const SQRT: bool> {
     correction: f64,
     _types: Types<I, C, O>,
 }

@@ -1,0 +1,67 @@
+//! The built-in reductions' specs (name, params, dtype rule; one `static` each), beside the
+//! other built-in specs, so that each backend registers its rows against them without
+//! depending on `tensor-ops` (which holds their public fns). [`rule`] holds each spec's dtype
+//! rule as a `const`, for the backends' compile-time row tables
+//! ([`crate::for_each_reduce_row!`]).
+
+use super::{Accumulate, OpSpec, ReduceOutput, ReduceSpec, RowCache};
+use crate::DType;
+
+macro_rules! specs {
+    ($($(#[$m:meta])* $id:ident, $name:literal, [$($p:literal),*], $out:expr, $identity:expr, $doc:literal;)*) => {
+        $(
+            $(#[$m])*
+            pub static $id: ReduceSpec = ReduceSpec {
+                op: OpSpec {
+                    name: $name,
+                    arity: 1,
+                    params: &[$($p),*],
+                    bool_output: false,
+                    float_only: false,
+                    doc: $doc,
+                    defined_at: concat!(module_path!(), " (", file!(), ":", line!(), ")"),
+                    rows: RowCache::new(),
+                },
+                output: rule::$id,
+                has_identity: $identity,
+            };
+        )*
+        /// Each built-in reduction's dtype rule (its spec's `output`) as a `const`, for
+        /// compile-time row tables.
+        #[allow(missing_docs)]
+        pub mod rule {
+            use super::*;
+            $(pub const $id: ReduceOutput = $out;)*
+        }
+    };
+}
+
+specs! {
+    /// `sum`.
+    SUM, "sum", [], ReduceOutput::Widen, true, "Σ x over dims (bool/integers → i64)";
+    /// `prod`.
+    PROD, "prod", [], ReduceOutput::Widen, true, "Π x over dims (bool/integers → i64)";
+    /// `mean`.
+    MEAN, "mean", [], ReduceOutput::Float, true, "Σ x / n over dims (bool/integers → f32)";
+    /// `amax`.
+    AMAX, "amax", [], ReduceOutput::Same, false, "the greatest element over dims (NaN propagates)";
+    /// `amin`.
+    AMIN, "amin", [], ReduceOutput::Same, false, "the least element over dims (NaN propagates)";
+    /// `all`.
+    ALL, "all", [], ReduceOutput::Fixed(Accumulate::Bool, DType::Bool), true, "true when every element is non-zero";
+    /// `any`.
+    ANY, "any", [], ReduceOutput::Fixed(Accumulate::Bool, DType::Bool), true, "true when some element is non-zero";
+    /// `logsumexp`.
+    LOGSUMEXP, "logsumexp", [], ReduceOutput::Float, true, "ln Σ e^x over dims, max-rescaled in one pass";
+    /// `var`.
+    VAR, "var", ["correction"], ReduceOutput::Float, true, "variance over dims (Welford, one pass)";
+    /// `std`.
+    STD, "std", ["correction"], ReduceOutput::Float, true, "standard deviation over dims (Welford, one pass)";
+    /// `argmax`.
+    ARGMAX, "argmax", [], ReduceOutput::Fixed(Accumulate::Same, DType::I64), false, "index of the first greatest element along a dim";
+    /// `argmin`.
+    ARGMIN, "argmin", [], ReduceOutput::Fixed(Accumulate::Same, DType::I64), false, "index of the first least element along a dim";
+    /// The logsumexp pass of softmax/log_softmax, folded as `logsumexp` and stored in f64 so
+    /// that `x − lse` loses nothing at large |x| (softmax of [1000, 1000] is exactly [0.5, 0.5]).
+    SOFTMAX_LSE, "softmax", [], ReduceOutput::Fixed(Accumulate::Float, DType::F64), true, "ln Σ e^x along a dim, in f64";
+}
