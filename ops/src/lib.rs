@@ -142,6 +142,7 @@ mod compose;
 pub mod fuse;
 mod methods;
 mod reduce_methods;
+mod rows;
 #[cfg(feature = "safetensors")]
 pub mod safetensors_io;
 
@@ -228,4 +229,6 @@ pub mod __private {
         ($($tokens:tt)*) => {};
     }
     pub use crate::__tensor_ops_if_cuda as if_cuda;
+    pub use crate::__tensor_ops_register_map_rows as register_map_rows;
+    pub use crate::__tensor_ops_register_reduce_rows as register_reduce_rows;
 }

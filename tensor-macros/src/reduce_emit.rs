@@ -1,5 +1,6 @@
 //! Emits a reduction: its `ReduceSpec`, the four functions (generic over the one-lane
-//! value), a `Reducer` per dtype, CPU rows, and the public fns `op`, `op_out`, `op_all`.
+//! value), a `Reducer` per dtype, the CUDA C reducer, the rows (through
+//! `register_reduce_rows!`, which names the devices), and the public fns `op`, `op_out`, `op_all`.
 
 use crate::dtype::{Dtype, DtypeCode};
 use crate::reduce_def::{Finish, ReduceArg, ReduceDef, ReduceFn};
@@ -19,22 +20,10 @@ fn storage_type(d: Dtype) -> TokenStream {
     }
 }
 
-/// (input, accumulate-in, output) Rust types of the row for dtype `d`.
+/// (input, accumulate-in, output) Rust types of the row for dtype `d` (as [`row_dtypes`]).
 fn row_types(def: &ReduceDef, d: Dtype) -> (TokenStream, TokenStream, TokenStream) {
-    let input = storage_type(d);
-    let (compute, value_out) = if def.widen && !d.is_float() {
-        (quote!(i64), quote!(i64))
-    } else if def.bound == Bound::Float && !d.is_float() {
-        (quote!(f32), quote!(f32))
-    } else {
-        (d.compute_rust_type(), storage_type(d))
-    };
-    let out = match def.finish {
-        Finish::Value => value_out,
-        Finish::I64 => quote!(i64),
-        Finish::Bool => quote!(bool),
-    };
-    (input, compute, out)
+    let (input, compute, out) = row_dtypes(def, d);
+    (storage_type(input), storage_type(compute), storage_type(out))
 }
 
 fn scalar_type(t: ScalarTy) -> TokenStream {
@@ -75,8 +64,9 @@ fn call(f: &ReduceFn, values: &[TokenStream]) -> TokenStream {
     quote!(#name::<__L<C>>(#(#args),*))
 }
 
-/// (accumulate-in, output) dtypes of the row for dtype `d` (as [`row_types`]).
-fn row_dtypes(def: &ReduceDef, d: Dtype) -> (Dtype, Dtype) {
+/// (input, accumulate-in, output) dtypes of the row for dtype `d`: the one place the macro
+/// decides a reduction row's dtypes ([`row_types`] spells them as Rust types).
+fn row_dtypes(def: &ReduceDef, d: Dtype) -> (Dtype, Dtype, Dtype) {
     let (compute, value_out) = if def.widen && !d.is_float() {
         (Dtype::I64, Dtype::I64)
     } else if def.bound == Bound::Float && !d.is_float() {
@@ -89,43 +79,24 @@ fn row_dtypes(def: &ReduceDef, d: Dtype) -> (Dtype, Dtype) {
         Finish::I64 => Dtype::I64,
         Finish::Bool => Dtype::Bool,
     };
-    (compute, out)
+    (d, compute, out)
 }
 
-/// The CUDA rows: the reducer struct translated to CUDA C (`reduce_cuda`), one row per
-/// dtype instantiating it for the row's accumulate dtype; kept only when tensor-ops has its
-/// `cuda` feature.
-fn cuda_rows(def: &ReduceDef) -> syn::Result<TokenStream> {
+/// The CUDA C reducer (`reduce_cuda`), kept only when tensor-ops has its `cuda` feature.
+fn cuda_source(def: &ReduceDef) -> syn::Result<TokenStream> {
     let p = quote!(::tensor_ops::__private);
     let source = crate::reduce_cuda::emit(def)?;
-    let reducer = crate::reduce_cuda::reducer_name(&def.name);
-    let rows = def.dtypes.iter().map(|&d| {
-        let (c, o) = row_dtypes(def, d);
-        let (dt, ct, ot) = (d.dtype_path(), c.dtype_path(), o.dtype_path());
-        quote! {
-            #p::inventory::submit! {
-                #p::KernelRow {
-                    op: &SPEC.op,
-                    device: #p::DeviceKind::Cuda,
-                    layout: #p::Layout::Strided,
-                    dtype: #dt,
-                    kernel: &#p::CudaReduceKernel { reducer: #reducer, source: CUDA_SOURCE, compute: #ct, output: #ot },
-                }
-            }
-        }
-    });
     Ok(quote! {
         #p::if_cuda! {
             /// The reducer in CUDA C (a struct template over the accumulate type).
             pub const CUDA_SOURCE: &str = #source;
-            #(#rows)*
         }
     })
 }
 
 /// The whole expansion.
 pub fn expand(def: &ReduceDef) -> TokenStream {
-    let cuda = match cuda_rows(def) {
+    let cuda = match cuda_source(def) {
         Ok(ts) => ts,
         Err(e) => return e.to_compile_error(),
     };
@@ -171,21 +142,16 @@ pub fn expand(def: &ReduceDef) -> TokenStream {
         Finish::Value => quote!(#p::Element::cast::<O>(r.0)),
         Finish::I64 | Finish::Bool => quote!(#p::Element::cast::<O>(r)),
     };
+    let reducer = crate::reduce_cuda::reducer_name(&def.name);
     let rows = def.dtypes.iter().map(|&d| {
         let dt = d.dtype_path();
         let (i, c, o) = row_types(def, d);
+        let (_, cd, od) = row_dtypes(def, d);
+        let (ct, ot) = (cd.dtype_path(), od.dtype_path());
         quote! {
-            #p::inventory::submit! {
-                #p::KernelRow {
-                    op: &SPEC.op,
-                    device: #p::DeviceKind::Cpu,
-                    layout: #p::Layout::Strided,
-                    dtype: #dt,
-                    kernel: &#p::ReduceKernel {
-                        func: #p::drive_reduce::<__Reducer<#i, #c, #o>>,
-                        fused: #p::drive_reduce_fused::<__Reducer<#i, #c, #o>>,
-                    },
-                }
+            #p::register_reduce_rows! {
+                spec: &SPEC.op, dtype: #dt, compute: #ct, output: #ot,
+                cpu: __Reducer<#i, #c, #o>, cuda_reducer: #reducer, cuda_source: CUDA_SOURCE,
             }
         }
     });
