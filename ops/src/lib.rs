@@ -179,7 +179,7 @@ pub mod __private {
     //! Paths used by code that `#[tensor_op]` generates. Not a stable API.
     pub use crate::__concat_source as concat_source;
     pub use crate::call::{call_map_inplace, call_map_new, call_map_out, call_reduce, call_reduce_new};
-    pub use crate::compose::{cuda_source_of, lists_dtype, ComposeInput, ComposeParam, Lit};
+    pub use crate::compose::{cuda_source_of, lists_dtype, ComposeInput, ComposeParam, Lit, NotAMapOp};
     /// Compile-time helpers of composed bodies.
     pub mod compose {
         pub use crate::compose::{join, total_len};

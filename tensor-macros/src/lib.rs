@@ -115,6 +115,7 @@
 //! (`match`, loops, other functions, macros) is a spanned compile error.
 
 mod attr;
+mod callee;
 mod cuda;
 mod dtype;
 mod emit;
@@ -123,6 +124,7 @@ mod ir;
 mod lower;
 mod op;
 mod reduce_arith;
+mod reduce_compose;
 mod reduce_cuda;
 mod reduce_def;
 mod reduce_emit;
