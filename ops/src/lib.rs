@@ -141,6 +141,7 @@ mod call;
 mod compose;
 pub mod fuse;
 mod methods;
+mod not_map;
 mod reduce_methods;
 mod rows;
 #[cfg(feature = "safetensors")]
@@ -148,6 +149,8 @@ pub mod safetensors_io;
 
 pub use builtin::*;
 pub use methods::TensorOps;
+#[doc(hidden)]
+pub use not_map::*;
 pub use reduce_methods::TensorReductions;
 pub use tensor_core::call::{call_types, can_cast, CallTypes, Output};
 #[cfg(feature = "dlpack")]
@@ -229,6 +232,7 @@ pub mod __private {
         ($($tokens:tt)*) => {};
     }
     pub use crate::__tensor_ops_if_cuda as if_cuda;
+    pub use crate::__tensor_ops_not_a_map_op as not_a_map_op;
     pub use crate::__tensor_ops_register_map_rows as register_map_rows;
     pub use crate::__tensor_ops_register_reduce_rows as register_reduce_rows;
 }

@@ -12,7 +12,10 @@ use syn::{ExprCall, ExprPath, Ident};
 
 /// What a body may call, for messages.
 pub fn what_a_body_may_call(tp: &Ident) -> String {
-    let methods: Vec<String> = Method::ALL.iter().map(|m| format!("`x.{}()`", m.name())).collect();
+    let methods: Vec<String> = Method::ALL
+        .iter()
+        .map(|m| format!("`x.{}({})`", m.name(), if m.extra_args() == 1 { "y" } else { "" }))
+        .collect();
     format!(
         "a #[tensor_op] body may call the elementwise ops defined with #[tensor_op] (`sigmoid(x)`, \
          `tensor_ops::relu(x)`, an op of this crate), the methods {}, and `{tp}::zero()`, `{tp}::one()`, \
