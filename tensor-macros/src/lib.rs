@@ -14,8 +14,9 @@
 //! `ARCHITECTURE.md`, "What `#[tensor_op]` generates".
 //!
 //! Layout (private modules): `attr` (attribute arguments), `dtype` (dtypes and groups),
-//! `signature` and `lower` (validation, into `ir`), `rust_body` and `emit` (Rust), `cuda`
-//! (CUDA C), `errors` (spanned errors).
+//! `signature` and `lower` (validation, into `ir`), `callee` (the op a call names),
+//! `rust_body` and `emit` (Rust), `cuda` (CUDA C), `errors` (spanned errors); reductions:
+//! `reduce_def`, `reduce_arith`, `reduce_emit`, `reduce_cuda`, `reduce_compose`.
 //!
 //! Arguments: `dtypes = [..]` (dtypes and the groups `float`, `int`, `numeric`, `all`),
 //! `name = "op"` (registered name), `debug` (print the CUDA C at compile time; so does the
@@ -76,7 +77,10 @@
 //! predicate callee (`tensor_ops::gt(x, y)`) is a condition. Calling a function that is not
 //! an elementwise op (a plain fn, a reduction), or the op itself, is a compile error at the
 //! call; so is calling two different ops of the same name in one body (their CUDA functions
-//! would share the name). Reduction bodies do not compose yet.
+//! would share the name). A path such as `f32::max` is refused at the call with the list of
+//! what a body may call (write `a.max(b)`); calling a reduction is one error at the call,
+//! from the `NotAMapOp` bound of the reduction's `element`. Reduction functions compose the
+//! same way (see below).
 //!
 //! # Reductions
 //!
@@ -112,7 +116,17 @@
 //! patterns, shadowing), `if`/`else`, `return`, arithmetic, comparisons, `&&`/`||`/`!`,
 //! tuples and `.0` fields, `as` casts, `T::zero()`/`one()`/`from_*`, the value methods
 //! (`sqrt`, `exp`, `min`, ...), params and calls of the four functions; anything else
-//! (`match`, loops, other functions, macros) is a spanned compile error.
+//! (`match`, loops, plain functions, macros) is a spanned compile error.
+//!
+//! The four functions may call elementwise ops as map bodies do (`acc + square(x)`, with
+//! values, literals and the function's params): on the CPU the callee's `element::<T>`, in
+//! CUDA C the callee's function for the accumulate dtype, reached through a dispatcher struct
+//! over the accumulate type and spliced into the reducer's source at compile time; every
+//! accumulate dtype of the rows must be one the callee lists (a `const` assertion at the call).
+//!
+//! Registry rows go through `tensor_ops::__private::register_map_rows!` /
+//! `register_reduce_rows!`, which register the CPU row and, with tensor-ops' `cuda` feature,
+//! the CUDA row: the generated code names no device.
 
 mod attr;
 mod callee;
