@@ -60,3 +60,24 @@ pub fn op_path(p: &ExprPath, c: &ExprCall, tp: &Ident) -> syn::Result<OpPath> {
     }
     Ok(OpPath { leading_colon: p.path.leading_colon.is_some(), segments })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(src: &str) -> syn::Result<OpPath> {
+        let c: ExprCall = syn::parse_str(src).unwrap();
+        let syn::Expr::Path(p) = &*c.func else { panic!("a path") };
+        op_path(p, &c, &syn::parse_str("T").unwrap())
+    }
+
+    #[test]
+    fn type_paths_are_refused_and_op_paths_read() {
+        let e = read("f32::max(x, y)").unwrap_err().to_string();
+        assert!(e.contains("`f32::max` is not a #[tensor_op] op (write `a.max(b)`)") && e.contains("x.exp()"), "{e}");
+        assert!(read("std::f32::exp(x)").is_err());
+        assert!(read("T::foo::bar(x)").is_err());
+        assert_eq!(read("tensor_ops::relu(x)").unwrap().text(), "tensor_ops::relu");
+        assert_eq!(read("::my_crate::gelu(x, 0.5)").unwrap().text(), "::my_crate::gelu");
+    }
+}
