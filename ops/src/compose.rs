@@ -57,6 +57,20 @@ impl<P: Element> ComposeParam<P> for Lit {
     }
 }
 
+/// What the `element` function of a reduction requires of its argument, and nothing has: a
+/// body that calls a reduction (`l2_norm(x)` inside a `#[tensor_op]` body) fails here, with
+/// a message saying what a body may call.
+#[diagnostic::on_unimplemented(
+    message = "a reduction cannot be called in a #[tensor_op] body: a body may call the elementwise ops defined \
+               with #[tensor_op] (`sigmoid(x)`, `tensor_ops::relu(x)`, an op of this crate), the methods \
+               `x.exp()`, `x.max(y)`, `x.sqrt()`, ... and `T::zero()`, `T::one()`, `T::from_f32(..)`, ...",
+    label = "an argument of a reduction called in a body"
+)]
+pub trait NotAMapOp {
+    /// Never called (no type implements the trait).
+    fn never<V>(self) -> V;
+}
+
 /// Whether `dtypes` holds `d` (usable in `const` assertions).
 pub const fn lists_dtype(dtypes: &[DType], d: DType) -> bool {
     let mut i = 0;

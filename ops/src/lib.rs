@@ -141,12 +141,16 @@ mod call;
 mod compose;
 pub mod fuse;
 mod methods;
+mod not_map;
 mod reduce_methods;
+mod rows;
 #[cfg(feature = "safetensors")]
 pub mod safetensors_io;
 
 pub use builtin::*;
 pub use methods::TensorOps;
+#[doc(hidden)]
+pub use not_map::*;
 pub use reduce_methods::TensorReductions;
 pub use tensor_core::call::{call_types, can_cast, CallTypes, Output};
 #[cfg(feature = "dlpack")]
@@ -179,7 +183,7 @@ pub mod __private {
     //! Paths used by code that `#[tensor_op]` generates. Not a stable API.
     pub use crate::__concat_source as concat_source;
     pub use crate::call::{call_map_inplace, call_map_new, call_map_out, call_reduce, call_reduce_new};
-    pub use crate::compose::{cuda_source_of, lists_dtype, ComposeInput, ComposeParam, Lit};
+    pub use crate::compose::{cuda_source_of, lists_dtype, ComposeInput, ComposeParam, Lit, NotAMapOp};
     /// Compile-time helpers of composed bodies.
     pub mod compose {
         pub use crate::compose::{join, total_len};
@@ -229,4 +233,7 @@ pub mod __private {
         ($($tokens:tt)*) => {};
     }
     pub use crate::__tensor_ops_if_cuda as if_cuda;
+    pub use crate::__tensor_ops_not_a_map_op as not_a_map_op;
+    pub use crate::__tensor_ops_register_map_rows as register_map_rows;
+    pub use crate::__tensor_ops_register_reduce_rows as register_reduce_rows;
 }

@@ -1,5 +1,5 @@
 //! Rust emission of a whole op: the hidden module (spec, body struct, per-dtype CPU kernels,
-//! CUDA sources, registry rows) and the public fns.
+//! CUDA sources, registry rows through `register_map_rows!`) and the public fns.
 
 use crate::cuda::{emit_cuda, CudaFn, Piece};
 use crate::dtype::DtypeCode;
@@ -167,31 +167,10 @@ fn hidden_module(op: &OpDef) -> TokenStream {
                 // SAFETY: this fn's contract is the block function's contract (see the doc above).
                 unsafe { #block_fn::<#elem, #arity, Body>(out, inputs, n, &body, store) }
             }
-            #p::inventory::submit! {
-                #p::KernelRow {
-                    op: &SPEC,
-                    device: #p::DeviceKind::Cpu,
-                    layout: #p::Layout::Strided,
-                    dtype: #dt,
-                    kernel: &#p::MapKernel { compute: #compute, output: #output, func: #f },
-                }
-            }
-            // CUDA rows only when tensor-ops is built with its `cuda` feature.
-            #p::if_cuda! {
-                #p::inventory::submit! {
-                    #p::KernelRow {
-                        op: &SPEC,
-                        device: #p::DeviceKind::Cuda,
-                        layout: #p::Layout::Strided,
-                        dtype: #dt,
-                        kernel: &#p::CudaMapKernel {
-                            compute: #compute,
-                            output: #output,
-                            function: #function,
-                            source: #source,
-                        },
-                    }
-                }
+            // One row per linked device (CUDA only with tensor-ops' `cuda` feature).
+            #p::register_map_rows! {
+                spec: &SPEC, dtype: #dt, compute: #compute, output: #output,
+                cpu: #f, cuda_function: #function, cuda_source: #source,
             }
         });
     }

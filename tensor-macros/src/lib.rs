@@ -8,11 +8,12 @@
 //! generates") describes it item by item.
 //!
 //! Layout (private modules): `attr` (attribute arguments), `dtype` (dtypes and groups),
-//! `signature` and `lower` (validation, into `ir`), `rust_body` and `emit` (Rust), `cuda`
-//! (CUDA C), `reduce_def` / `reduce_arith` / `reduce_emit` / `reduce_cuda` (reductions),
-//! `errors` (spanned errors).
+//! `signature` and `lower` (validation, into `ir`), `callee` (the op a call names),
+//! `rust_body` and `emit` (Rust), `cuda` (CUDA C), `errors` (spanned errors); reductions:
+//! `reduce_def`, `reduce_arith`, `reduce_emit`, `reduce_cuda`, `reduce_compose`.
 
 mod attr;
+mod callee;
 mod cuda;
 mod dtype;
 mod emit;
@@ -21,6 +22,7 @@ mod ir;
 mod lower;
 mod op;
 mod reduce_arith;
+mod reduce_compose;
 mod reduce_cuda;
 mod reduce_def;
 mod reduce_emit;

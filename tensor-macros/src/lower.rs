@@ -462,23 +462,7 @@ impl Lowerer<'_> {
     /// `tensor_ops::relu(x)`, `my_crate::gelu(x, 0.5)`. Whether the path names an op (and
     /// whether its dtypes cover this op's) is checked by the generated code, spanned here.
     fn op_call(&mut self, p: &syn::ExprPath, c: &syn::ExprCall) -> syn::Result<Node> {
-        let not_op =
-            "expected a #[tensor_op] map op (`sigmoid(x)`, `tensor_ops::relu(x)`), `T::zero()`, `T::one()` or \
-                      `T::from_f32/from_f64/from_i64/from_bool(..)`";
-        if p.qself.is_some() {
-            return Err(error(&c.func, not_op));
-        }
-        let mut segments = Vec::new();
-        for seg in &p.path.segments {
-            if !seg.arguments.is_none() {
-                return Err(error(
-                    &seg.arguments,
-                    "generic arguments are not allowed here: the op computes in this op's element type",
-                ));
-            }
-            segments.push(seg.ident.clone());
-        }
-        let path = OpPath { leading_colon: p.path.leading_colon.is_some(), segments };
+        let path = crate::callee::op_path(p, c, &self.sig.type_param)?;
         if path.segments.len() == 1 && path.name() == self.own_name {
             return Err(error(
                 &c.func,

@@ -14,7 +14,7 @@
 use std::collections::HashMap;
 
 use crate::errors::error;
-use crate::ir::Method;
+use crate::ir::{Method, OpPath};
 use crate::reduce_def::{ReduceArg, ReduceDef, ReduceFn};
 use crate::signature::{type_name, ScalarTy};
 use syn::{BinOp, Block, Expr, Lit, Pat, Stmt, Type, UnOp};
@@ -28,8 +28,8 @@ pub fn reducer_name(name: &str) -> String {
 const VALUE_FNS: [&str; 4] = ["identity_value", "fold_value", "combine_value", "finish_value"];
 
 /// The reducer struct template of `def`.
-pub fn emit(def: &ReduceDef) -> syn::Result<String> {
-    let tr = Translator::new(def);
+pub fn emit(def: &ReduceDef, callees: &[OpPath]) -> syn::Result<String> {
+    let tr = Translator::new(def, callees);
     let acc = tr.ty(&def.acc)?;
     let name = reducer_name(&def.name);
     let finish_ret = match &def.fns[3].item.sig.output {
@@ -65,14 +65,16 @@ pub fn emit(def: &ReduceDef) -> syn::Result<String> {
 /// fresh names.
 struct Translator<'a> {
     def: &'a ReduceDef,
+    /// The ops the functions call (`reduce_compose::callees`).
+    callees: &'a [OpPath],
     scopes: Vec<HashMap<String, String>>,
     fresh: std::cell::Cell<usize>,
     ret: String,
 }
 
 impl<'a> Translator<'a> {
-    fn new(def: &'a ReduceDef) -> Self {
-        Translator { def, scopes: Vec::new(), fresh: std::cell::Cell::new(0), ret: String::new() }
+    fn new(def: &'a ReduceDef, callees: &'a [OpPath]) -> Self {
+        Translator { def, callees, scopes: Vec::new(), fresh: std::cell::Cell::new(0), ret: String::new() }
     }
 
     fn fresh(&self, base: &str) -> String {
@@ -111,8 +113,13 @@ impl<'a> Translator<'a> {
 
     /// One of the four functions as `RET NAME(values...) const { body }`.
     fn function(&self, f: &ReduceFn, name: &str, types: &[&str], ret: &str) -> syn::Result<String> {
-        let mut tr =
-            Translator { def: self.def, scopes: vec![HashMap::new()], fresh: self.fresh.clone(), ret: ret.into() };
+        let mut tr = Translator {
+            def: self.def,
+            callees: self.callees,
+            scopes: vec![HashMap::new()],
+            fresh: self.fresh.clone(),
+            ret: ret.into(),
+        };
         let mut args = Vec::new();
         let mut prologue = String::new();
         let mut values = types.iter();
@@ -382,13 +389,12 @@ impl<'a> Translator<'a> {
                 other => return Err(error(p, format!("`{ty}::{other}` has no CUDA translation"))),
             });
         }
-        let [f] = segs.as_slice() else { return Err(error(p, "only the definition's own functions can be called")) };
-        let Some(k) = ["identity", "fold", "combine", "finish"].iter().position(|n| n == f) else {
-            return Err(error(
-                p,
-                format!("`{f}` is not one of this reduction's functions (identity, fold, combine, finish)"),
-            ));
+        let own = match segs.as_slice() {
+            [f] => ["identity", "fold", "combine", "finish"].iter().position(|n| n == f),
+            _ => None,
         };
+        let Some(k) = own else { return self.op_call(p, c) };
+        let f = &segs[0];
         let target = &self.def.fns[k];
         let types: [&[&str]; 4] = [&[], &["acc_t", "C", "long long"], &["acc_t", "acc_t"], &["acc_t", "long long"]];
         // Pass the value arguments (params are members), converted to the parameter types.
@@ -406,5 +412,37 @@ impl<'a> Translator<'a> {
             return Err(error(c, format!("`{f}` takes {} arguments", target.args.len())));
         }
         Ok(format!("{}({})", VALUE_FNS[k], values.join(", ")))
+    }
+
+    /// A call of a map op: its dispatcher over the accumulate type (`reduce_compose`), with
+    /// values converted to `C` and literals and params passed as they are (C++ converts
+    /// them to the callee's param types).
+    fn op_call(&self, p: &syn::ExprPath, c: &syn::ExprCall) -> syn::Result<String> {
+        let path = crate::callee::op_path(p, c, &self.def.type_param)?;
+        let Some(k) = self.callees.iter().position(|q| q.text() == path.text()) else {
+            return Err(error(p, "this call was not seen when the reduction's callees were collected"));
+        };
+        let mut args = Vec::new();
+        for a in &c.args {
+            args.push(match a {
+                Expr::Lit(l) => match &l.lit {
+                    Lit::Int(i) => format!("{}LL", i.base10_parse::<i64>()?),
+                    Lit::Float(f) => format!("{:?}", f.base10_parse::<f64>()?),
+                    Lit::Bool(b) => b.value.to_string(),
+                    l => return Err(error(l, "this literal has no CUDA translation")),
+                },
+                Expr::Path(q)
+                    if q.path.get_ident().is_some_and(|i| {
+                        self.def.params.iter().any(|(n, _)| n == i)
+                            && self.lookup(&i.to_string()) == Some(format!("p_{i}"))
+                    }) =>
+                {
+                    self.expr(a)?
+                }
+                a => format!("tops_conv<C>({})", self.expr(a)?),
+            });
+        }
+        let name = crate::reduce_compose::dispatcher(&reducer_name(&self.def.name), k);
+        Ok(format!("{name}<C>::call({})", args.join(", ")))
     }
 }

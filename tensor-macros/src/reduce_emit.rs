@@ -1,7 +1,9 @@
 //! Emits a reduction: its `ReduceSpec`, the four functions (generic over the one-lane
-//! value), a `Reducer` per dtype, CPU rows, and the public fns `op`, `op_out`, `op_all`.
+//! value), a `Reducer` per dtype, the CUDA C reducer, the rows (through
+//! `register_reduce_rows!`, which names the devices), and the public fns `op`, `op_out`, `op_all`.
 
 use crate::dtype::{Dtype, DtypeCode};
+use crate::ir::OpPath;
 use crate::reduce_def::{Finish, ReduceArg, ReduceDef, ReduceFn};
 use crate::signature::{Bound, ScalarTy};
 use proc_macro2::{Span, TokenStream};
@@ -53,10 +55,10 @@ fn rule_tokens(rule: ReduceOutput) -> TokenStream {
     }
 }
 
-/// (input, accumulate-in, output) Rust types of the row for dtype `d` (the core's rule).
+/// (input, accumulate-in, output) Rust types of the row for dtype `d` (as [`row_dtypes`]).
 fn row_types(def: &ReduceDef, d: Dtype) -> (TokenStream, TokenStream, TokenStream) {
-    let (c, o) = row_dtypes(def, d);
-    (storage_type(d), storage_type(c), storage_type(o))
+    let (input, compute, out) = row_dtypes(def, d);
+    (storage_type(input), storage_type(compute), storage_type(out))
 }
 
 fn scalar_type(t: ScalarTy) -> TokenStream {
@@ -97,49 +99,40 @@ fn call(f: &ReduceFn, values: &[TokenStream]) -> TokenStream {
     quote!(#name::<__L<C>>(#(#args),*))
 }
 
-/// (accumulate-in, output) dtypes of the row for dtype `d`: the core's rule.
-fn row_dtypes(def: &ReduceDef, d: Dtype) -> (Dtype, Dtype) {
+/// (input, accumulate-in, output) dtypes of the row for dtype `d`: the core's rule (the one
+/// place the macro decides a reduction row's dtypes; [`row_types`] spells them as Rust types).
+fn row_dtypes(def: &ReduceDef, d: Dtype) -> (Dtype, Dtype, Dtype) {
     let rule = rule(def);
-    (rule.accumulate(d), rule.result(d))
+    (d, rule.accumulate(d), rule.result(d))
 }
 
-/// The CUDA rows: the reducer struct translated to CUDA C (`reduce_cuda`), one row per
-/// dtype instantiating it for the row's accumulate dtype; kept only when tensor-ops has its
-/// `cuda` feature.
-fn cuda_rows(def: &ReduceDef) -> syn::Result<TokenStream> {
+/// The CUDA C reducer (`reduce_cuda`) with the functions of the ops it calls, kept only
+/// when tensor-ops has its `cuda` feature.
+fn cuda_source(def: &ReduceDef, callees: &[OpPath], computes: &[Dtype]) -> syn::Result<TokenStream> {
     let p = quote!(::tensor_ops::__private);
-    let source = crate::reduce_cuda::emit(def)?;
-    let reducer = crate::reduce_cuda::reducer_name(&def.name);
-    let rows = def.dtypes.iter().map(|&d| {
-        let (c, o) = row_dtypes(def, d);
-        let (dt, ct, ot) = (d.dtype_path(), c.dtype_path(), o.dtype_path());
-        quote! {
-            #p::inventory::submit! {
-                #p::KernelRow {
-                    op: &SPEC.op,
-                    device: #p::DeviceKind::Cuda,
-                    layout: #p::Layout::Strided,
-                    dtype: #dt,
-                    kernel: &#p::CudaReduceKernel { reducer: #reducer, source: CUDA_SOURCE, compute: #ct, output: #ot },
-                }
-            }
-        }
-    });
+    let reducer = crate::reduce_cuda::emit(def, callees)?;
+    let source =
+        crate::reduce_compose::cuda_source(&crate::reduce_cuda::reducer_name(&def.name), &reducer, callees, computes);
     Ok(quote! {
         #p::if_cuda! {
             /// The reducer in CUDA C (a struct template over the accumulate type).
             pub const CUDA_SOURCE: &str = #source;
-            #(#rows)*
         }
     })
 }
 
 /// The whole expansion.
 pub fn expand(def: &ReduceDef) -> TokenStream {
-    let cuda = match cuda_rows(def) {
+    let callees = match crate::reduce_compose::callees(def) {
+        Ok(c) => c,
+        Err(e) => return e.to_compile_error(),
+    };
+    let computes = crate::reduce_compose::computes(def, |d| row_dtypes(def, d).1);
+    let cuda = match cuda_source(def, &callees, &computes) {
         Ok(ts) => ts,
         Err(e) => return e.to_compile_error(),
     };
+    let callee_checks = crate::reduce_compose::checks(def, &callees, &computes);
     let p = quote!(::tensor_ops::__private);
     let vis = &def.vis;
     let ident = &def.ident;
@@ -164,6 +157,15 @@ pub fn expand(def: &ReduceDef) -> TokenStream {
         item.vis = syn::Visibility::Inherited;
         item.sig.generics = syn::parse_quote!(<#tp: #p::ReduceValue>);
         item.attrs.push(syn::parse_quote!(#[inline(always)]));
+        let params: Vec<syn::Ident> = f
+            .args
+            .iter()
+            .filter_map(|a| match a {
+                ReduceArg::Param(i) => Some(def.params[*i].0.clone()),
+                ReduceArg::Value => None,
+            })
+            .collect();
+        crate::reduce_compose::rewrite_rust(def, &params, &mut item.block);
         crate::reduce_arith::rewrite(&mut item.block);
         item
     });
@@ -176,21 +178,16 @@ pub fn expand(def: &ReduceDef) -> TokenStream {
         Finish::Value => quote!(#p::Element::cast::<O>(r.0)),
         Finish::I64 | Finish::Bool => quote!(#p::Element::cast::<O>(r)),
     };
+    let reducer = crate::reduce_cuda::reducer_name(&def.name);
     let rows = def.dtypes.iter().map(|&d| {
         let dt = d.dtype_path();
         let (i, c, o) = row_types(def, d);
+        let (_, cd, od) = row_dtypes(def, d);
+        let (ct, ot) = (cd.dtype_path(), od.dtype_path());
         quote! {
-            #p::inventory::submit! {
-                #p::KernelRow {
-                    op: &SPEC.op,
-                    device: #p::DeviceKind::Cpu,
-                    layout: #p::Layout::Strided,
-                    dtype: #dt,
-                    kernel: &#p::ReduceKernel {
-                        func: #p::drive_reduce::<__Reducer<#i, #c, #o>>,
-                        fused: #p::drive_reduce_fused::<__Reducer<#i, #c, #o>>,
-                    },
-                }
+            #p::register_reduce_rows! {
+                spec: &SPEC.op, dtype: #dt, compute: #ct, output: #ot,
+                cpu: __Reducer<#i, #c, #o>, cuda_reducer: #reducer, cuda_source: CUDA_SOURCE,
             }
         }
     });
@@ -221,8 +218,15 @@ pub fn expand(def: &ReduceDef) -> TokenStream {
         #[doc(hidden)]
         #[allow(non_snake_case, unused_parens, unused_variables, dead_code, clippy::all)]
         #vis mod #module {
+            // The definition's scope, so that the ops the functions call resolve as written.
+            #[allow(unused_imports)]
+            use super::*;
             use #p::Value as _;
             use #p::Lane as __L;
+
+            #callee_checks
+            // What a map body calling this reduction finds: an error saying what it may call.
+            #p::not_a_map_op! {}
 
             /// What the op is.
             pub static SPEC: #p::ReduceSpec = #p::ReduceSpec {

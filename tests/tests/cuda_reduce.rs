@@ -23,7 +23,7 @@ use std::path::PathBuf;
 use common::Lay;
 use common::{make, poison};
 use cuda_rows::{
-    close, cpu_result, no_nan_for_users, order_free, reduce_rows, scale_of, user_op, Case, Row, CAP, SHAPES,
+    close, cpu_result, no_nan_for_users, order_free, reduce_rows, scale_of, user_op, Case, Row, CAP, SHAPES, SHIFT,
 };
 use tensor_ops::__private::tensor_core::call::{reduction_plan, ReduceDims};
 use tensor_ops::__private::tensor_core::registry::{KernelRow, RawTensor};
@@ -63,6 +63,7 @@ fn plan_case(
     let params: Vec<Scalar> = match name {
         "var" | "std" => vec![Scalar::Int(1)],
         "capped_sum" => vec![Scalar::Float(CAP)],
+        "sum_sq_shifted" => vec![Scalar::Float(SHIFT as f64)],
         _ => vec![],
     };
     let wants = [(input.storage(), Access::Read), (got.storage(), Access::Write)];
@@ -119,7 +120,7 @@ fn shim_runs_every_cuda_reduction_like_the_cpu() {
     let cases = cases();
     let rows = reduce_rows();
     assert!(rows.len() >= 13 * 10, "{} CUDA reduction rows", rows.len());
-    for user in ["l2_norm", "welford_var", "my_argmax", "count_nonzero", "capped_sum"] {
+    for user in ["l2_norm", "welford_var", "my_argmax", "count_nonzero", "capped_sum", "sum_sq_shifted"] {
         assert!(rows.iter().any(|(op, _, _)| op.name == user), "{user} has CUDA rows");
     }
     let specs: Vec<_> = cases

@@ -109,3 +109,23 @@ fn params_reach_the_fold_and_integers_widen() {
     assert!(e.contains("capped_sum") && e.contains("out of range"), "{e}");
     assert!(tensor_ops::registry().lookup("capped_sum", Device::Cpu, Layout::Strided, DType::Bool).is_err());
 }
+
+#[test]
+fn a_reduction_calls_user_map_ops() {
+    for dtype in DType::ALL {
+        let t = data(dtype);
+        let got = sum_sq_shifted(&t, &[1, 2], false, 1.5).unwrap();
+        let want_dtype = if dtype.is_float() { dtype } else { DType::F32 };
+        assert_eq!(got.dtype(), want_dtype, "{dtype}");
+        // The naive model: the elements in f64, in the order `contiguous` gives them.
+        let x = f64s(&t);
+        let per = x.len() / 5;
+        let tol = if matches!(dtype, DType::F16 | DType::BF16) { 1e-2 } else { 1e-6 };
+        for (i, g) in f64s(&got).iter().enumerate() {
+            let w: f64 = x[i * per..(i + 1) * per].iter().map(|v| (v - 1.5f64).max(0.0).powi(2)).sum();
+            assert!((g - w).abs() <= tol * w.max(1.0), "{dtype}: {g} vs {w}");
+        }
+        let all = sum_sq_shifted_all(&t, 1.5).unwrap();
+        assert_eq!(all.shape(), &[] as &[usize]);
+    }
+}

@@ -48,6 +48,8 @@ pub fn cpu_result(name: &str, a: &Tensor, dims: Option<&[usize]>, keepdim: bool)
         ("count_nonzero", None) => user_reduce::count_nonzero_all(a),
         ("capped_sum", Some(d)) => user_reduce::capped_sum(a, d, keepdim, CAP),
         ("capped_sum", None) => user_reduce::capped_sum_all(a, CAP),
+        ("sum_sq_shifted", Some(d)) => user_reduce::sum_sq_shifted(a, d, keepdim, SHIFT),
+        ("sum_sq_shifted", None) => user_reduce::sum_sq_shifted_all(a, SHIFT),
         other => panic!("no CPU reference for {other:?}"),
     };
     r.unwrap_or_else(|e| panic!("{name} on the CPU: {e}"))
@@ -56,10 +58,13 @@ pub fn cpu_result(name: &str, a: &Tensor, dims: Option<&[usize]>, keepdim: bool)
 /// capped_sum's param.
 pub const CAP: f64 = 2.5;
 
+/// sum_sq_shifted's param.
+pub const SHIFT: f32 = 0.5;
+
 /// The user-defined reductions (their inputs have no NaN: `my_argmax` has no NaN rule, so
 /// its answer with NaNs depends on the order of combination, on the CPU too).
 pub fn user_op(name: &str) -> bool {
-    matches!(name, "l2_norm" | "welford_var" | "my_argmax" | "count_nonzero" | "capped_sum")
+    matches!(name, "l2_norm" | "welford_var" | "my_argmax" | "count_nonzero" | "capped_sum" | "sum_sq_shifted")
 }
 
 /// Ops whose results do not depend on the order of combination.

@@ -105,3 +105,33 @@ pub mod capped_sum {
         acc
     }
 }
+
+/// x², a user map op that `sum_sq_shifted` calls.
+#[tensor_op(dtypes = [float])]
+pub fn square<T: Float>(x: T) -> T {
+    x * x
+}
+
+/// max(x − shift, 0), a user map op with a param.
+#[tensor_op(dtypes = [float])]
+pub fn shifted_relu<T: Float>(x: T, #[param] shift: f32) -> T {
+    (x - T::from_f32(shift)).max(T::zero())
+}
+
+/// Σ max(x − shift, 0)² through the map ops `square` and `shifted_relu` (composition in a
+/// reduction: the reduction's param and a literal passed to a callee's param).
+#[tensor_op(reduce, dtypes = [all])]
+pub mod sum_sq_shifted {
+    fn identity<T: Float>() -> T {
+        T::zero()
+    }
+    fn fold<T: Float>(acc: T, x: T, #[param] shift: f32) -> T {
+        acc + square(shifted_relu(x, shift))
+    }
+    fn combine<T: Float>(a: T, b: T) -> T {
+        a + b
+    }
+    fn finish<T: Float>(acc: T) -> T {
+        shifted_relu(acc, 0.0)
+    }
+}

@@ -1,4 +1,4 @@
-// Only elementwise ops compose in a body: a reduction is not one.
+// A reduction is not an elementwise op: one error at the call saying what a body may call.
 use tensor_ops::prelude::*;
 
 #[tensor_op(dtypes = [f32])]

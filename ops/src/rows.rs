@@ -1,0 +1,83 @@
+//! The registry rows of a `#[tensor_op]` definition, one macro per kernel kind, so that the
+//! proc macro names no device: it hands over the kernels it generated (a CPU block kernel and
+//! a CUDA C function, or a CPU reducer type and a CUDA C reducer) and these macros register a
+//! row for each device tensor-ops links — the CPU always, CUDA only with the `cuda` feature
+//! (through [`if_cuda`](crate::__private::if_cuda)).
+
+/// The rows of one dtype of an elementwise `#[tensor_op]`: a CPU row running `cpu` and, with
+/// the `cuda` feature, a CUDA row compiling `cuda_function` from `cuda_source`.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! __tensor_ops_register_map_rows {
+    (
+        spec: $spec:expr, dtype: $dtype:expr, compute: $compute:expr, output: $output:expr,
+        cpu: $cpu:expr, cuda_function: $function:expr, cuda_source: $source:expr $(,)?
+    ) => {
+        $crate::__private::inventory::submit! {
+            $crate::__private::KernelRow {
+                op: $spec,
+                device: $crate::__private::DeviceKind::Cpu,
+                layout: $crate::__private::Layout::Strided,
+                dtype: $dtype,
+                kernel: &$crate::__private::MapKernel { compute: $compute, output: $output, func: $cpu },
+            }
+        }
+        $crate::__private::if_cuda! {
+            $crate::__private::inventory::submit! {
+                $crate::__private::KernelRow {
+                    op: $spec,
+                    device: $crate::__private::DeviceKind::Cuda,
+                    layout: $crate::__private::Layout::Strided,
+                    dtype: $dtype,
+                    kernel: &$crate::__private::CudaMapKernel {
+                        compute: $compute,
+                        output: $output,
+                        function: $function,
+                        source: $source,
+                    },
+                }
+            }
+        }
+    };
+}
+
+/// The rows of one dtype of a `#[tensor_op(reduce)]`: a CPU row driving the `Reducer` type
+/// `cpu` and, with the `cuda` feature, a CUDA row instantiating the CUDA C reducer struct
+/// `cuda_reducer` of `cuda_source` for `compute`.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! __tensor_ops_register_reduce_rows {
+    (
+        spec: $spec:expr, dtype: $dtype:expr, compute: $compute:expr, output: $output:expr,
+        cpu: $cpu:ty, cuda_reducer: $reducer:expr, cuda_source: $source:expr $(,)?
+    ) => {
+        $crate::__private::inventory::submit! {
+            $crate::__private::KernelRow {
+                op: $spec,
+                device: $crate::__private::DeviceKind::Cpu,
+                layout: $crate::__private::Layout::Strided,
+                dtype: $dtype,
+                kernel: &$crate::__private::ReduceKernel {
+                    func: $crate::__private::drive_reduce::<$cpu>,
+                    fused: $crate::__private::drive_reduce_fused::<$cpu>,
+                },
+            }
+        }
+        $crate::__private::if_cuda! {
+            $crate::__private::inventory::submit! {
+                $crate::__private::KernelRow {
+                    op: $spec,
+                    device: $crate::__private::DeviceKind::Cuda,
+                    layout: $crate::__private::Layout::Strided,
+                    dtype: $dtype,
+                    kernel: &$crate::__private::CudaReduceKernel {
+                        reducer: $reducer,
+                        source: $source,
+                        compute: $compute,
+                        output: $output,
+                    },
+                }
+            }
+        }
+    };
+}
