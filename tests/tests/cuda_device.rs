@@ -3,7 +3,7 @@
 //! marshalling into `cuLaunchKernel`, error handling — compared with the CPU results.
 //!
 //! On a machine with a CUDA driver these run on its device. Everywhere else (CI) they run
-//! under the CPU-backed stand-in of the driver and NVRTC (`kernels/cuda/standin/`, see the
+//! under the CPU-backed stand-in of the driver and NVRTC (`kernels/cuda-testing/standin/`, see the
 //! runner in `standin/mod.rs`), which also checks what a real driver would reject and a CPU
 //! would not notice, and injects faults: the `standin_only` tests (`cuda_device/standin_checks.rs`)
 //! show each check firing, and that every injected failure is an `Err` value that leaks nothing.

@@ -25,11 +25,12 @@ use common::{make, poison};
 use cuda_rows::{
     close, cpu_result, no_nan_for_users, order_free, reduce_rows, scale_of, user_op, Case, Row, CAP, SHAPES,
 };
+use tensor_cuda_testing::shim;
 use tensor_ops::__private::tensor_core::call::{reduction_plan, ReduceDims};
 use tensor_ops::__private::tensor_core::registry::{KernelRow, RawTensor};
 use tensor_ops::__private::tensor_core::{lock_many, Access, DeviceKind};
 use tensor_ops::__private::tensor_kernels_cuda::plan::Step;
-use tensor_ops::__private::tensor_kernels_cuda::{reduce_plan, shim};
+use tensor_ops::__private::tensor_kernels_cuda::reduce_plan;
 use tensor_ops::prelude::*;
 
 fn plan_case(
@@ -152,7 +153,7 @@ fn shim_runs_every_cuda_reduction_like_the_cpu() {
     ignore = "needs NVRTC, the CUDA headers and a host C++ compiler: run .ci/install-nvrtc.sh"
 )]
 fn user_reductions_compile_with_nvrtc() {
-    use tensor_ops::__private::tensor_kernels_cuda::check;
+    use tensor_cuda_testing::check;
     shim_harness::nvrtc_available();
     let rows = || {
         tensor_ops::__private::inventory::iter::<KernelRow>

@@ -143,9 +143,9 @@ fn the_softmax_rows_planner_refuses_bad_shapes_and_dtypes() {
     ignore = "needs NVRTC, the CUDA headers and a host C++ compiler: run .ci/install-nvrtc.sh"
 )]
 fn fused_softmax_rows_compile_with_nvrtc() {
+    use tensor_cuda_testing::check;
     use tensor_ops::__private::tensor_core::registry::KernelRow;
     use tensor_ops::__private::tensor_core::DeviceKind;
-    use tensor_ops::__private::tensor_kernels_cuda::check;
     nvrtc_available();
     let rows = || {
         tensor_ops::__private::inventory::iter::<KernelRow>

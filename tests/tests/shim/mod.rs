@@ -7,10 +7,11 @@
 
 use std::path::PathBuf;
 
+use tensor_cuda_testing::{check, shim};
 use tensor_ops::__private::tensor_core::registry::RawTensor;
 use tensor_ops::__private::tensor_core::registry::{registry, OpSpec};
 use tensor_ops::__private::tensor_core::{lock_many, Access, Tensor};
-use tensor_ops::__private::tensor_kernels_cuda::{check, codegen, nvrtc, plan, shim};
+use tensor_ops::__private::tensor_kernels_cuda::{codegen, nvrtc, plan};
 use tensor_ops::__private::CudaMapKernel;
 use tensor_ops::prelude::*;
 

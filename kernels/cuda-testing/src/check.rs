@@ -1,15 +1,15 @@
 //! Compiles every generated kernel with NVRTC (no GPU needed) and reports each kernel's
 //! registers: the CI check that generated CUDA C stays valid, warning-free and spill-free.
 
-use crate::kernel::{CudaMapKernel, CudaReduceKernel};
-use crate::softmax_rows::CudaSoftmaxRows;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use tensor_core::registry::KernelRow;
 use tensor_core::{Error, Result};
+use tensor_kernels_cuda::kernel::{CudaMapKernel, CudaReduceKernel};
+use tensor_kernels_cuda::softmax_rows::CudaSoftmaxRows;
 
-use super::codegen::{self, DeviceFn, Generated, KernelSpec};
-use super::nvrtc;
-use super::reduce_codegen::ReduceFn;
+use tensor_kernels_cuda::codegen::{self, DeviceFn, Generated, KernelSpec};
+use tensor_kernels_cuda::nvrtc;
+use tensor_kernels_cuda::reduce_codegen::ReduceFn;
 
 /// The targets every kernel is checked for: PTX for Ampere, a cubin for Hopper.
 pub const CHECK_ARCHS: [&str; 2] = ["compute_80", "sm_90"];
