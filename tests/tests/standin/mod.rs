@@ -23,7 +23,7 @@ use std::time::Instant;
 
 use tensor_cuda_testing::shim::ShimError;
 use tensor_cuda_testing::standin::{self, Control};
-use tensor_ops::__private::tensor_kernels_cuda::cache;
+use tensor_kernels_cuda::cache;
 
 /// One test.
 pub struct Test {
