@@ -279,8 +279,8 @@ pub fn no_loop_vectorize() {
 
 /// How far ahead of the vector being computed the block loop prefetches its inputs (32
 /// cache lines). The hardware prefetchers alone fall behind when a compute-bound body
-/// (exp) reads from DRAM: measured 256 MiB `exp_out` 80 ms → 46 ms, simple ops (add,
-/// relu) unchanged or slightly faster, cache-resident calls unchanged.
+/// (exp) reads from DRAM; simple ops (add, relu) measured unchanged or slightly faster,
+/// cache-resident calls unchanged (`docs/performance-log.md`, “From the code comments”).
 pub const PREFETCH_BYTES: usize = 2048;
 
 /// Asks the CPU to bring the cache line at `p` into L1 (a hint: any address is allowed).

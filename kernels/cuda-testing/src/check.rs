@@ -119,8 +119,8 @@ pub fn compile_specs(specs: &[KernelSpec<'_>]) -> Result<Vec<KernelReport>> {
 
 /// `f` of every job, in the jobs' order, computed by one thread per core. NVRTC is
 /// CPU-bound and compiles separate programs from several threads at once; on one thread the
-/// check of every kernel kept one of CI's two cores busy for over three minutes (the
-/// `cuda_kernels` test binary, cold cache: 211 s, 118 s with this).
+/// check of every kernel took minutes while the other of CI's two cores sat idle (measured:
+/// `docs/performance-log.md`, “From the code comments”).
 fn on_all_cores<J: Sync, R: Send>(jobs: &[J], f: impl Fn(&J) -> R + Sync) -> Result<Vec<R>> {
     let next = AtomicUsize::new(0);
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, jobs.len().max(1));
