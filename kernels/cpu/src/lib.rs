@@ -3,9 +3,10 @@
 //! The CPU backend of tensor-ops: the [`value::Value`] lane algebra that `#[tensor_op]`
 //! bodies are written against, block kernels ([`map`]), the strided elementwise driver
 //! ([`elementwise`], a [`tensor_core::registry::KernelImpl`] for generated rows), copy/cast
-//! and fill engines ([`copy`], [`fill`]), the parallel split ([`parallel`]) and the caching
-//! allocator ([`alloc`]). It registers its copy/fill rows and allocator with the core
-//! through `inventory` ([`register`]); it knows nothing of other backends.
+//! and fill engines ([`copy`], [`fill`]), SIMD-level detection ([`simd_level`]), the
+//! parallel split ([`parallel`]) and the caching allocator ([`alloc`]). It registers its
+//! copy/fill rows and allocator with the core through `inventory` ([`register`]); it knows
+//! nothing of other backends.
 //!
 //! ```
 //! tensor_kernels_cpu::ensure_linked();
@@ -29,6 +30,7 @@ pub mod placement;
 pub mod reduce;
 pub mod register;
 pub mod rows;
+pub mod simd_level;
 pub mod value;
 
 pub use copy::fill;

@@ -3,6 +3,7 @@
 
 use super::{InputSource, Reducer};
 use crate::map::{simd_level, SimdLevel};
+use crate::simd_level::level_copies;
 use smallvec::SmallVec;
 use std::mem::MaybeUninit;
 use std::sync::Mutex;
@@ -315,21 +316,8 @@ impl<R: Reducer> Walk<'_, R> {
         }
     }
 
-    /// [`Self::row_leaf_body`] compiled with AVX2.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2,fma")]
-    unsafe fn row_leaf_avx2(&self, base: isize, leaf: usize) -> R::Acc {
-        // SAFETY: forwarded.
-        unsafe { self.row_leaf_body(base, leaf) }
-    }
-
-    /// [`Self::row_leaf_body`] compiled with AVX-512.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")]
-    unsafe fn row_leaf_avx512(&self, base: isize, leaf: usize) -> R::Acc {
-        // SAFETY: forwarded.
-        unsafe { self.row_leaf_body(base, leaf) }
-    }
+    level_copies!(unsafe fn row_leaf_avx2, row_leaf_avx512 [] (&self, base: isize, leaf: usize) -> R::Acc
+        => Self::row_leaf_body; "As [`Self::row_leaf_body`]");
 
     /// Folds reduced positions `[leaf * ROW_LEAF, ..)`, run by run.
     #[inline(always)]
@@ -465,21 +453,9 @@ impl<R: Reducer> Walk<'_, R> {
         }
     }
 
-    /// [`Self::column_leaf_body`] compiled with AVX2.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2,fma")]
-    unsafe fn column_leaf_avx2(&self, base: isize, sc: isize, leaf: usize, accs: &mut [R::Acc]) {
-        // SAFETY: forwarded.
-        unsafe { self.column_leaf_body(base, sc, leaf, accs) }
-    }
-
-    /// [`Self::column_leaf_body`] compiled with AVX-512.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")]
-    unsafe fn column_leaf_avx512(&self, base: isize, sc: isize, leaf: usize, accs: &mut [R::Acc]) {
-        // SAFETY: forwarded.
-        unsafe { self.column_leaf_body(base, sc, leaf, accs) }
-    }
+    level_copies!(unsafe fn column_leaf_avx2, column_leaf_avx512 []
+        (&self, base: isize, sc: isize, leaf: usize, accs: &mut [R::Acc])
+        => Self::column_leaf_body; "As [`Self::column_leaf_body`]");
 
     /// Rows per column leaf: the reducer's choice, within `1..=COLUMN_LEAF_MAX`.
     fn leaf_rows() -> usize {
