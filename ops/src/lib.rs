@@ -142,13 +142,14 @@ mod compose;
 pub mod fuse;
 mod methods;
 mod reduce_methods;
-#[cfg(feature = "safetensors")]
-pub mod safetensors_io;
 
 pub use builtin::*;
 pub use methods::TensorOps;
 pub use reduce_methods::TensorReductions;
 pub use tensor_core::call::{call_types, can_cast, CallTypes, Output};
+/// `.safetensors` load (memory-mapped, zero-copy) and save (feature `safetensors`).
+#[cfg(feature = "safetensors")]
+pub use tensor_core::safetensors_io;
 #[cfg(feature = "dlpack")]
 pub use tensor_core::DlpackTensor;
 pub use tensor_core::{self, DType, Device, Error, Layout, Registry, Result, Scalar, Tensor};

@@ -39,6 +39,8 @@ pub use device::{Device, DeviceKind, Layout};
 pub use dlpark;
 pub use dtype::{CastFrom, DType, Element};
 pub use error::{Error, Result};
+#[cfg(feature = "safetensors")]
+pub use interop::safetensors_io;
 #[cfg(feature = "dlpack")]
 pub use interop::DlpackTensor;
 pub use limits::{MAX_INPUTS, MAX_PARAMS};
