@@ -2,6 +2,7 @@
 //! and the STREAM pattern it is held to. Shared by `cpu-perf`, the peer comparison and the
 //! criterion benches, so every harness measures the same shapes.
 
+use crate::shapes::{dims2, dims3};
 use crate::stream::Pattern;
 use tensor_ops::DType;
 
@@ -166,29 +167,6 @@ pub struct Case {
     /// Bytes of the output (and of each same-sized input; of the input for reductions), a
     /// power of two.
     pub array_bytes: u64,
-}
-
-/// `[r, c]` with `r * c = n`, `r` the largest power of two `≤ √n` (n a power of two gives
-/// square or 1:2 shapes: 1024², 8192², 1024×2048).
-pub fn dims2(n: usize) -> [usize; 2] {
-    let mut r = 1usize;
-    while (r * 2) * (r * 2) <= n && (n / (r * 2)) * (r * 2) == n {
-        r *= 2;
-    }
-    [r, n / r]
-}
-
-/// `[x, y, z]` with `x * y * z = n` as even as powers of two allow, larger dims first
-/// (2^26 → [512, 512, 256], 2^20 → [128, 128, 64]).
-pub fn dims3(n: usize) -> [usize; 3] {
-    let mut x = 1usize;
-    while (x * 2).pow(3) <= n && (n / (x * 2)) * (x * 2) == n {
-        x *= 2;
-    }
-    let [y, z] = dims2(n / x);
-    let mut d = [x, y, z];
-    d.sort_unstable_by(|a, b| b.cmp(a));
-    d
 }
 
 impl Case {

@@ -24,6 +24,7 @@ pub mod markdown;
 pub mod ours;
 pub mod par;
 pub mod report;
+pub mod shapes;
 pub mod stream;
 pub mod timing;
 

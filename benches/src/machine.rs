@@ -19,7 +19,7 @@ pub fn parse_cpu_model(cpuinfo: &str) -> Option<String> {
 }
 
 /// The CPU as `cpu-perf` names it: the model from `/proc/cpuinfo` and the SIMD level the
-/// kernels run at (`tensor_kernels_cpu::map::simd_level`, which `TENSOR_OPS_SIMD` can
+/// kernels run at (`tensor_kernels_cpu::simd_level::simd_level`, which `TENSOR_OPS_SIMD` can
 /// lower), e.g. `"AMD EPYC (avx2)"`. The level is part of the name, and so of the baseline
 /// key, because one model string can cover different machines: cloud VMs of AMD's Zen 3 and
 /// Zen 5 both report "AMD EPYC", and a baseline of one flagged the other's every kernel.
@@ -28,7 +28,7 @@ pub fn parse_cpu_model(cpuinfo: &str) -> Option<String> {
 /// assert!(tensor_benches::machine::cpu_name().ends_with(')'));
 /// ```
 pub fn cpu_name() -> String {
-    cpu_name_of(&cpu_model(), tensor_kernels_cpu::map::simd_level().name())
+    cpu_name_of(&cpu_model(), tensor_kernels_cpu::simd_level::simd_level().name())
 }
 
 /// [`cpu_name`] from its parts.

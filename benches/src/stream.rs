@@ -280,7 +280,7 @@ impl StreamArrays {
                 split_mut(&mut self.d[..n], |r, d| d[0] = sq_diff_lanes(&a[r.clone()], &b[r]))
             }
             Pattern::ReadRows => {
-                let cols = crate::cases::dims2(n)[1];
+                let cols = crate::shapes::dims2(n)[1];
                 let rows = n / cols;
                 let grain = cols.div_ceil(crate::par::threads()).max(1);
                 split_mut_grain(&mut self.b[..cols], grain, |r, acc| {

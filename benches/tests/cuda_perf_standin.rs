@@ -6,7 +6,7 @@
 
 use std::path::PathBuf;
 
-use tensor_kernels_cuda::standin;
+use tensor_cuda_testing::standin;
 
 /// The stand-in (built in the target dir, shared with `tests/tests/cuda_device.rs`); one
 /// that cannot be built here fails the test with the fix.

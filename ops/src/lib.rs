@@ -144,8 +144,6 @@ mod methods;
 mod not_map;
 mod reduce_methods;
 mod rows;
-#[cfg(feature = "safetensors")]
-pub mod safetensors_io;
 
 pub use builtin::*;
 pub use methods::TensorOps;
@@ -153,6 +151,9 @@ pub use methods::TensorOps;
 pub use not_map::*;
 pub use reduce_methods::TensorReductions;
 pub use tensor_core::call::{call_types, can_cast, CallTypes, Output};
+/// `.safetensors` load (memory-mapped, zero-copy) and save (feature `safetensors`).
+#[cfg(feature = "safetensors")]
+pub use tensor_core::safetensors_io;
 #[cfg(feature = "dlpack")]
 pub use tensor_core::DlpackTensor;
 pub use tensor_core::{self, DType, Device, Error, Layout, Registry, Result, Scalar, Tensor};
@@ -180,7 +181,8 @@ pub mod prelude {
 
 #[doc(hidden)]
 pub mod __private {
-    //! Paths used by code that `#[tensor_op]` generates. Not a stable API.
+    //! Paths used by code that `#[tensor_op]` generates (and nothing else: tests and benches
+    //! depend on the core and the backends directly). Not a stable API.
     pub use crate::__concat_source as concat_source;
     pub use crate::call::{call_map_inplace, call_map_new, call_map_out, call_reduce, call_reduce_new};
     pub use crate::compose::{cuda_source_of, lists_dtype, ComposeInput, ComposeParam, Lit, NotAMapOp};
@@ -203,18 +205,9 @@ pub mod __private {
     pub use tensor_kernels_cpu::reduce::{
         drive as drive_reduce, drive_fused as drive_reduce_fused, ReduceKernel, ReduceValue, Reducer,
     };
-    pub use tensor_kernels_cpu::value::{Lane, Mask, SimdElement, Value};
-    #[cfg(feature = "cuda")]
-    pub use tensor_kernels_cuda;
+    pub use tensor_kernels_cpu::value::{Lane, Value};
     #[cfg(feature = "cuda")]
     pub use tensor_kernels_cuda::kernel::{CudaMapKernel, CudaReduceKernel};
-
-    /// The backends under their old paths (`tensor_kernels::cpu`, `tensor_kernels::cuda`).
-    pub mod tensor_kernels {
-        pub use tensor_kernels_cpu as cpu;
-        #[cfg(feature = "cuda")]
-        pub use tensor_kernels_cuda as cuda;
-    }
 
     /// Keeps its tokens (the CUDA rows `#[tensor_op]` emits) when tensor-ops is built with
     /// its `cuda` feature, and drops them without it.

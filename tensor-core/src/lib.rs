@@ -40,6 +40,8 @@ pub use device::{Device, DeviceKind, Layout};
 pub use dlpark;
 pub use dtype::{CastFrom, DType, ElemOf, Element, Stored, StoredType};
 pub use error::{Error, Result};
+#[cfg(feature = "safetensors")]
+pub use interop::safetensors_io;
 #[cfg(feature = "dlpack")]
 pub use interop::DlpackTensor;
 pub use limits::{MAX_INPUTS, MAX_PARAMS};

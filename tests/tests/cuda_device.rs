@@ -3,7 +3,7 @@
 //! marshalling into `cuLaunchKernel`, error handling — compared with the CPU results.
 //!
 //! On a machine with a CUDA driver these run on its device. Everywhere else (CI) they run
-//! under the CPU-backed stand-in of the driver and NVRTC (`kernels/cuda/standin/`, see the
+//! under the CPU-backed stand-in of the driver and NVRTC (`kernels/cuda-testing/standin/`, see the
 //! runner in `standin/mod.rs`), which also checks what a real driver would reject and a CPU
 //! would not notice, and injects faults: the `standin_only` tests (`cuda_device/standin_checks.rs`)
 //! show each check firing, and that every injected failure is an `Err` value that leaks nothing.
@@ -25,14 +25,14 @@ use cuda_rows::{close, cpu_result, order_free, reduce_rows, scale_of, Case, SHAP
 use proptest::strategy::{Strategy, ValueTree};
 use standin::{control, Test};
 use standin_checks::*;
-use tensor_ops::__private::tensor_core::registry::OpSpec;
-use tensor_ops::__private::tensor_kernels_cuda::alloc::{self, CudaAllocator};
-use tensor_ops::__private::tensor_kernels_cuda::kernel::CudaReduceKernel;
-use tensor_ops::__private::tensor_kernels_cuda::runtime::{self, CudaDevice};
-use tensor_ops::__private::CudaMapKernel;
-use tensor_ops::__private::{call_map_inplace, call_map_new, call_map_out};
+use tensor_core::registry::OpSpec;
+use tensor_kernels_cuda::alloc::{self, CudaAllocator};
+use tensor_kernels_cuda::kernel::CudaMapKernel;
+use tensor_kernels_cuda::kernel::CudaReduceKernel;
+use tensor_kernels_cuda::runtime::{self, CudaDevice};
 use tensor_ops::fuse::Expr;
 use tensor_ops::prelude::*;
+use tensor_tests::calls::{call_map_inplace, call_map_new, call_map_out};
 
 const DEV: Device = Device::Cuda(0);
 
@@ -336,7 +336,7 @@ fn non_finite_values_reduce_as_numpy_has_them() {
 /// blocks, and rows holding NaN, +∞ or only −∞ (all NaN); rows over the fused kernel's
 /// `MAX_ROW` take the split reduction and the map instead, with the same results.
 fn fused_softmax_rows_match_the_cpu() {
-    let over = tensor_ops::__private::tensor_kernels_cuda::softmax_rows::MAX_ROW + 3;
+    let over = tensor_kernels_cuda::softmax_rows::MAX_ROW + 3;
     // f16/bf16 run the same template in f32 (the shim test takes every shape for them):
     // two shapes here, each kernel compiled by the stand-in costing seconds.
     let all = [(3, 1), (7, 37), (4, 300), (2, 3000), (5000, 3), (4, over)];
@@ -518,17 +518,17 @@ fn fused_chains_equal_the_eager_device_chain_bit_for_bit() {
                 let (xd, yd) = (device_view(&x, DEV), device_view(&y, DEV));
                 let stored = sq_diff(&xd, &yd).eval().unwrap();
                 let eager = match &dims {
-                    Some(d) => tensor_ops::__private::call_reduce_new(
+                    Some(d) => tensor_tests::calls::call_reduce_new(
                         spec,
                         &stored,
-                        tensor_ops::__private::ReduceDims::Dims(d),
+                        tensor_core::call::ReduceDims::Dims(d),
                         false,
                         &params,
                     ),
-                    None => tensor_ops::__private::call_reduce_new(
+                    None => tensor_tests::calls::call_reduce_new(
                         spec,
                         &stored,
-                        tensor_ops::__private::ReduceDims::All,
+                        tensor_core::call::ReduceDims::All,
                         false,
                         &params,
                     ),
@@ -545,8 +545,8 @@ fn fused_chains_equal_the_eager_device_chain_bit_for_bit() {
     let ed = device_view(&e, DEV);
     let fused = sq_diff(&ed, &ed).reduce(&specs::SUM, &[1], false, &[]).eval().unwrap();
     let stored = sq_diff(&ed, &ed).eval().unwrap();
-    let dims = tensor_ops::__private::ReduceDims::Dims(&[1]);
-    let eager = tensor_ops::__private::call_reduce_new(&specs::SUM, &stored, dims, false, &[]).unwrap();
+    let dims = tensor_core::call::ReduceDims::Dims(&[1]);
+    let eager = tensor_tests::calls::call_reduce_new(&specs::SUM, &stored, dims, false, &[]).unwrap();
     let cpu = sq_diff(&e, &e).reduce(&specs::SUM, &[1], false, &[]).eval().unwrap();
     compare("sum of (x - x)^2 over an empty extent", eager, fused, Some(cpu));
     assert!(sq_diff(&ed, &ed).reduce(&specs::AMAX, &[1], false, &[]).eval().is_err());

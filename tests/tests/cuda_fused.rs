@@ -10,10 +10,10 @@ mod shim;
 use chains::{case, fused_expr, leaf_tensors, Case};
 use common::{assert_close, values};
 use proptest::strategy::{Strategy, ValueTree};
-use tensor_ops::__private::tensor_core::call::fused::{plan_nodes, FusedCall};
-use tensor_ops::__private::tensor_kernels_cuda::kernel::CudaReduceKernel;
-use tensor_ops::__private::tensor_kernels_cuda::reduce_codegen::{ChainSource, ReduceFn, ReducePass};
-use tensor_ops::__private::tensor_kernels_cuda::{codegen::KernelSpec, fused, plan};
+use tensor_core::call::fused::{plan_nodes, FusedCall};
+use tensor_kernels_cuda::kernel::CudaReduceKernel;
+use tensor_kernels_cuda::reduce_codegen::{ChainSource, ReduceFn, ReducePass};
+use tensor_kernels_cuda::{codegen::KernelSpec, fused, plan};
 use tensor_ops::fuse::{Expr, FlatChain};
 use tensor_ops::prelude::*;
 
@@ -140,7 +140,7 @@ fn chain_source(flat: &FlatChain) -> (ChainSource<'static>, DType) {
 )]
 fn fused_reduction_kernels_compile_with_nvrtc() {
     let reducers = common::cuda_rows_of::<CudaReduceKernel>();
-    let kernel_of = |row: &tensor_ops::__private::KernelRow| {
+    let kernel_of = |row: &tensor_core::registry::KernelRow| {
         ReduceFn::from_kernel(row.kernel.as_any().downcast_ref::<CudaReduceKernel>().unwrap())
     };
     let mut specs = Vec::new();
@@ -224,7 +224,7 @@ fn fused_chain_params_reach_cuda_exactly() {
             let e = Expr::apply(&fz_affine::SPEC, &[&Expr::input(&x)], &params) + Expr::input(&y);
             let cpu = e.eval().unwrap();
             // the eager chain, for good measure: fusion never changes an answer
-            let eager = tensor_ops::__private::call_map_new(&fz_affine::SPEC, &[&x], &params).unwrap().add(&y).unwrap();
+            let eager = tensor_tests::calls::call_map_new(&fz_affine::SPEC, &[&x], &params).unwrap().add(&y).unwrap();
             assert_eq!(common::bits(&cpu), common::bits(&eager), "{dtype} {k} {s} {on}");
             let (planned, _) = plan_flat(&e.to_chain().unwrap(), format!("{dtype} {k} {s} {on}")).expect("a plan");
             calls.push(planned);

@@ -18,12 +18,13 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use common::{assert_close, empty_with, input, params_for, values, Lay};
-use tensor_ops::__private::tensor_core::registry::{registry, KernelRow, OpSpec};
-use tensor_ops::__private::tensor_core::{lock_many, Access, DeviceKind, Tensor};
-use tensor_ops::__private::tensor_kernels_cuda::{check, nvrtc, plan, runtime, shim};
-use tensor_ops::__private::CudaMapKernel;
-use tensor_ops::__private::{call_map_out, inventory};
+use tensor_core::registry::{registry, KernelRow, OpSpec};
+use tensor_core::{lock_many, Access, DeviceKind, Tensor};
+use tensor_cuda_testing::{check, shim};
+use tensor_kernels_cuda::kernel::CudaMapKernel;
+use tensor_kernels_cuda::{nvrtc, plan, runtime};
 use tensor_ops::prelude::*;
+use tensor_tests::calls::call_map_out;
 
 /// A user op with a parameter, so parameter passing is covered too.
 #[tensor_op(dtypes = [f16, bf16, f32, f64])]

@@ -34,7 +34,7 @@ pub fn px_four<T: Num>(x: T, #[param] k: i64, #[param] s: f64, #[param] on: bool
     }
 }
 
-fn spec(name: &str) -> &'static tensor_ops::__private::OpSpec {
+fn spec(name: &str) -> &'static tensor_core::registry::OpSpec {
     tensor_ops::registry().op(name).unwrap_or_else(|| panic!("{name} is not registered"))
 }
 
@@ -112,14 +112,14 @@ fn cuda_params_match_the_cpu_bit_for_bit() {
     let mut calls = Vec::new();
     let mut wants = Vec::new();
     for (name, x, params) in &cases {
-        let cpu = tensor_ops::__private::call_map_new(spec(name), &[x], params).unwrap();
+        let cpu = tensor_tests::calls::call_map_new(spec(name), &[x], params).unwrap();
         wants.push(bits(&cpu));
         let what = format!("{name} {} {params:?}", x.dtype());
         calls.push(shim::plan_call(what, spec(name), x.dtype(), &[x], params, x.dtype()));
     }
     // the strided and 64-bit index kernels carry the params too
     let x = f64s().view(&[3, 3]).unwrap().t().unwrap();
-    let cpu = tensor_ops::__private::call_map_new(spec("px_scale"), &[&x], &[Scalar::Float(0.1)]).unwrap();
+    let cpu = tensor_tests::calls::call_map_new(spec("px_scale"), &[&x], &[Scalar::Float(0.1)]).unwrap();
     wants.push(bits(&cpu.contiguous().unwrap()));
     calls.push(shim::plan_call(
         "px_scale transposed",
@@ -131,7 +131,7 @@ fn cuda_params_match_the_cpu_bit_for_bit() {
     ));
     let mut wide =
         shim::plan_call("px_scale 64-bit", spec("px_scale"), DType::F64, &[&x], &[Scalar::Float(0.1)], DType::F64);
-    wide.steps = tensor_ops::__private::tensor_kernels_cuda::plan::widen_index(&wide.steps);
+    wide.steps = tensor_kernels_cuda::plan::widen_index(&wide.steps);
     wants.push(bits(&cpu.contiguous().unwrap()));
     calls.push(wide);
     shim::run_all(&calls);

@@ -25,11 +25,12 @@ use common::{make, poison};
 use cuda_rows::{
     close, cpu_result, no_nan_for_users, order_free, reduce_rows, scale_of, user_op, Case, Row, CAP, SHAPES, SHIFT,
 };
-use tensor_ops::__private::tensor_core::call::{reduction_plan, ReduceDims};
-use tensor_ops::__private::tensor_core::registry::{KernelRow, RawTensor};
-use tensor_ops::__private::tensor_core::{lock_many, Access, DeviceKind};
-use tensor_ops::__private::tensor_kernels_cuda::plan::Step;
-use tensor_ops::__private::tensor_kernels_cuda::{reduce_plan, shim};
+use tensor_core::call::{reduction_plan, ReduceDims};
+use tensor_core::registry::{KernelRow, RawTensor};
+use tensor_core::{lock_many, Access, DeviceKind};
+use tensor_cuda_testing::shim;
+use tensor_kernels_cuda::plan::Step;
+use tensor_kernels_cuda::reduce_plan;
 use tensor_ops::prelude::*;
 
 fn plan_case(
@@ -153,13 +154,10 @@ fn shim_runs_every_cuda_reduction_like_the_cpu() {
     ignore = "needs NVRTC, the CUDA headers and a host C++ compiler: run .ci/install-nvrtc.sh"
 )]
 fn user_reductions_compile_with_nvrtc() {
-    use tensor_ops::__private::tensor_kernels_cuda::check;
+    use tensor_cuda_testing::check;
     shim_harness::nvrtc_available();
-    let rows = || {
-        tensor_ops::__private::inventory::iter::<KernelRow>
-            .into_iter()
-            .filter(|r| r.device == DeviceKind::Cuda && user_op(r.op.name))
-    };
+    let rows =
+        || inventory::iter::<KernelRow>.into_iter().filter(|r| r.device == DeviceKind::Cuda && user_op(r.op.name));
     assert!(rows().count() >= 5 * 4, "user reductions have CUDA rows");
     let reports = check::compile_all(rows()).unwrap_or_else(|e| panic!("{e}"));
     println!("{} user-reduction kernels x archs compiled", reports.len());

@@ -12,9 +12,9 @@ mod shim;
 
 use common::poison;
 use shim::{nvrtc_available, planned, run_all, with_raw, Planned};
-use tensor_ops::__private::tensor_kernels_cuda::codegen::KernelSpec;
-use tensor_ops::__private::tensor_kernels_cuda::plan::Step;
-use tensor_ops::__private::tensor_kernels_cuda::softmax_rows::plan_softmax_rows;
+use tensor_kernels_cuda::codegen::KernelSpec;
+use tensor_kernels_cuda::plan::Step;
+use tensor_kernels_cuda::softmax_rows::plan_softmax_rows;
 use tensor_ops::prelude::*;
 
 /// `rows × n` values in [-10, 10], with (when there are rows enough) a NaN in row 0, +∞ in
@@ -143,12 +143,12 @@ fn the_softmax_rows_planner_refuses_bad_shapes_and_dtypes() {
     ignore = "needs NVRTC, the CUDA headers and a host C++ compiler: run .ci/install-nvrtc.sh"
 )]
 fn fused_softmax_rows_compile_with_nvrtc() {
-    use tensor_ops::__private::tensor_core::registry::KernelRow;
-    use tensor_ops::__private::tensor_core::DeviceKind;
-    use tensor_ops::__private::tensor_kernels_cuda::check;
+    use tensor_core::registry::KernelRow;
+    use tensor_core::DeviceKind;
+    use tensor_cuda_testing::check;
     nvrtc_available();
     let rows = || {
-        tensor_ops::__private::inventory::iter::<KernelRow>
+        inventory::iter::<KernelRow>
             .into_iter()
             .filter(|r| r.device == DeviceKind::Cuda && r.kernel.kind() == "cuda-softmax-rows")
     };

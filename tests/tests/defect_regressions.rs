@@ -2,8 +2,8 @@
 //! overlap, invalid `bool`s from recycled memory, re-entrant locks, 0-dim promotion, bool
 //! arithmetic, and overflow on debug builds. Each fails on the code before its fix.
 
-use tensor_ops::__private::tensor_core::{Allocator, Storage};
-use tensor_ops::__private::tensor_kernels_cpu::alloc as cpu_alloc;
+use tensor_core::{Allocator, Storage};
+use tensor_kernels_cpu::alloc as cpu_alloc;
 use tensor_ops::prelude::*;
 
 fn t<T: tensor_ops::tensor_core::Element>(v: Vec<T>, shape: &[usize]) -> Tensor {

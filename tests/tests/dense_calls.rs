@@ -6,10 +6,10 @@
 mod common;
 
 use common::{bits, gen_values, make, params_for, poison, Lay};
-use tensor_ops::__private::tensor_core::call::{map, Output};
-use tensor_ops::__private::tensor_core::registry::registry;
-use tensor_ops::__private::tensor_core::Layout;
-use tensor_ops::__private::DeviceKind;
+use tensor_core::call::{map, Output};
+use tensor_core::registry::registry;
+use tensor_core::DeviceKind;
+use tensor_core::Layout;
 use tensor_ops::prelude::*;
 
 const SHAPE: [usize; 2] = [3, 37];

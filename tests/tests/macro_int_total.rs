@@ -131,12 +131,12 @@ fn as_dtype(r: i64, dtype: DType) -> V {
     }
 }
 
-fn spec(name: &str) -> &'static tensor_ops::__private::OpSpec {
+fn spec(name: &str) -> &'static tensor_core::registry::OpSpec {
     tensor_ops::registry().op(name).unwrap_or_else(|| panic!("{name} is not registered"))
 }
 
 fn call(name: &str, inputs: &[&Tensor], params: &[Scalar]) -> Tensor {
-    tensor_ops::__private::call_map_new(spec(name), inputs, params).unwrap_or_else(|e| panic!("{name}: {e}"))
+    tensor_tests::calls::call_map_new(spec(name), inputs, params).unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
 const INT_DTYPES: [DType; 5] = [DType::U8, DType::I8, DType::I16, DType::I32, DType::I64];

@@ -1,7 +1,9 @@
 //! A user-defined `#[tensor_op]` outside the `ops` crate: it registers itself (CPU and CUDA
 //! rows for every listed dtype) and runs like a built-in op.
 
-use tensor_ops::__private::{CudaMapKernel, KernelRow, MapKernel};
+use tensor_core::registry::KernelRow;
+use tensor_kernels_cpu::kernel::MapKernel;
+use tensor_kernels_cuda::kernel::CudaMapKernel;
 use tensor_ops::prelude::*;
 use tensor_ops::tensor_core::DeviceKind;
 
@@ -38,14 +40,14 @@ const FLOATS: [DType; 4] = [DType::F16, DType::BF16, DType::F32, DType::F64];
 const INTS: [DType; 5] = [DType::U8, DType::I8, DType::I16, DType::I32, DType::I64];
 
 fn rows(op: &str, device: DeviceKind) -> Vec<DType> {
-    tensor_ops::__private::tensor_core::registry()
+    tensor_core::registry()
         .row_set(op, device, Layout::Strided)
         .unwrap_or_else(|| panic!("no {device:?} rows for {op}"))
         .dtypes()
 }
 
 fn row(op: &str, device: DeviceKind, dtype: DType) -> &'static KernelRow {
-    tensor_ops::__private::tensor_core::registry()
+    tensor_core::registry()
         .row_set(op, device, Layout::Strided)
         .and_then(|s| s.get(dtype))
         .unwrap_or_else(|| panic!("no {device:?} {dtype} row for {op}"))

@@ -3,10 +3,13 @@
 //! the dtype the rule gives, and every built-in has a row for every dtype on each device that
 //! has any.
 
-use tensor_ops::__private::{call_reduce_new, CudaReduceKernel, ReduceDims, ReduceSpec};
+use tensor_core::call::ReduceDims;
+use tensor_core::registry::{KernelRow, ReduceSpec};
+use tensor_kernels_cuda::kernel::CudaReduceKernel;
 use tensor_ops::prelude::*;
 use tensor_ops::specs;
 use tensor_ops::tensor_core::DeviceKind;
+use tensor_tests::calls::call_reduce_new;
 
 mod user_reduce;
 use user_reduce::*;
@@ -36,7 +39,7 @@ fn user_defined() -> Vec<&'static ReduceSpec> {
 }
 
 /// Every (device kind, dtype, row) of `spec`.
-fn rows_of(spec: &'static ReduceSpec) -> Vec<(DeviceKind, DType, &'static tensor_ops::__private::KernelRow)> {
+fn rows_of(spec: &'static ReduceSpec) -> Vec<(DeviceKind, DType, &'static KernelRow)> {
     let reg = tensor_ops::registry();
     let mut rows = Vec::new();
     for kind in [DeviceKind::Cpu, DeviceKind::Cuda] {
@@ -52,7 +55,7 @@ fn rows_of(spec: &'static ReduceSpec) -> Vec<(DeviceKind, DType, &'static tensor
 
 /// Checks one row against the rule: a CUDA row by its declared dtypes, a CPU row by running
 /// it (its driver refuses an output dtype other than its reducer's).
-fn check_row(spec: &'static ReduceSpec, kind: DeviceKind, dtype: DType, row: &tensor_ops::__private::KernelRow) {
+fn check_row(spec: &'static ReduceSpec, kind: DeviceKind, dtype: DType, row: &KernelRow) {
     let name = spec.op.name;
     let want = spec.output.result(dtype);
     match kind {
@@ -103,7 +106,7 @@ fn every_builtin_reduction_has_every_dtype_on_each_device_it_has() {
 
 #[test]
 fn the_rule_gives_the_documented_dtypes() {
-    use tensor_ops::__private::{Accumulate, ReduceOutput};
+    use tensor_core::registry::{Accumulate, ReduceOutput};
     assert_eq!(specs::SUM.output.result(DType::U8), DType::I64);
     assert_eq!(specs::MEAN.output.result(DType::I32), DType::F32);
     assert_eq!(specs::AMAX.output.result(DType::F16), DType::F16);

@@ -132,7 +132,7 @@ fn argmax_ties_inside_one_chunk() {
 fn argmax_over_long_rows_across_blocks() {
     let naive = |v: &[f32], max: bool| first_extreme(&v.iter().map(|&x| f64::from(x)).collect::<Vec<_>>(), max);
     // Rows of a little over two row leaves (the blocks the row engine folds one by one).
-    const B: usize = tensor_ops::__private::tensor_kernels_cpu::reduce::ROW_LEAF;
+    const B: usize = tensor_kernels_cpu::reduce::ROW_LEAF;
     const LEN: usize = 2 * B + B / 4 + 7;
     let base: Vec<f32> = noise(LEN, 11);
     let mut cases: Vec<Vec<f32>> = vec![base.clone()];
@@ -330,7 +330,7 @@ proptest::proptest! {
 /// extreme), in every float dtype.
 #[test]
 fn amax_and_amin_propagate_a_nan_from_any_position_of_a_long_row() {
-    const B: usize = tensor_ops::__private::tensor_kernels_cpu::reduce::ROW_LEAF;
+    const B: usize = tensor_kernels_cpu::reduce::ROW_LEAF;
     for dtype in [DType::F16, DType::BF16, DType::F32, DType::F64] {
         for len in [16usize, 17, 100, B + 33] {
             for at in [0, 5, len / 2, len - 1] {

@@ -332,7 +332,7 @@ fn integer_sums_wrap_in_i64_and_bool_reduces() {
 /// model: NaN if any NaN, else +∞ if any +∞, −∞ if all −∞, else finite).
 #[test]
 fn nan_in_any_block_makes_logsumexp_and_softmax_nan() {
-    const B: usize = tensor_ops::__private::tensor_kernels_cpu::reduce::ROW_LEAF;
+    const B: usize = tensor_kernels_cpu::reduce::ROW_LEAF;
     const LEN: usize = 2 * B + B / 2 - 13; // three blocks, the last one short
     let fill = |row: &mut [f32], from: usize, v: f32| row[from..(from + B).min(LEN)].fill(v);
     let mut rows: Vec<Vec<f32>> = Vec::new();

@@ -8,7 +8,7 @@
 //! `bf16` through integer shifts and adds compiled for the level's registers (not
 //! `vcvtneps2bf16`, which flushes subnormals). The level is [`simd_level`]'s.
 
-use super::map::{simd_level, SimdLevel};
+use super::simd_level::{simd_level, SimdLevel};
 use tensor_core::{with_dtype, DType, Element};
 
 /// Reads `n` elements of `sdt` at `src` with element stride `stride`, casting into `dst`

@@ -32,22 +32,20 @@ use tensor_core::{with_dtype, DType, Element, Error, Result, Scalar};
 /// the per-block overhead is amortised; measured +2–14 % at DRAM sizes over 8 KiB).
 const BUF_BYTES: usize = 16384;
 /// Bytes of one block buffer when the output is streamed to memory (non-temporal stores):
-/// shorter blocks interleave reading the inputs, computing and streaming the block out
-/// more finely, so the memory stays busy through a compute-bound body. Measured on AMD
-/// Zen 5 (`fused_probe`, 256 MiB f32, new outputs, alternating runs): `silu` 9.0–11.9 ms
-/// with 16 KiB blocks against 7.9–9.5 with 4 KiB and 7.9–9.2 with 2 KiB; `relu` 6.2–8.8
-/// against 5.9–8.1 and 5.5–8.0.
+/// shorter blocks interleave reading the inputs, computing and streaming the block out more
+/// finely, so the memory stays busy through a compute-bound body (measured faster than 16
+/// KiB blocks with `fused_probe`, no better at 2 KiB: `docs/performance-log.md`, “From the
+/// code comments”).
 const STREAMED_BUF_BYTES: usize = 4096;
 /// [`STREAMED_BUF_BYTES`] for a kernel reading two or more inputs from memory (`add`, `mul`;
 /// a broadcast scalar does not count):
 /// shorter blocks keep both input streams and the output stream in flight together, as a
-/// one-pass loop does. Measured (`fused_probe`, 256 MiB f32, new outputs, block sizes
-/// alternated in one session on AMD Zen 5): `mul`/`add` 77–80 GB/s with 4 KiB blocks against
-/// 82–91 with 1 KiB (and 51 against 58 in the machine's slow memory state); 768 B no better.
+/// one-pass loop does (measured faster than 4 KiB blocks with `fused_probe`, 768 B no
+/// better: `docs/performance-log.md`, “From the code comments”).
 const STREAMED_MULTI_BUF_BYTES: usize = 1024;
 /// Elements per block when an operand is converted (f16 computed in f32, casts): the
-/// conversion passes then stay in L1. Measured here for an f16 `add`: 45 GB/s at 4 MiB
-/// against 34 with full-size blocks.
+/// conversion passes then stay in L1 (an f16 `add` measured faster than with full-size
+/// blocks: `docs/performance-log.md`, “From the code comments”).
 const CAST_BLOCK: usize = 512;
 /// Rows per tile of the tiled walk when the operands fit in cache.
 pub const TILE_ROWS_SMALL: usize = 64;
@@ -549,9 +547,9 @@ impl Call<'_> {
 
 /// Prefetches the `bytes` bytes from `p`, one cache line at a time (a hint: any address is
 /// allowed). Used for converted inputs of DRAM-sized calls, whose conversion passes do not
-/// overlap the next block's reads otherwise (f16 `add` at 256 MiB: 19 → 28 GB/s here; the
-/// same prefetch slowed plain f32 inputs, which the block loop reads and prefetches
-/// itself, by 20 %).
+/// overlap the next block's reads otherwise (the same prefetch slowed plain f32 inputs,
+/// which the block loop reads and prefetches itself; measurements:
+/// `docs/performance-log.md`, “From the code comments”).
 #[inline]
 fn prefetch_bytes(p: *const u8, bytes: usize) {
     for off in (0..bytes).step_by(64) {

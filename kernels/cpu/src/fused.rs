@@ -25,18 +25,17 @@ use tensor_core::{DType, Error, Result, Scalar, MAX_INPUTS};
 /// 8 KiB, so a few nodes' buffers stay in L1/L2, and each node's call is paid once per
 /// 1024 elements.
 pub const BLOCK: usize = 1024;
-/// Elements per block when the chain streams from memory (operands and output together
-/// over [`STREAMED_BYTES`]). Node by node over a block, the leaves are read one node after
+/// Elements per block when the chain streams from memory (operands and output together over
+/// [`STREAMED_BYTES`]). Node by node over a block, the leaves are read one node after
 /// another; short blocks keep every leaf's stream (and the output's) busy at once, as a
-/// one-pass loop does, and the nodes' calls then cost less than the waits they overlap.
-/// Measured (`fused_probe`, blocks swept in one process against the one-pass loop; 2
-/// threads, AMD Zen 5): `relu(a*b + c)` over 256 MiB f32 operands with the loop at 98 GB/s,
-/// blocks of 1024 / 512 / 256 / 128 elements ran 53–57 / 70 / 68–71 / 69–76 GB/s (with the
-/// loop at 60 GB/s: 46 / 49 / 44 / 55); `((a - b)²).sum()` 37 / – / 35 / 43 GB/s against 49.
-/// Over cache-resident operands 1024 is best (172 GB/s; 128: 95).
+/// one-pass loop does, and the nodes' calls then cost less than the waits they overlap
+/// (blocks swept with `fused_probe`: 128 elements came nearest the one-pass loop from
+/// memory, while over cache-resident operands 1024 is best; `docs/performance-log.md`,
+/// “From the code comments”).
 pub const STREAM_BLOCK: usize = 128;
 /// Operand bytes (leaves and output together) from which a chain is taken to stream from
-/// memory rather than from the last-level cache (32 MiB on the machine measured above).
+/// memory rather than from the last-level cache (the size of that cache on the machine
+/// the block sizes were measured on).
 pub const STREAMED_BYTES: usize = 32 << 20;
 /// Bytes of one block buffer (the widest element).
 const SLOT: usize = BLOCK * 8;
@@ -226,12 +225,9 @@ impl<'a> Eval<'a> {
             }
             let raw = scratch.as_mut_ptr() as *mut u8;
             // The slots start on a line half a page from the first leaf (the scratch vector
-            // is only 8-byte aligned). Measured (`fused_probe`, AMD Zen 5, 2 threads, builds
-            // alternated; with the reduction's line-aligned leaf buffer): cache-resident
-            // `relu(a*b + c)` over 4 MiB operands 172–183 → 175–185 GB/s and
-            // `((a - b)²).sum()` 79–81 → 90–91; over 1 MiB 144–153 → 156–162 and 64–66 →
-            // 67–68; DRAM-sized chains within noise (their short blocks walk through every
-            // offset of a page anyway).
+            // is only 8-byte aligned): measured faster for cache-resident chains, DRAM-sized
+            // ones within noise (their short blocks walk through every offset of a page
+            // anyway); `docs/performance-log.md`, “From the code comments”.
             let first_leaf = self.leaves.first().map_or(0, |l| l.ptr as usize);
             let base = raw.wrapping_add(half_page_skew(raw as usize, first_leaf));
             let inner_len = self.plan.inner_len();

@@ -29,10 +29,8 @@ pub enum Store {
     /// 16-byte-aligned `out` whose lanes fill whole 16-byte pieces; the rest (an unaligned
     /// `out`, a block's last partial vector, narrower vectors) is stored plainly. Written
     /// while the next vectors compute, the output stream overlaps a compute-bound body
-    /// (`silu`, `exp`) where a block buffer flushed after it did not. Measured against that
-    /// buffer (`fused_probe`, 256 MiB f32, 2 threads, AMD Zen 3, builds alternated): `relu`
-    /// 20.5–22.4 → 16.8–18.3 ms, `silu` 32.9–34.2 → 29.4–29.7, the eager `relu(a*b + c)`
-    /// 90–98 → 74–78, the fused one 51–54 → 41–53.
+    /// (`silu`, `exp`) where a block buffer flushed after it did not (measured against that
+    /// buffer with `fused_probe`: `docs/performance-log.md`, “From the code comments”).
     Streaming,
 }
 

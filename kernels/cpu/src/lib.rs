@@ -3,11 +3,12 @@
 //! The CPU backend of tensor-ops: the [`value::Value`] lane algebra that `#[tensor_op]`
 //! bodies are written against, block kernels ([`map`]), the strided elementwise driver
 //! ([`elementwise`], a [`tensor_core::registry::KernelImpl`] for generated rows), copy/cast
-//! and fill engines ([`copy`], [`fill`]), the parallel split ([`parallel`]) and the caching
-//! allocator ([`alloc`]), and the built-in reductions' and fused softmax rows' kernels
-//! (crate-private: `reduce::builtin`, `softmax`). It registers their rows, its copy/fill rows
-//! and its allocator with the core through `inventory` ([`register`]), against the specs
-//! the core defines; it knows nothing of other backends or of `tensor-ops`.
+//! and fill engines ([`copy`], [`fill`]), SIMD-level detection ([`simd_level`]), the
+//! parallel split ([`parallel`]) and the caching allocator ([`alloc`]), and the built-in
+//! reductions' and fused softmax rows' kernels (crate-private: `reduce::builtin`, `softmax`).
+//! It registers their rows, its copy/fill rows and its allocator with the core through
+//! `inventory` ([`register`]), against the specs the core defines; it knows nothing of other
+//! backends or of `tensor-ops`.
 //!
 //! ```
 //! tensor_kernels_cpu::ensure_linked();
@@ -31,6 +32,7 @@ pub mod placement;
 pub mod reduce;
 pub mod register;
 pub mod rows;
+pub mod simd_level;
 mod softmax;
 pub mod value;
 

@@ -5,7 +5,9 @@
 use super::value::{Mask, SimdElement, Value};
 use crate::copy::stream::stream_pieces;
 use crate::kernel::Store;
-use std::sync::atomic::{AtomicU8, Ordering};
+use crate::simd_level::level_copies;
+/// The SIMD level, also under its former path `map::` (its own module since issue 33).
+pub use crate::simd_level::{max_simd_level, set_simd_level, simd_level, SimdLevel};
 
 /// An op body returning a value: `fn call<V: Value>(&self, [a, b]: [V; 2]) -> V`.
 pub trait MapBody<const N: usize>: Sync {
@@ -17,122 +19,6 @@ pub trait MapBody<const N: usize>: Sync {
 pub trait PredBody<const N: usize>: Sync {
     /// Evaluates the body on scalars or on SIMD lanes.
     fn call<V: Value>(&self, args: [V; N]) -> V::Mask;
-}
-
-/// The instruction set the block kernels, the f16/bf16 conversions and the copy and fill
-/// kernels run with, lowest first: a level implies every level below it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum SimdLevel {
-    /// The build's target features (SSE2 on a default x86-64 build).
-    Baseline,
-    /// AVX2 + FMA (x86-64, detected at run time).
-    Avx2,
-    /// AVX-512 F/BW/DQ/VL with AVX2 + FMA (x86-64, detected at run time): 512-bit vectors.
-    Avx512,
-}
-
-impl SimdLevel {
-    /// Every level, lowest first.
-    pub const ALL: [SimdLevel; 3] = [SimdLevel::Baseline, SimdLevel::Avx2, SimdLevel::Avx512];
-
-    /// The level's name as `TENSOR_OPS_SIMD` spells it: `baseline`, `avx2`, `avx512`.
-    pub fn name(self) -> &'static str {
-        match self {
-            SimdLevel::Baseline => "baseline",
-            SimdLevel::Avx2 => "avx2",
-            SimdLevel::Avx512 => "avx512",
-        }
-    }
-
-    /// The level named `s` (as [`SimdLevel::name`], any case), if any.
-    pub fn from_name(s: &str) -> Option<SimdLevel> {
-        SimdLevel::ALL.into_iter().find(|l| s.trim().eq_ignore_ascii_case(l.name()))
-    }
-
-    fn code(self) -> u8 {
-        self as u8 + 1
-    }
-}
-
-/// The level in use: 0 until first chosen, else `SimdLevel::code`.
-static LEVEL: AtomicU8 = AtomicU8::new(0);
-/// The CPU's widest level: 0 until detected, else `SimdLevel::code`.
-static MAX_LEVEL: AtomicU8 = AtomicU8::new(0);
-
-fn from_code(c: u8) -> Option<SimdLevel> {
-    SimdLevel::ALL.get(usize::from(c).wrapping_sub(1)).copied()
-}
-
-/// The instruction set the block, conversion, copy and fill kernels use now.
-///
-/// On first use this is the widest level of the running CPU ([`max_simd_level`]), lowered
-/// by the environment variable `TENSOR_OPS_SIMD` when set to `baseline`, `avx2` or
-/// `avx512` (a level above the CPU's is lowered to the CPU's; other values are ignored).
-/// [`set_simd_level`] changes it later.
-///
-/// Every level computes bit-identical results (no fused multiply-adds, the same per-lane
-/// code), with one exception that no code can rely on anyway: when both operands of an
-/// operation are NaN, which one's payload the NaN result carries (LLVM may commute
-/// `a + b`).
-#[inline]
-pub fn simd_level() -> SimdLevel {
-    match from_code(LEVEL.load(Ordering::Relaxed)) {
-        Some(level) => level,
-        None => init_level(),
-    }
-}
-
-/// The widest instruction set the running CPU supports (detected once; ignores
-/// `TENSOR_OPS_SIMD`).
-pub fn max_simd_level() -> SimdLevel {
-    if let Some(level) = from_code(MAX_LEVEL.load(Ordering::Relaxed)) {
-        return level;
-    }
-    let level = detect_max();
-    MAX_LEVEL.store(level.code(), Ordering::Relaxed);
-    level
-}
-
-/// Makes those kernels use `level`, or the CPU's widest level if `level` is above it,
-/// and returns the level now in use. Asking for more than the CPU has is therefore
-/// harmless.
-///
-/// The setting is **process-global**: it applies to every thread, including calls already
-/// running on other threads from their next block on (their results do not change: every
-/// level computes the same bits, see [`simd_level`]). Meant for tests and benchmarks that
-/// compare levels.
-pub fn set_simd_level(level: SimdLevel) -> SimdLevel {
-    let level = level.min(max_simd_level());
-    LEVEL.store(level.code(), Ordering::Relaxed);
-    level
-}
-
-#[cold]
-fn init_level() -> SimdLevel {
-    let max = max_simd_level();
-    let wanted = std::env::var("TENSOR_OPS_SIMD").ok().and_then(|v| SimdLevel::from_name(&v));
-    let level = wanted.map_or(max, |w| w.min(max));
-    // A concurrent `set_simd_level` wins over the environment.
-    match LEVEL.compare_exchange(0, level.code(), Ordering::Relaxed, Ordering::Relaxed) {
-        Ok(_) => level,
-        Err(current) => from_code(current).unwrap_or(level),
-    }
-}
-
-#[cold]
-fn detect_max() -> SimdLevel {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::is_x86_feature_detected as has;
-        let avx2 = has!("avx2") && has!("fma");
-        if avx2 && has!("avx512f") && has!("avx512bw") && has!("avx512dq") && has!("avx512vl") {
-            return SimdLevel::Avx512;
-        }
-        if avx2 {
-            return SimdLevel::Avx2;
-        }
-    }
-    SimdLevel::Baseline
 }
 
 /// How a block loop turns a body's result into output elements: values of `E`
@@ -223,39 +109,9 @@ unsafe fn run_block<E: SimdElement, const N: usize, K: BlockBody<E, N>>(
     }
 }
 
-/// [`run_block_generic`] compiled with AVX2.
-///
-/// # Safety
-/// As [`run_block`]; the CPU supports AVX2 and FMA.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn run_block_avx2<E: SimdElement, const N: usize, K: BlockBody<E, N>>(
-    out: *mut u8,
-    inputs: &[*const u8],
-    n: usize,
-    body: &K,
-    store: Store,
-) {
-    // SAFETY: forwarded.
-    unsafe { run_block_generic::<E, N, K>(out, inputs, n, body, store) }
-}
-
-/// [`run_block_generic`] compiled with AVX-512 (512-bit registers).
-///
-/// # Safety
-/// As [`run_block`]; the CPU supports AVX-512 F/BW/DQ/VL, AVX2 and FMA.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")]
-unsafe fn run_block_avx512<E: SimdElement, const N: usize, K: BlockBody<E, N>>(
-    out: *mut u8,
-    inputs: &[*const u8],
-    n: usize,
-    body: &K,
-    store: Store,
-) {
-    // SAFETY: forwarded.
-    unsafe { run_block_generic::<E, N, K>(out, inputs, n, body, store) }
-}
+level_copies!(unsafe fn run_block_avx2, run_block_avx512 [E: SimdElement, const N: usize, K: BlockBody<E, N>]
+    (out: *mut u8, inputs: &[*const u8], n: usize, body: &K, store: Store)
+    => run_block_generic::<E, N, K>; "As [`run_block`]");
 
 /// An empty `asm!` statement: emits nothing, but LLVM's loop vectorizer cannot widen a loop
 /// that contains it. Called once per vector in the block loop, whose body is already
@@ -279,8 +135,8 @@ pub fn no_loop_vectorize() {
 
 /// How far ahead of the vector being computed the block loop prefetches its inputs (32
 /// cache lines). The hardware prefetchers alone fall behind when a compute-bound body
-/// (exp) reads from DRAM: measured 256 MiB `exp_out` 80 ms → 46 ms, simple ops (add,
-/// relu) unchanged or slightly faster, cache-resident calls unchanged.
+/// (exp) reads from DRAM; simple ops (add, relu) measured unchanged or slightly faster,
+/// cache-resident calls unchanged (`docs/performance-log.md`, “From the code comments”).
 pub const PREFETCH_BYTES: usize = 2048;
 
 /// Asks the CPU to bring the cache line at `p` into L1 (a hint: any address is allowed).

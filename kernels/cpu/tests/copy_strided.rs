@@ -7,7 +7,7 @@ use tensor_core::iter::IterPlan;
 use tensor_core::registry::{CopyKernel, RawTensor};
 use tensor_core::{naive_copy, registry, with_dtype, DType, Device, Element, Layout};
 use tensor_kernels_cpu::copy::{classify, copy_strided, CopyClass};
-use tensor_kernels_cpu::map::{max_simd_level, set_simd_level, SimdLevel};
+use tensor_kernels_cpu::simd_level::{max_simd_level, set_simd_level, SimdLevel};
 
 /// A strided view inside a byte buffer: element strides and the element offset of [0,..].
 #[derive(Debug, Clone)]

@@ -4,7 +4,7 @@
 use tensor_core::registry::RawTensor;
 use tensor_core::{naive_fill, DType, Device, Scalar, Tensor};
 use tensor_kernels_cpu::fill::fill_strided;
-use tensor_kernels_cpu::map::{max_simd_level, set_simd_level, SimdLevel};
+use tensor_kernels_cpu::simd_level::{max_simd_level, set_simd_level, SimdLevel};
 
 /// Fills a view of `shape`/`strides` (base element offset `base`) in a buffer of `len`
 /// elements with both the kernel and the reference and compares every byte.

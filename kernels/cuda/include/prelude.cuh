@@ -9,7 +9,7 @@
 //  - bool as a value: + is or, * is and, - is xor, / is and; neg/abs are identity;
 //  - tops_cast<D>(S) has Rust `as` semantics (float->int truncates and saturates, NaN->0,
 //    x->bool is x != 0, narrowing floats round to nearest even).
-// Compiled by NVRTC, and by the host C++ compiler under kernels/cuda/shim.h for CPU tests.
+// Compiled by NVRTC, and by the host C++ compiler under kernels/cuda-testing/include/shim.h for CPU tests.
 #pragma once
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>

@@ -22,7 +22,7 @@
 //   finish:  a thread per output combining its slices' partials in slice order (the second
 //            pass of a split reduction). Every order is fixed by the launch plan: results do
 //            not depend on timing.
-// Compiled by NVRTC, and by the host C++ compiler under kernels/cuda/include/shim.h in tests.
+// Compiled by NVRTC, and by the host C++ compiler under kernels/cuda-testing/include/shim.h in tests.
 #pragma once
 
 #define TOPS_REDUCE_ACC_BYTES 32

@@ -2,7 +2,7 @@
 // `log_softmax` along the last dim of a dense float tensor on CUDA (f16/bf16 computed in
 // float, rounded once). Needs reduce.cuh
 // (tops_red_logsumexp, tops_warp_combine) in front of it. Compiled by NVRTC, and by the
-// host C++ compiler under kernels/cuda/include/shim.h in tests.
+// host C++ compiler under kernels/cuda-testing/include/shim.h in tests.
 #pragma once
 
 /// Softmax (`LOG` false: e^(x − M) · (1 / S)) or log_softmax (`LOG`: (x − M) − ln S) of the

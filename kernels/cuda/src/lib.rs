@@ -15,14 +15,11 @@
 //!   over the reducers of `kernels/cuda/include/reduce.cuh`), launched by [`launch`]; the
 //!   built-in reductions' and fused softmax rows' registry rows (`reduce_rows.rs`, against
 //!   the core's specs and dtype rule);
-//! - [`check`]: compile every generated kernel and report registers/spills (CI, no GPU);
-//! - hidden test harnesses: `shim` (runs generated kernels on the CPU) and `standin` (builds
-//!   the CPU-backed stand-in of the CUDA driver and NVRTC in `kernels/cuda/standin/`, so the
-//!   whole backend runs without a GPU).
 //!
-//! CUDA C headers: `kernels/cuda/include/prelude.cuh` (helpers of generated code), `args.cuh`
-//! (argument structs) and `shim.h` (runs the same source on the CPU in tests, see the
-//! hidden `shim` module).
+//! CUDA C headers: `kernels/cuda/include/prelude.cuh` (helpers of generated code) and
+//! `args.cuh` (argument structs). The test harnesses (the NVRTC check of every kernel, the
+//! CPU shim, the driver/NVRTC stand-in) live in the unpublished `tensor-cuda-testing` crate
+//! (`kernels/cuda-testing/`), which uses this crate's public API.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
@@ -31,7 +28,6 @@ pub mod alloc;
 pub mod args;
 pub mod block_cache;
 pub mod cache;
-pub mod check;
 pub mod codegen;
 pub mod compiled;
 pub mod ctype;
@@ -46,16 +42,8 @@ pub mod reduce_plan;
 mod reduce_rows;
 pub mod register;
 pub mod runtime;
-pub mod samples;
-#[doc(hidden)]
-pub mod shim;
 pub mod softmax_rows;
-#[doc(hidden)]
-pub mod standin;
 pub mod transfer;
 
 pub use launch::launch_map;
 pub use register::ensure_linked;
-
-/// The host shim header that compiles generated kernels with a host C++ compiler.
-pub const SHIM_HEADER: &str = include_str!("../include/shim.h");

@@ -7,3 +7,6 @@ mod ndarray;
 mod dlpack;
 #[cfg(feature = "dlpack")]
 pub use dlpack::DlpackTensor;
+
+#[cfg(feature = "safetensors")]
+pub mod safetensors_io;

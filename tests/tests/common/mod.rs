@@ -180,7 +180,7 @@ pub fn input(dtype: DType, shape: &[usize], lay: Lay, seed: u64) -> Tensor {
 }
 
 /// Params for a generic op test: 0.25, 3.0, 0.25, ... (converted to each param's type).
-pub fn params_for(spec: &tensor_ops::__private::OpSpec) -> Vec<Scalar> {
+pub fn params_for(spec: &tensor_core::registry::OpSpec) -> Vec<Scalar> {
     spec.params.iter().enumerate().map(|(i, _)| [Scalar::Float(0.25), Scalar::Float(3.0)][i % 2]).collect()
 }
 
@@ -251,9 +251,9 @@ pub fn assert_close(got: &[V], want: &[V], dtype: DType, exact: bool, what: &str
 /// Every (op, dtype, row) registered for `Device::Cuda` whose kernel is of kind `K`
 /// (`CudaMapKernel`, `CudaReduceKernel`), sorted by op name and dtype.
 pub fn cuda_rows_of<K: 'static>(
-) -> Vec<(&'static tensor_ops::__private::OpSpec, DType, &'static tensor_ops::__private::KernelRow)> {
-    use tensor_ops::__private::tensor_core::registry::registry;
-    use tensor_ops::__private::DeviceKind;
+) -> Vec<(&'static tensor_core::registry::OpSpec, DType, &'static tensor_core::registry::KernelRow)> {
+    use tensor_core::registry::registry;
+    use tensor_core::DeviceKind;
     let mut v = Vec::new();
     for (op, device, layout, dtypes) in registry().entries() {
         if device != DeviceKind::Cuda {

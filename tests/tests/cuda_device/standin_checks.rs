@@ -4,11 +4,11 @@
 
 use super::{device, DEV};
 use crate::standin::control;
-use tensor_ops::__private::tensor_core::registry::RawTensor;
-use tensor_ops::__private::tensor_kernels_cuda::alloc::{self, CudaAllocator};
-use tensor_ops::__private::tensor_kernels_cuda::plan::{self, Step};
-use tensor_ops::__private::tensor_kernels_cuda::runtime;
-use tensor_ops::__private::tensor_kernels_cuda::standin::Fault;
+use tensor_core::registry::RawTensor;
+use tensor_cuda_testing::standin::Fault;
+use tensor_kernels_cuda::alloc::{self, CudaAllocator};
+use tensor_kernels_cuda::plan::{self, Step};
+use tensor_kernels_cuda::runtime;
 use tensor_ops::fuse::Expr;
 use tensor_ops::prelude::*;
 

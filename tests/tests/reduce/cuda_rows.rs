@@ -5,9 +5,9 @@
 
 use crate::common::{self, values, Lay, V};
 use crate::user_reduce;
-use tensor_ops::__private::tensor_core::registry::OpSpec;
-use tensor_ops::__private::tensor_kernels_cuda::kernel::CudaReduceKernel;
-use tensor_ops::__private::tensor_kernels_cuda::plan::Step;
+use tensor_core::registry::OpSpec;
+use tensor_kernels_cuda::kernel::CudaReduceKernel;
+use tensor_kernels_cuda::plan::Step;
 use tensor_ops::prelude::*;
 
 /// Every CUDA reduction row: (op, dtype, kernel).

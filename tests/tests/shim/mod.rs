@@ -7,11 +7,12 @@
 
 use std::path::PathBuf;
 
-use tensor_ops::__private::tensor_core::registry::RawTensor;
-use tensor_ops::__private::tensor_core::registry::{registry, OpSpec};
-use tensor_ops::__private::tensor_core::{lock_many, Access, Tensor};
-use tensor_ops::__private::tensor_kernels_cuda::{check, codegen, nvrtc, plan, shim};
-use tensor_ops::__private::CudaMapKernel;
+use tensor_core::registry::RawTensor;
+use tensor_core::registry::{registry, OpSpec};
+use tensor_core::{lock_many, Access, Tensor};
+use tensor_cuda_testing::{check, shim};
+use tensor_kernels_cuda::kernel::CudaMapKernel;
+use tensor_kernels_cuda::{codegen, nvrtc, plan};
 use tensor_ops::prelude::*;
 
 /// One planned call: running its steps writes `out`.
@@ -114,7 +115,7 @@ pub fn nvrtc_compiles(ops: &[&str]) {
     nvrtc_available();
     let mut specs = Vec::new();
     for (op, device, layout, dtypes) in registry().entries() {
-        if device != tensor_ops::__private::DeviceKind::Cuda || !ops.contains(&op) {
+        if device != tensor_core::DeviceKind::Cuda || !ops.contains(&op) {
             continue;
         }
         let set = registry().row_set(op, device, layout).unwrap();

@@ -1,6 +1,6 @@
 //! The runner of `cuda_device.rs` (a `harness = false` test): its tests drive `Device::Cuda`
 //! end to end, on a real GPU when this machine has a CUDA driver, else under the CPU-backed
-//! stand-in of the driver and NVRTC (`tensor_kernels_cuda::standin`): the runner builds it
+//! stand-in of the driver and NVRTC (`tensor_cuda_testing::standin`): the runner builds it
 //! and runs itself again with the stand-in first on the library search path, so cudarc
 //! loads it by name as it loads the real driver.
 //!
@@ -21,9 +21,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
-use tensor_ops::__private::tensor_kernels_cuda::cache;
-use tensor_ops::__private::tensor_kernels_cuda::shim::ShimError;
-use tensor_ops::__private::tensor_kernels_cuda::standin::{self, Control};
+use tensor_cuda_testing::shim::ShimError;
+use tensor_cuda_testing::standin::{self, Control};
+use tensor_kernels_cuda::cache;
 
 /// One test.
 pub struct Test {

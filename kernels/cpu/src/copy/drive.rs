@@ -8,9 +8,8 @@ use std::ops::Range;
 use tensor_core::iter::IterPlan;
 
 /// Destination bytes below which a copy or fill runs on the calling thread, and the least
-/// each parallel chunk gets: waking a rayon worker costs several microseconds (measured
-/// here: a 256 KiB f32 fill took 4.5 µs inline and 16 µs as two tasks), about what moving
-/// 128 KiB through L2 costs.
+/// each parallel chunk gets: waking a rayon worker costs several microseconds, about what
+/// moving 128 KiB through L2 costs (`docs/performance-log.md`, “From the code comments”).
 const MIN_TASK_BYTES: usize = 256 << 10;
 
 /// The parallel grain, in elements of `elem_bytes` bytes, of the copy and fill loops: the

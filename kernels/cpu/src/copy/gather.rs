@@ -2,7 +2,7 @@
 //! `x[:, ::2]`) as a SIMD deinterleave — load two vectors, keep the even lanes — instead of
 //! one scalar load per element. AVX-512 keeps the even lanes with a two-source permute (or
 //! a truncating move for bytes), AVX2 and SSE2 with shuffles and packs; the picked level is
-//! [`simd_level`](crate::map::simd_level). No load reaches past the run's last element
+//! [`simd_level`](crate::simd_level::simd_level). No load reaches past the run's last element
 //! (`src[2 * (n - 1)]`): the AVX-512 tail uses masked loads, the others a scalar tail.
 
 /// `dst[i] = src[2 * i]` for `i < n`.
@@ -25,7 +25,7 @@ pub(crate) unsafe fn gather2<T: Copy>(dst: *mut T, src: *const T, n: usize) {
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    use crate::map::{simd_level, SimdLevel};
+    use crate::simd_level::{simd_level, SimdLevel};
     use std::arch::x86_64::*;
 
     /// Runs the widest kernel for element size `e` and returns how many leading elements

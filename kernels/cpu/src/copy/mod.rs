@@ -9,7 +9,7 @@
 //! rayon above [`crate::parallel::GRAIN`] elements and 256 KiB of destination. Same-
 //! dtype copies are generated once per element size; casts convert on load/store with Rust
 //! `as` rules. The instruction set is the block kernels' run-time level
-//! ([`simd_level`](crate::map::simd_level)).
+//! ([`simd_level`](crate::simd_level::simd_level)).
 
 mod cast;
 mod class;

@@ -299,7 +299,7 @@ mod x86 {
     /// # Safety
     /// As `super::fill_bytes`.
     pub(super) unsafe fn fill_wide(dst: *mut u8, pattern: &[u8; 64], n: usize) -> bool {
-        use crate::map::{simd_level, SimdLevel};
+        use crate::simd_level::{simd_level, SimdLevel};
         let level = simd_level();
         if level < SimdLevel::Avx2 {
             return false;

@@ -112,7 +112,7 @@ impl TransposeBits for u64 {}
 mod x86 {
     use super::super::stream::store_fence;
     use super::{Plane, TransposeBits};
-    use crate::map::{simd_level, SimdLevel};
+    use crate::simd_level::{simd_level, SimdLevel};
     use std::arch::x86_64::*;
     use std::mem::MaybeUninit;
     use std::ops::Range;

@@ -57,12 +57,12 @@ pub trait Reducer: Sync + Sized {
     type Acc: Copy + Send + Sync;
     /// The output element as stored.
     type Out: Element;
-    /// Rows per leaf of a column fold (reducing a strided dim), at most [`COLUMN_LEAF_MAX`].
-    /// Each leaf ends with its accumulator row written out and merged into the tree, so
-    /// folds whose accumulators are large and exact enough take longer leaves (argmax and
-    /// Welford's variance take 256: over dim 0 of [8192, 8192] f32 on AMD Zen 5, 0.65 →
-    /// 0.71 and 0.57 → 0.70 of the read speed); float sums keep [`COLUMN_LEAF`], a short
-    /// running sum between pairwise merges.
+    /// Rows per leaf of a column fold (reducing a strided dim), at most
+    /// [`COLUMN_LEAF_MAX`]. Each leaf ends with its accumulator row written out and merged
+    /// into the tree, so folds whose accumulators are large and exact enough take longer
+    /// leaves (argmax and Welford's variance take 256, measured nearer the read speed:
+    /// `docs/performance-log.md`, “From the code comments”); float sums keep
+    /// [`COLUMN_LEAF`], a short running sum between pairwise merges.
     const COLUMN_LEAF_ROWS: usize = COLUMN_LEAF;
     /// The reducer for these params (the op's `#[param]`s, in order).
     fn new(params: &[Scalar]) -> Self;
@@ -133,8 +133,8 @@ pub const ROW_SEGMENT: usize = 256;
 /// Asks for every line of `xs[from..from + ROW_SEGMENT]` (clipped): a column fold calls it
 /// with the *next* row before folding each segment of the current one, so the rows (each a
 /// separate run of memory, often only part of a page) arrive while the fold computes
-/// instead of each row restarting the hardware prefetcher. Measured over the first dim of
-/// [8192, 8192] f32 on AMD Zen 5: argmax 17 → 25–26 GB/s, var 18 → 25–26 GB/s.
+/// instead of each row restarting the hardware prefetcher (measured over the first dim:
+/// `docs/performance-log.md`, “From the code comments”).
 ///
 /// ```
 /// let row = vec![1.0f32; 1000];

@@ -3,16 +3,16 @@
 
 use super::{InputSource, Reducer};
 use crate::map::{simd_level, SimdLevel};
+use crate::simd_level::level_copies;
 use smallvec::SmallVec;
 use std::mem::MaybeUninit;
 use std::sync::Mutex;
 use tensor_core::registry::RawTensor;
 
 /// Elements per leaf of a row reduction (each folded by [`Reducer::fold_run`]; the built-in
-/// folds also prefetch one leaf ahead). Measured against 1024 (`reduce_probe`, [8192, 8192]
-/// f32 over dim 1, 2 threads, AMD Zen 3, builds alternated, three runs each): sum 18.3–20.9
-/// → 23.1–25.4 GB/s, amax 17.9–20.6 → 22.3–24.4, argmax 16.0–16.6 → 23.0–24.2, var
-/// 17.4–18.6 → 21.4–22.5 (the read loop 22–26 in both); dim 0 and softmax unchanged.
+/// folds also prefetch one leaf ahead). Measured faster than 1024 with `reduce_probe` over
+/// the last dim, the first dim and softmax unchanged (`docs/performance-log.md`, “From the
+/// code comments”).
 pub const ROW_LEAF: usize = 4096;
 /// Reduced positions (rows) per leaf of a column reduction, by default (a reducer may ask
 /// for more, up to [`COLUMN_LEAF_MAX`]: [`Reducer::COLUMN_LEAF_ROWS`]).
@@ -26,8 +26,8 @@ pub const COLUMN_LEAF_MAX: usize = 256;
 const TILE_BYTES: usize = 64 * 1024;
 /// Columns a column tile spans at least, whatever its accumulator's size: rows of 8192
 /// kept f32 elements are read whole, one run of memory after the other, where 16-byte
-/// accumulators (var, argmax) would cut them into 4096-element pieces (measured over dim 0
-/// of [8192, 8192] f32 on AMD Zen 5: argmax 23 → 27 GB/s, var 23 → 26.5).
+/// accumulators (var, argmax) would cut them into 4096-element pieces (measured faster
+/// over dim 0: `docs/performance-log.md`, “From the code comments”).
 const TILE_MIN_COLUMNS: usize = 8192;
 /// Elements below which a subtree is not split across threads.
 const PARALLEL_MIN: usize = 64 * 1024;
@@ -316,21 +316,8 @@ impl<R: Reducer> Walk<'_, R> {
         }
     }
 
-    /// [`Self::row_leaf_body`] compiled with AVX2.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2,fma")]
-    unsafe fn row_leaf_avx2(&self, base: isize, leaf: usize) -> R::Acc {
-        // SAFETY: forwarded.
-        unsafe { self.row_leaf_body(base, leaf) }
-    }
-
-    /// [`Self::row_leaf_body`] compiled with AVX-512.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")]
-    unsafe fn row_leaf_avx512(&self, base: isize, leaf: usize) -> R::Acc {
-        // SAFETY: forwarded.
-        unsafe { self.row_leaf_body(base, leaf) }
-    }
+    level_copies!(unsafe fn row_leaf_avx2, row_leaf_avx512 [] (&self, base: isize, leaf: usize) -> R::Acc
+        => Self::row_leaf_body; "As [`Self::row_leaf_body`]");
 
     /// Folds reduced positions `[leaf * ROW_LEAF, ..)`, run by run.
     #[inline(always)]
@@ -396,9 +383,8 @@ impl<R: Reducer> Walk<'_, R> {
         };
         // Accumulator rows are handed from leaf to leaf and unit to unit (`spare`): a fresh
         // row of 8192 16-byte accumulators is a fresh mapping from the allocator, 32 page
-        // faults. Measured (AMD Zen 5, `reduce_probe`, builds alternated): argmax / var over
-        // dim 0 of [1024, 8192] f32, 2 threads, 60–64 / 54–58 → 75 / 73–75 GB/s; over
-        // [8192, 8192] 360–480 → 255 page faults a call (speed within noise).
+        // faults (measured faster, with fewer page faults a call:
+        // `docs/performance-log.md`, “From the code comments”).
         if units >= 2 * threads() && units * tile.min(inner.size) * self.n >= crate::parallel::GRAIN {
             crate::parallel::for_each_chunk(units, 1, |range| {
                 let mut spare = Vec::new();
@@ -467,21 +453,9 @@ impl<R: Reducer> Walk<'_, R> {
         }
     }
 
-    /// [`Self::column_leaf_body`] compiled with AVX2.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2,fma")]
-    unsafe fn column_leaf_avx2(&self, base: isize, sc: isize, leaf: usize, accs: &mut [R::Acc]) {
-        // SAFETY: forwarded.
-        unsafe { self.column_leaf_body(base, sc, leaf, accs) }
-    }
-
-    /// [`Self::column_leaf_body`] compiled with AVX-512.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")]
-    unsafe fn column_leaf_avx512(&self, base: isize, sc: isize, leaf: usize, accs: &mut [R::Acc]) {
-        // SAFETY: forwarded.
-        unsafe { self.column_leaf_body(base, sc, leaf, accs) }
-    }
+    level_copies!(unsafe fn column_leaf_avx2, column_leaf_avx512 []
+        (&self, base: isize, sc: isize, leaf: usize, accs: &mut [R::Acc])
+        => Self::column_leaf_body; "As [`Self::column_leaf_body`]");
 
     /// Rows per column leaf: the reducer's choice, within `1..=COLUMN_LEAF_MAX`.
     fn leaf_rows() -> usize {

@@ -25,7 +25,7 @@
 //! - `tanh`: its odd Taylor series to `x^19` below 0.55, `1 - 2 / (e^(2|x|) + 1)` above;
 //! - `pow` computes through the `f64` kernels.
 
-use super::lanes::lanes_from_fn;
+use super::array::lanes_from_fn;
 use super::math::m64;
 use wide::f64x4;
 

@@ -11,7 +11,7 @@
 //! panics on zero, and `std`'s impls cannot be changed, so `Lane` carries the wrapping /
 //! divide-by-zero-is-0 operators below. Vectors are sized for 512-bit registers:
 //! [`F32x16`] (a 16-lane array whose per-lane loops LLVM vectorizes; the block kernels run
-//! AVX2 and AVX-512 copies when the CPU has them, see [`crate::map::SimdLevel`]) and
+//! AVX2 and AVX-512 copies when the CPU has them, see [`crate::simd_level::SimdLevel`]) and
 //! `wide::f64x4` for floats, `[E; N]` arrays whose every operation is `Lane`'s per lane
 //! (LLVM vectorizes the loops) for `bool`, `u8`, `i8` (64 lanes), `i16` (32), `i32` (16),
 //! `i64` (8). Every operation is per lane and total (no panic, no trap), so a value's
@@ -49,12 +49,15 @@
 //!   `std`'s `powf` per lane; sin/cos of |x| > 1e6 use `std` per lane;
 //! - `sqrt`, `floor`, `ceil`, `round`, `abs`, arithmetic: exact (IEEE).
 
+mod array;
+mod floats;
 mod lanes;
 mod math;
 mod math32;
 mod scalar;
 
-pub use lanes::{ArrayLanes, ArrayMask, F32x16, F32x16Mask, F64x4, F64x4Mask, Lanes, SimdElement};
+pub use floats::{F32x16, F32x16Mask, F64x4, F64x4Mask};
+pub use lanes::{ArrayLanes, ArrayMask, Lanes, SimdElement};
 pub use scalar::Lane;
 
 use std::ops::{Add, BitAnd, BitOr, Div, Mul, Neg, Not, Sub};

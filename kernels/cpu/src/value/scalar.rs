@@ -7,7 +7,7 @@
 //! and take lane 0, so a tail element gets bit-for-bit the result it would get in a
 //! vector.
 
-use super::lanes::{F32x16, F64x4};
+use super::floats::{F32x16, F64x4};
 use super::{Mask, Value};
 use std::ops::{Add, Div, Mul, Neg, Sub};
 use tensor_core::Element;

@@ -1,27 +1,27 @@
 //! Test harness (not a stable API): the CPU-backed stand-in for the CUDA driver and NVRTC
-//! (`kernels/cuda/standin/`), so every `Device::Cuda` path — context and stream setup, the
+//! (`kernels/cuda-testing/standin/`), so every `Device::Cuda` path — context and stream setup, the
 //! caching allocator, transfers, the module cache, argument marshalling, launches, errors —
 //! runs on machines without a GPU.
 //!
 //! [`build`] compiles it (host C++ compiler) into a directory holding `libcuda.so` and
 //! `libnvrtc.so.13`; [`Standin::command`] runs a program with that directory first on the
 //! library search path (`LD_LIBRARY_PATH`) and as `TENSOR_OPS_NVRTC_DIR`, so cudarc and
-//! [`super::nvrtc`] load the stand-in by name exactly as they load the real libraries: the
+//! [`tensor_kernels_cuda::nvrtc`] load the stand-in by name exactly as they load the real libraries: the
 //! backend has no branch for it. [`Control`] reaches its test controls (fault injection,
 //! the checks that fired, live allocations) from inside such a process.
 //!
 //! What it checks that a CPU would not notice, and its fault injection, are described in
-//! `kernels/cuda/standin/driver.cpp`.
+//! `kernels/cuda-testing/standin/driver.cpp`.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::cache;
-use super::codegen::PRELUDE;
-use super::nvrtc;
-use super::shim::{self, ShimError};
-use super::SHIM_HEADER;
+use crate::shim::{self, ShimError};
+use crate::SHIM_HEADER;
+use tensor_kernels_cuda::cache;
+use tensor_kernels_cuda::codegen::PRELUDE;
+use tensor_kernels_cuda::nvrtc;
 
 /// The variable that marks a process running under the stand-in (its directory).
 pub const ACTIVE_VAR: &str = "TOPS_STANDIN_DIR";

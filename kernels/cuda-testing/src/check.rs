@@ -1,15 +1,15 @@
 //! Compiles every generated kernel with NVRTC (no GPU needed) and reports each kernel's
 //! registers: the CI check that generated CUDA C stays valid, warning-free and spill-free.
 
-use crate::kernel::{CudaMapKernel, CudaReduceKernel};
-use crate::softmax_rows::CudaSoftmaxRows;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use tensor_core::registry::KernelRow;
 use tensor_core::{Error, Result};
+use tensor_kernels_cuda::kernel::{CudaMapKernel, CudaReduceKernel};
+use tensor_kernels_cuda::softmax_rows::CudaSoftmaxRows;
 
-use super::codegen::{self, DeviceFn, Generated, KernelSpec};
-use super::nvrtc;
-use super::reduce_codegen::ReduceFn;
+use tensor_kernels_cuda::codegen::{self, DeviceFn, Generated, KernelSpec};
+use tensor_kernels_cuda::nvrtc;
+use tensor_kernels_cuda::reduce_codegen::ReduceFn;
 
 /// The targets every kernel is checked for: PTX for Ampere, a cubin for Hopper.
 pub const CHECK_ARCHS: [&str; 2] = ["compute_80", "sm_90"];
@@ -119,8 +119,8 @@ pub fn compile_specs(specs: &[KernelSpec<'_>]) -> Result<Vec<KernelReport>> {
 
 /// `f` of every job, in the jobs' order, computed by one thread per core. NVRTC is
 /// CPU-bound and compiles separate programs from several threads at once; on one thread the
-/// check of every kernel kept one of CI's two cores busy for over three minutes (the
-/// `cuda_kernels` test binary, cold cache: 211 s, 118 s with this).
+/// check of every kernel took minutes while the other of CI's two cores sat idle (measured:
+/// `docs/performance-log.md`, “From the code comments”).
 fn on_all_cores<J: Sync, R: Send>(jobs: &[J], f: impl Fn(&J) -> R + Sync) -> Result<Vec<R>> {
     let next = AtomicUsize::new(0);
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, jobs.len().max(1));

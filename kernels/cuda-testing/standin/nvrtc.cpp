@@ -2,7 +2,7 @@
 // is). Test-only.
 //
 // "Compiling" a program builds its CUDA C with the host C++ compiler under the shim header
-// (kernels/cuda/include/shim.h, through kernel.h) into a shared library, with a wrapper per
+// (kernels/cuda-testing/include/shim.h, through kernel.h) into a shared library, with a wrapper per
 // `__global__` kernel that the stand-in driver calls (see standin.h); the "cubin" or "PTX"
 // is a short text naming that library. Libraries are cached by a hash of what built them.
 // `TOPS_STANDIN_KEEP_SOURCES=1` keeps each generated .cpp next to its library (debugging).

@@ -3,8 +3,8 @@
 
 use tensor_core::DType;
 
-use super::codegen::DeviceFn;
-use super::ctype::CType;
+use tensor_kernels_cuda::codegen::DeviceFn;
+use tensor_kernels_cuda::ctype::CType;
 
 /// One sample op instantiated for one dtype.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,5 +1,5 @@
 //! Runs the generated CUDA C on the CPU: the same kernel source, compiled by the host C++
-//! compiler under `kernels/cuda/include/shim.h` into a shared library, launched over its grid and
+//! compiler under `kernels/cuda-testing/include/shim.h` into a shared library, launched over its grid and
 //! compared with a Rust reference for every layout class x dtype, including tails,
 //! misaligned starts, negative strides and broadcast inputs. Skips (with the reason) when
 //! g++ or the CUDA fp16/bf16 headers are missing, except under `CI`, where that fails.
@@ -10,12 +10,12 @@ use std::sync::OnceLock;
 use half::{bf16, f16};
 use tensor_core::iter::{IterPlan, StridedOffsets};
 use tensor_core::{DType, Element, Scalar};
+use tensor_cuda_testing::samples;
+use tensor_cuda_testing::shim::{self, ShimError, ShimLib};
 use tensor_kernels_cuda::args::{
     ContigArgs, FusedReduceArgs, KernelParam, ReduceArgs, StridedArgs32, StridedArgs64, TransposeArgs,
 };
 use tensor_kernels_cuda::codegen::{self, ArgsKind, Generated, Index, KernelSpec, MapLayout};
-use tensor_kernels_cuda::samples;
-use tensor_kernels_cuda::shim::{self, ShimError, ShimLib};
 
 // ------------------------------------------------------------------ building the library
 

@@ -5,7 +5,7 @@
 // ignored with the one-line fix, never as a pass that did nothing. Under `CI` the cfg is
 // never set: a missing NVRTC there fails the tests.
 //
-// What the tests need, looked for as `tensor_kernels_cuda::nvrtc` and `::shim` look:
+// What the tests need, looked for as `tensor_kernels_cuda::nvrtc` and `tensor_cuda_testing::shim` look:
 // libnvrtc in `$TENSOR_OPS_NVRTC_DIR`, `<workspace>/.nvrtc/nvidia/cu13/lib` (where
 // `.ci/install-nvrtc.sh` puts it) or `/usr/local/cuda/lib64`; `cuda_fp16.h` beside it
 // (or in `$TENSOR_OPS_CUDA_INCLUDE`); and a host C++ compiler (`$CXX`, else `g++`).

@@ -1,4 +1,5 @@
-//! `.safetensors` files (feature `safetensors`): [`load`] memory-maps a file and returns
+//! `.safetensors` files (feature `safetensors`, which tensor-ops' `safetensors` feature turns
+//! on; users reach it as `tensor_ops::safetensors_io`): [`load`] memory-maps a file and returns
 //! every tensor as a read-only view of the mapping (no copy), [`save`] writes any set of
 //! named tensors (strided ones are written contiguous).
 //!
@@ -7,13 +8,13 @@
 //! mapped; every other tensor shares the mapping, which stays alive until the last view of
 //! the last tensor from the file is dropped.
 
+use crate::{DType, Device, Error, Result, Storage, Tensor};
 use memmap2::Mmap;
 use safetensors::tensor::{Dtype as StDtype, SafeTensors, View};
 use std::borrow::Cow;
 use std::path::Path;
 use std::ptr::NonNull;
 use std::sync::Arc;
-use tensor_core::{DType, Device, Error, Result, Storage, Tensor};
 
 const OP_LOAD: &str = "safetensors::load";
 const OP_SAVE: &str = "safetensors::save";
@@ -67,8 +68,9 @@ fn io_error(op: &'static str, path: &Path, e: impl std::fmt::Display) -> Error {
 /// read-only view, not a copy).
 ///
 /// ```
+/// # extern crate tensor_core as tensor_ops; // the example as a user of tensor-ops writes it
 /// # fn main() -> tensor_ops::Result<()> {
-/// use tensor_ops::prelude::*;
+/// use tensor_ops::Tensor;
 /// let path = std::env::temp_dir().join("tensor_ops_doc_load.safetensors");
 /// let w = Tensor::from_vec(vec![1f32, 2., 3., 4.], &[2, 2])?;
 /// tensor_ops::safetensors_io::save(&path, &[("w", &w.t()?)])?;
@@ -195,8 +197,9 @@ fn check_names(tensors: &[(&str, &Tensor)]) -> Result<()> {
 /// a name breaking these rules is an `Err` before the file is created or touched.
 ///
 /// ```
+/// # extern crate tensor_core as tensor_ops; // the example as a user of tensor-ops writes it
 /// # fn main() -> tensor_ops::Result<()> {
-/// use tensor_ops::prelude::*;
+/// use tensor_ops::Tensor;
 /// let path = std::env::temp_dir().join("tensor_ops_doc_save.safetensors");
 /// let x = Tensor::from_vec(vec![1i32, 2], &[2])?;
 /// assert!(tensor_ops::safetensors_io::save(&path, &[("x", &x), ("x", &x)]).is_err());
@@ -211,7 +214,7 @@ pub fn save(path: impl AsRef<Path>, tensors: &[(&str, &Tensor)]) -> Result<()> {
     let mut entries = Vec::with_capacity(tensors.len());
     for (name, t) in tensors {
         let host = t.to_device(Device::Cpu)?.contiguous()?;
-        let bytes = tensor_core::with_dtype!(host.dtype(), T => {
+        let bytes = crate::with_dtype!(host.dtype(), T => {
             let v = host.to_vec::<T>()?;
             let n = v.len() * std::mem::size_of::<T>();
             // SAFETY: `v` holds `n` initialized bytes of plain-old-data elements (every

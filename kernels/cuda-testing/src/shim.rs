@@ -1,8 +1,8 @@
 //! Test harness (not a stable API): runs generated CUDA C on the CPU. The same kernel
-//! source is compiled by the host C++ compiler under `kernels/cuda/include/shim.h` into a shared
+//! source is compiled by the host C++ compiler under `kernels/cuda-testing/include/shim.h` into a shared
 //! library (split over a few translation units compiled in parallel, cached on disk by a
 //! hash of the source), each kernel with an `extern "C"` launcher that runs its grid.
-//! [`ShimLib::run`] executes the plans of [`super::plan`] on host memory, so the CPU sees
+//! [`ShimLib::run`] executes the plans of [`tensor_kernels_cuda::plan`] on host memory, so the CPU sees
 //! exactly the launches a GPU would.
 //!
 //! Needs `g++` (or `$CXX`) and NVIDIA's `cuda_fp16.h`/`cuda_bf16.h` (they come with the
@@ -12,11 +12,11 @@ use std::ffi::c_void;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::cache;
-use super::codegen::{self, ArgsKind, Generated, KernelSpec};
-use super::nvrtc;
-use super::plan::Step;
-use super::SHIM_HEADER;
+use crate::SHIM_HEADER;
+use tensor_kernels_cuda::cache;
+use tensor_kernels_cuda::codegen::{self, ArgsKind, Generated, KernelSpec};
+use tensor_kernels_cuda::nvrtc;
+use tensor_kernels_cuda::plan::Step;
 
 /// Why the shim library could not be had.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -194,7 +194,7 @@ impl ShimLib {
         Ok(())
     }
 
-    /// Runs a plan of [`super::plan`] whose addresses are host memory.
+    /// Runs a plan of [`tensor_kernels_cuda::plan`] whose addresses are host memory.
     ///
     /// # Safety
     /// Every address in `steps` is host memory valid for each access the step makes.

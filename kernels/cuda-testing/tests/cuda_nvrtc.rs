@@ -6,9 +6,10 @@
 //! (`tops_cuda_checks_unavailable`, set by the build script) with the fix; where it runs, a
 //! missing NVRTC fails it (CI installs NVRTC).
 
-use tensor_kernels_cuda::check::{compile_specs, KernelReport};
+use tensor_cuda_testing::check::{compile_specs, KernelReport};
+use tensor_cuda_testing::samples;
 use tensor_kernels_cuda::codegen::{self, KernelSpec, MapLayout};
-use tensor_kernels_cuda::{nvrtc, samples};
+use tensor_kernels_cuda::nvrtc;
 
 /// Prints which NVRTC runs; a missing one fails the test with the fix.
 fn require_nvrtc() {

@@ -1,0 +1,27 @@
+//! # tensor-cuda-testing
+//!
+//! Test harnesses of the CUDA backend, kept out of the published `tensor-kernels-cuda` so
+//! that no CUDA build carries them (`publish = false`; a dev-dependency of `tensor-tests`
+//! and `tensor-benches`):
+//!
+//! - [`check`]: compile every generated kernel with NVRTC and report registers/spills (the
+//!   CI check that needs no GPU), over the sample device functions of [`samples`];
+//! - [`shim`]: runs generated CUDA C on the CPU (host C++ compiler under
+//!   `kernels/cuda-testing/include/shim.h`);
+//! - [`standin`]: builds the CPU-backed stand-in of the CUDA driver and NVRTC
+//!   (`kernels/cuda-testing/standin/`), so the whole backend runs without a GPU.
+//!
+//! The build-script probe that reports these tests as ignored where they cannot run lives in
+//! `kernels/cuda-testing/build/cuda_checks_probe.rs` (`include!`d by the build scripts of
+//! this crate, `tests` and `benches`). Everything here uses the backend's public API only.
+
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(missing_docs)]
+
+pub mod check;
+pub mod samples;
+pub mod shim;
+pub mod standin;
+
+/// The host shim header that compiles generated kernels with a host C++ compiler.
+pub const SHIM_HEADER: &str = include_str!("../include/shim.h");
