@@ -122,8 +122,8 @@ fn main() -> Result<()> {
     println!("DLPack export of m.flip(1): shape {:?}, strides {:?}", exported.shape(), exported.strides());
     println!("imported back: {}", Tensor::from_dlpack(exported)?);
 
-    println!("\n== the dispatch registry (op × device × layout → dtypes)");
-    for (op, device, layout, dtypes) in tensor_ops::registry().entries() {
+    println!("\n== the dispatch registry (op × device × layout → dtypes; internal steps left out)");
+    for (op, device, layout, dtypes) in tensor_ops::registry().user_entries() {
         let names: Vec<&str> = dtypes.iter().map(|d| d.name()).collect();
         println!("{op:>10} {device:>4} {layout:?}  {}", names.join(" "));
     }

@@ -103,7 +103,7 @@
 //! with non-temporal stores so they do not evict the inputs). Strided and transposed inputs
 //! are staged through cache-sized blocks or relaid out by the tiled copy engine. New CPU
 //! outputs come from a caching allocator (no page faults for sizes seen before): turn it off
-//! with `TENSOR_OPS_CPU_CACHE=0` or `tensor_ops::__private::tensor_kernels_cpu::alloc::set_enabled(false)`.
+//! with `TENSOR_OPS_CPU_CACHE=0` or [`set_cpu_cache_enabled`]`(false)` ([`empty_cpu_cache`] frees what it holds).
 //! A call costs a few hundred nanoseconds of dispatch, checks and locking, so tiny tensors
 //! are dominated by it. `TENSOR_OPS_SIMD=baseline|avx2|avx512` lowers the instruction set.
 //!
@@ -171,6 +171,29 @@ pub fn registry() -> &'static Registry {
 }
 #[doc = include_str!("tensor_op.md")]
 pub use tensor_macros::tensor_op;
+
+/// Turns the CPU caching allocator on or off (off also frees every cached block; the
+/// environment variable `TENSOR_OPS_CPU_CACHE=0` starts it off). New CPU outputs reuse freed
+/// blocks of their size class while it is on, so repeated calls take no page faults.
+///
+/// ```
+/// tensor_ops::set_cpu_cache_enabled(false);
+/// let t = tensor_ops::Tensor::from_vec(vec![1.0f32; 8], &[8]).unwrap();
+/// assert_eq!(tensor_ops::TensorOps::add(&t, &t).unwrap().to_vec::<f32>().unwrap(), vec![2.0; 8]);
+/// tensor_ops::set_cpu_cache_enabled(true);
+/// ```
+pub fn set_cpu_cache_enabled(on: bool) {
+    tensor_kernels_cpu::alloc::set_enabled(on);
+}
+
+/// Frees every block the CPU caching allocator holds (the cache stays on).
+///
+/// ```
+/// tensor_ops::empty_cpu_cache();
+/// ```
+pub fn empty_cpu_cache() {
+    tensor_kernels_cpu::alloc::empty_cache();
+}
 
 /// Everything a user needs: `use tensor_ops::prelude::*;`.
 pub mod prelude {

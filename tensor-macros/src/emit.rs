@@ -129,6 +129,7 @@ fn hidden_module(op: &OpDef) -> TokenStream {
     let predicate = op.sig.predicate;
     let float_only = op.sig.bound == Bound::Float;
     let summary = op.summary();
+    let internal = op.is_hidden();
 
     let input_idents: Vec<Ident> = inputs.iter().map(|i| (*i).clone()).collect();
     let body = emit_rust(&op.body, &input_idents, &param_idents);
@@ -205,6 +206,7 @@ fn hidden_module(op: &OpDef) -> TokenStream {
                 bool_output: #predicate,
                 float_only: #float_only,
                 doc: #summary,
+                internal: #internal,
                 defined_at: ::core::concat!(::core::module_path!(), " (", ::core::file!(), ":", ::core::line!(), ")"),
                 rows: #p::RowCache::new(),
             };

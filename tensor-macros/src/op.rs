@@ -87,6 +87,15 @@ fn block_text(block: &syn::Block) -> String {
 }
 
 impl OpDef {
+    /// True for a definition marked `#[doc(hidden)]`: an internal step of other ops
+    /// (`OpSpec::internal`), left out of listings for users.
+    pub fn is_hidden(&self) -> bool {
+        self.docs.iter().any(|a| match &a.meta {
+            syn::Meta::List(l) => l.tokens.to_string().trim() == "hidden",
+            _ => false,
+        })
+    }
+
     /// The first line of the docs, or a generated description (for `OpSpec::doc`).
     pub fn summary(&self) -> String {
         self.docs

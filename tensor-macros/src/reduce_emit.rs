@@ -237,6 +237,7 @@ pub fn expand(def: &ReduceDef) -> TokenStream {
                     bool_output: false,
                     float_only: #float_only,
                     doc: #summary,
+                    internal: false,
                     defined_at: ::core::concat!(::core::module_path!(), " (", ::core::file!(), ":", ::core::line!(), ")"),
                     rows: #p::RowCache::new(),
                 },

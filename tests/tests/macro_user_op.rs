@@ -192,3 +192,32 @@ fn renamed_op_runs() {
         assert_eq!(f64s(&y), want, "{d}");
     }
 }
+
+/// An internal step, as the built-ins' `softmax_from_lse` is: `#[doc(hidden)]` marks its spec
+/// internal, so listings for users leave it out.
+#[doc(hidden)]
+#[tensor_op(dtypes = [f32])]
+pub fn hidden_step<T: Float>(x: T) -> T {
+    x + T::one()
+}
+
+#[test]
+fn user_listings_leave_out_internal_steps_and_keep_user_ops() {
+    let reg = tensor_ops::registry();
+    let all: Vec<&str> = reg.entries().into_iter().map(|e| e.0).collect();
+    let users: Vec<&str> = reg.user_entries().into_iter().map(|e| e.0).collect();
+    for internal in
+        ["fused", "softmax_rows", "log_softmax_rows", "softmax_from_lse", "log_softmax_from_lse", "hidden_step"]
+    {
+        assert!(all.contains(&internal), "{internal} is registered");
+        assert!(!users.contains(&internal), "{internal} is internal");
+        assert!(reg.op(internal).unwrap().internal);
+    }
+    for user in ["add", "copy", "fill", "sum", "softmax", "leaky_relu"] {
+        assert!(users.contains(&user), "{user} is listed for users");
+        assert!(!reg.op(user).unwrap().internal);
+    }
+    // hidden or not, the op runs
+    let t = Tensor::from_vec(vec![1.0f32, 2.0], &[2]).unwrap();
+    assert_eq!(hidden_step(&t).unwrap().to_vec::<f32>().unwrap(), vec![2.0, 3.0]);
+}

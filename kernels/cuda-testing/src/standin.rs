@@ -204,6 +204,17 @@ impl Control {
         }
     }
 
+    /// Labels the messages of the checks that fire from now on as expected (the running test
+    /// provokes them on purpose), until called with `false`.
+    pub fn expect_checks(&self, on: bool) {
+        type F = unsafe extern "C" fn(i32);
+        // SAFETY: the stand-in exports this exact signature (driver.cpp).
+        if let Ok(f) = unsafe { self.lib.get::<F>(b"tops_standin_expect_checks") } {
+            // SAFETY: a plain integer argument.
+            unsafe { f(i32::from(on)) }
+        }
+    }
+
     /// The checks that fired since the last call (and clears them).
     pub fn take_violations(&self) -> Vec<String> {
         type F = unsafe extern "C" fn(*mut u8, usize) -> i32;

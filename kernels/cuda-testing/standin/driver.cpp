@@ -85,9 +85,14 @@ std::mutex g_lock; // guards everything below that is not a stream's own queue
 std::atomic<bool> g_init{false};
 std::vector<std::string> g_violations;
 
+std::atomic<bool> g_expected{false}; // the running test provokes the checks on purpose
+
 void violation(const std::string& what) {
     std::lock_guard<std::mutex> l(g_lock);
-    std::fprintf(stderr, "cuda stand-in: %s\n", what.c_str());
+    if (g_expected.load())
+        std::fprintf(stderr, "cuda stand-in (expected: the test provokes this check): %s\n", what.c_str());
+    else
+        std::fprintf(stderr, "cuda stand-in: %s\n", what.c_str());
     g_violations.push_back(what);
 }
 
@@ -385,6 +390,10 @@ CUresult copy(CUdeviceptr dst, bool dst_dev, CUdeviceptr src, bool src_dev, size
 /// Makes the `nth` next call of `kind` (0 alloc, 1 launch, 2 copy) and the `count - 1`
 /// after it fail; `nth` 0 turns it off.
 EXPORT void tops_standin_inject(int kind, long long nth, long long count) { set_fault(kind, nth, count); }
+
+/// Marks the checks that fire from now on as provoked on purpose (their messages say so),
+/// until called with 0.
+EXPORT void tops_standin_expect_checks(int on) { g_expected.store(on != 0); }
 
 /// Copies the checks that fired since the last call into `buf` (lines), clears them and
 /// returns how many there were.

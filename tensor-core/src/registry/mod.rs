@@ -251,6 +251,20 @@ impl Registry {
         all.sort_by(|a, b| (a.0, a.1, a.2).cmp(&(b.0, b.1, b.2)));
         all
     }
+
+    /// [`Registry::entries`] without the internal steps of other ops ([`OpSpec::internal`]:
+    /// the fused-chain runner, softmax's row passes): the ops a user calls.
+    ///
+    /// ```
+    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// let reg = tensor_ops::tensor_core::registry();
+    /// assert!(reg.user_entries().iter().all(|(op, ..)| *op != "fused"));
+    /// ```
+    pub fn user_entries(&self) -> Vec<(&'static str, DeviceKind, Layout, Vec<DType>)> {
+        let internal =
+            |name: &str| self.by_name.get(name).is_some_and(|sets| sets.iter().any(|(_, _, s)| s.op.internal));
+        self.entries().into_iter().filter(|(op, ..)| !internal(op)).collect()
+    }
 }
 
 /// The row for (device, layout, dtype) among one op's `sets`, or a [`Error::NoKernel`]

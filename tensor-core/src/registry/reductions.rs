@@ -19,6 +19,7 @@ macro_rules! specs {
                     bool_output: false,
                     float_only: false,
                     doc: $doc,
+                    internal: false,
                     defined_at: concat!(module_path!(), " (", file!(), ":", line!(), ")"),
                     rows: RowCache::new(),
                 },

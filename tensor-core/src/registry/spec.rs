@@ -20,6 +20,10 @@ pub struct OpSpec {
     pub float_only: bool,
     /// One-line description.
     pub doc: &'static str,
+    /// An implementation step of other ops (the fused-chain runner, softmax's row passes), not
+    /// an op users call: listings for users ([`super::Registry::user_entries`]) leave it out.
+    /// `#[tensor_op]` sets it for a definition marked `#[doc(hidden)]`.
+    pub internal: bool,
     /// Where the op is defined, `module::path (file.rs:line)`, for error messages (two ops
     /// registered under one name are named by it).
     pub defined_at: &'static str,
@@ -61,6 +65,7 @@ pub static COPY_SPEC: OpSpec = OpSpec {
     bool_output: false,
     float_only: false,
     doc: "strided copy into the destination, casting with Rust `as` rules",
+    internal: false,
     defined_at: concat!(module_path!(), " (", file!(), ":", line!(), ")"),
     rows: RowCache::new(),
 };
@@ -73,6 +78,7 @@ pub static FILL_SPEC: OpSpec = OpSpec {
     bool_output: false,
     float_only: false,
     doc: "writes a scalar (cast with Rust `as` rules) into every element",
+    internal: false,
     defined_at: concat!(module_path!(), " (", file!(), ":", line!(), ")"),
     rows: RowCache::new(),
 };
@@ -87,6 +93,7 @@ pub static FUSED_SPEC: OpSpec = OpSpec {
     bool_output: false,
     float_only: false,
     doc: "runs a chain of elementwise ops (and a final reduction) in one pass",
+    internal: true,
     defined_at: concat!(module_path!(), " (", file!(), ":", line!(), ")"),
     rows: RowCache::new(),
 };
@@ -101,6 +108,7 @@ pub static SOFTMAX_ROWS: OpSpec = OpSpec {
     bool_output: false,
     float_only: true,
     doc: "softmax of dense rows, fused",
+    internal: true,
     defined_at: concat!(module_path!(), " (", file!(), ":", line!(), ")"),
     rows: RowCache::new(),
 };
@@ -113,6 +121,7 @@ pub static LOG_SOFTMAX_ROWS: OpSpec = OpSpec {
     bool_output: false,
     float_only: true,
     doc: "log_softmax of dense rows, fused",
+    internal: true,
     defined_at: concat!(module_path!(), " (", file!(), ":", line!(), ")"),
     rows: RowCache::new(),
 };

@@ -15,6 +15,7 @@ use tensor_macros::tensor_op;
 /// `e^((x − hi) − lo)`: softmax from a row's log-sum-exp `hi + lo`. The `+ (hi − hi)`
 /// (0 for a finite `hi`, NaN for ±∞) makes a row holding +∞ all NaN, as the max-subtracted
 /// form gives (`e^(x − ∞)` would be 0 beside the ∞'s own NaN).
+#[doc(hidden)]
 #[tensor_op(name = "softmax_from_lse", dtypes = [float])]
 pub(crate) fn softmax_from_lse<T: Float>(x: T, hi: T, lo: T) -> T {
     (((x - hi) - lo) + (hi - hi)).exp()
@@ -22,6 +23,7 @@ pub(crate) fn softmax_from_lse<T: Float>(x: T, hi: T, lo: T) -> T {
 
 /// `(x − hi) − lo`: log_softmax from a row's log-sum-exp `hi + lo` (a row holding +∞ all
 /// NaN, as [`softmax_from_lse`]).
+#[doc(hidden)]
 #[tensor_op(name = "log_softmax_from_lse", dtypes = [float])]
 pub(crate) fn log_softmax_from_lse<T: Float>(x: T, hi: T, lo: T) -> T {
     ((x - hi) - lo) + (hi - hi)
