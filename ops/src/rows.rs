@@ -4,6 +4,23 @@
 //! row for each device tensor-ops links — the CPU always, CUDA only with the `cuda` feature
 //! (through [`if_cuda`](crate::__private::if_cuda)).
 
+/// One strided row: `op` × `device` × `dtype` → `kernel`, submitted to the registry.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! __tensor_ops_row {
+    ($spec:expr, $device:ident, $dtype:expr, $kernel:expr) => {
+        $crate::__private::inventory::submit! {
+            $crate::__private::KernelRow {
+                op: $spec,
+                device: $crate::__private::DeviceKind::$device,
+                layout: $crate::__private::Layout::Strided,
+                dtype: $dtype,
+                kernel: $kernel,
+            }
+        }
+    };
+}
+
 /// The rows of one dtype of an elementwise `#[tensor_op]`: a CPU row running `cpu` and, with
 /// the `cuda` feature, a CUDA row compiling `cuda_function` from `cuda_source`.
 #[macro_export]
@@ -13,30 +30,15 @@ macro_rules! __tensor_ops_register_map_rows {
         spec: $spec:expr, dtype: $dtype:expr, compute: $compute:expr, output: $output:expr,
         cpu: $cpu:expr, cuda_function: $function:expr, cuda_source: $source:expr $(,)?
     ) => {
-        $crate::__private::inventory::submit! {
-            $crate::__private::KernelRow {
-                op: $spec,
-                device: $crate::__private::DeviceKind::Cpu,
-                layout: $crate::__private::Layout::Strided,
-                dtype: $dtype,
-                kernel: &$crate::__private::MapKernel { compute: $compute, output: $output, func: $cpu },
-            }
-        }
+        $crate::__tensor_ops_row!(
+            $spec, Cpu, $dtype,
+            &$crate::__private::MapKernel { compute: $compute, output: $output, func: $cpu }
+        );
         $crate::__private::if_cuda! {
-            $crate::__private::inventory::submit! {
-                $crate::__private::KernelRow {
-                    op: $spec,
-                    device: $crate::__private::DeviceKind::Cuda,
-                    layout: $crate::__private::Layout::Strided,
-                    dtype: $dtype,
-                    kernel: &$crate::__private::CudaMapKernel {
-                        compute: $compute,
-                        output: $output,
-                        function: $function,
-                        source: $source,
-                    },
-                }
-            }
+            $crate::__tensor_ops_row!(
+                $spec, Cuda, $dtype,
+                &$crate::__private::CudaMapKernel { compute: $compute, output: $output, function: $function, source: $source }
+            );
         }
     };
 }
@@ -51,33 +53,18 @@ macro_rules! __tensor_ops_register_reduce_rows {
         spec: $spec:expr, dtype: $dtype:expr, compute: $compute:expr, output: $output:expr,
         cpu: $cpu:ty, cuda_reducer: $reducer:expr, cuda_source: $source:expr $(,)?
     ) => {
-        $crate::__private::inventory::submit! {
-            $crate::__private::KernelRow {
-                op: $spec,
-                device: $crate::__private::DeviceKind::Cpu,
-                layout: $crate::__private::Layout::Strided,
-                dtype: $dtype,
-                kernel: &$crate::__private::ReduceKernel {
-                    func: $crate::__private::drive_reduce::<$cpu>,
-                    fused: $crate::__private::drive_reduce_fused::<$cpu>,
-                },
+        $crate::__tensor_ops_row!(
+            $spec, Cpu, $dtype,
+            &$crate::__private::ReduceKernel {
+                func: $crate::__private::drive_reduce::<$cpu>,
+                fused: $crate::__private::drive_reduce_fused::<$cpu>,
             }
-        }
+        );
         $crate::__private::if_cuda! {
-            $crate::__private::inventory::submit! {
-                $crate::__private::KernelRow {
-                    op: $spec,
-                    device: $crate::__private::DeviceKind::Cuda,
-                    layout: $crate::__private::Layout::Strided,
-                    dtype: $dtype,
-                    kernel: &$crate::__private::CudaReduceKernel {
-                        reducer: $reducer,
-                        source: $source,
-                        compute: $compute,
-                        output: $output,
-                    },
-                }
-            }
+            $crate::__tensor_ops_row!(
+                $spec, Cuda, $dtype,
+                &$crate::__private::CudaReduceKernel { reducer: $reducer, source: $source, compute: $compute, output: $output }
+            );
         }
     };
 }

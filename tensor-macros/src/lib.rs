@@ -20,6 +20,7 @@ mod emit;
 mod errors;
 mod ir;
 mod lower;
+mod lower_const;
 mod op;
 mod reduce_arith;
 mod reduce_compose;
