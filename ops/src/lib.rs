@@ -172,6 +172,22 @@ pub fn registry() -> &'static Registry {
 #[doc = include_str!("tensor_op.md")]
 pub use tensor_macros::tensor_op;
 
+/// Calls of any registered op by its spec, as the functions `#[tensor_op]` generates make
+/// them: the core's one call path with the backends linked. For code that picks an op at
+/// run time (a test comparing one op's rows, an interpreter); [`registry`] finds specs by
+/// name.
+///
+/// ```
+/// use tensor_ops::prelude::*;
+/// let spec = tensor_ops::registry().op("add").unwrap();
+/// let a = Tensor::from_vec(vec![1.0f32, 2.0], &[2]).unwrap();
+/// let c = tensor_ops::by_spec::call_map_new(spec, &[&a, &a], &[]).unwrap();
+/// assert_eq!(c.to_vec::<f32>().unwrap(), vec![2.0, 4.0]);
+/// ```
+pub mod by_spec {
+    pub use crate::call::{call_map_inplace, call_map_new, call_map_out, call_reduce, call_reduce_new};
+}
+
 /// Turns the CPU caching allocator on or off (off also frees every cached block; the
 /// environment variable `TENSOR_OPS_CPU_CACHE=0` starts it off). New CPU outputs reuse freed
 /// blocks of their size class while it is on, so repeated calls take no page faults.

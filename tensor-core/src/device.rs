@@ -5,7 +5,7 @@ use std::fmt;
 /// A device: the CPU or a CUDA GPU by ordinal.
 ///
 /// ```
-/// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+/// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
 /// use tensor_ops::Device;
 /// assert_eq!(Device::Cuda(1).to_string(), "cuda:1");
 /// assert_eq!(Device::Cpu.kind(), tensor_ops::tensor_core::DeviceKind::Cpu);
@@ -72,7 +72,7 @@ impl fmt::Display for DeviceKind {
 /// How elements are addressed. An enum so other layouts (sparse, blocked) can be added later.
 ///
 /// ```
-/// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+/// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
 /// use tensor_ops::Layout;
 /// assert_eq!(Layout::default(), Layout::Strided);
 /// ```

@@ -6,7 +6,7 @@ use std::fmt;
 /// The element type of a tensor.
 ///
 /// ```
-/// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+/// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
 /// use tensor_ops::DType;
 /// assert_eq!(DType::BF16.size(), 2);
 /// assert_eq!(DType::I64.to_string(), "i64");
@@ -41,7 +41,7 @@ pub enum DType {
 /// below keeps this list equal to `DType::ALL`, so there is one list.
 ///
 /// ```
-/// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+/// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
 /// macro_rules! count { ($($d:ident),*) => { [$(tensor_ops::DType::$d),*].len() } }
 /// assert_eq!(tensor_ops::tensor_core::for_each_dtype!(count;), tensor_ops::DType::ALL.len());
 /// ```
@@ -150,7 +150,7 @@ mod sealed {
 /// storage only ever holds 0 or 1 (the library never writes anything else).
 ///
 /// ```
-/// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+/// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
 /// use tensor_ops::tensor_core::{DType, Element};
 /// assert_eq!(<half::bf16 as Element>::DTYPE, DType::BF16);
 /// assert_eq!(300i32.cast::<u8>(), 44); // Rust `as` semantics
@@ -356,7 +356,7 @@ pub trait StoredType {
 /// The Rust type of the dtype whose code (`dtype as u8`) is `D`.
 ///
 /// ```
-/// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+/// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
 /// use tensor_ops::tensor_core::{DType, ElemOf};
 /// let x: ElemOf<{ DType::F16.compute() as u8 }> = 1.5f32;
 /// assert_eq!(x, 1.5);
@@ -378,7 +378,7 @@ element!(f64, F64, 0.0, 1.0, |s| Scalar::Float(s), |f| f);
 /// Calls `$body` with the type alias `$T` bound to the Rust type of `$dtype`.
 ///
 /// ```
-/// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+/// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
 /// use tensor_ops::tensor_core::{with_dtype, DType, Element};
 /// let size = with_dtype!(DType::I16, T => std::mem::size_of::<T>());
 /// assert_eq!(size, 2);

@@ -8,7 +8,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// What went wrong, with the op, the shapes/dtypes/dims involved and what would be valid.
 ///
 /// ```
-/// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+/// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
 /// use tensor_ops::{Error, Tensor, DType, Device};
 /// let t = Tensor::zeros(&[2, 3], DType::F32, Device::Cpu).unwrap();
 /// let err = t.transpose(0, 5).unwrap_err();
@@ -87,7 +87,7 @@ impl Error {
     /// softmax reports `softmax`, not its inner map).
     ///
     /// ```
-    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
     /// use tensor_ops::Error;
     /// let e = Error::invalid("inner", "bad").renamed("outer");
     /// assert!(e.to_string().contains("outer"));
@@ -118,7 +118,7 @@ impl Error {
     /// `what` (e.g. "a [1000, 1000] f32 tensor"; may be empty).
     ///
     /// ```
-    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
     /// use tensor_ops::{Device, Error};
     /// let e = Error::out_of_memory("empty", 1 << 40, Device::Cpu, "a [262144, 1048576] f32 tensor");
     /// assert!(e.to_string().starts_with("empty: out of memory") && e.to_string().contains("f32"));

@@ -9,7 +9,7 @@ use smallvec::SmallVec;
 /// row-major order.
 ///
 /// ```
-/// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+/// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
 /// use tensor_ops::tensor_core::iter::StridedOffsets;
 /// let offs: Vec<isize> = StridedOffsets::new(&[2, 2], &[1, 2]).collect();
 /// assert_eq!(offs, vec![0, 2, 1, 3]);
@@ -69,7 +69,7 @@ impl ExactSizeIterator for StridedOffsets<'_> {}
 /// merged when every operand is contiguous across them. An empty `shape` means one element.
 ///
 /// ```
-/// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+/// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
 /// use tensor_ops::tensor_core::iter::IterPlan;
 /// // out contiguous [4, 6]; input is the transpose of a [6, 4] contiguous tensor
 /// let p = IterPlan::new(&[4, 6], &[&[6, 1], &[1, 4]]);
@@ -145,7 +145,7 @@ impl IterPlan {
     /// copies the shape and strides without sorting or merging.
     ///
     /// ```
-    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
     /// use tensor_ops::tensor_core::iter::IterPlan;
     /// let p = IterPlan::new(&[4, 6], &[&[1, 4], &[6, 1]]);
     /// let q = IterPlan::from_canonical(&p.shape, &p.strides[0], [&p.strides[1][..]].into_iter());

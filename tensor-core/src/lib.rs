@@ -8,7 +8,7 @@
 //! register themselves into [`registry()`]).
 //!
 //! ```
-//! # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+//! # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
 //! use tensor_ops::{Tensor, DType, Device};
 //! let t = Tensor::arange(0, 6, 1, DType::F32, Device::Cpu).unwrap().view(&[2, 3]).unwrap();
 //! let col = t.select(1, 2).unwrap();

@@ -15,8 +15,7 @@ pub const MAX_PARAMS: usize = 4;
 /// The compile error for a definition with more than [`MAX_INPUTS`] tensor arguments.
 ///
 /// ```
-/// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
-/// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+/// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
 /// assert_eq!(tensor_ops::tensor_core::limits::TOO_MANY_INPUTS, "a #[tensor_op] takes at most 3 tensor arguments (tensor_core::MAX_INPUTS)");
 /// ```
 pub const TOO_MANY_INPUTS: &str = TOO_MANY_INPUTS_MSG.as_str();
@@ -24,8 +23,7 @@ pub const TOO_MANY_INPUTS: &str = TOO_MANY_INPUTS_MSG.as_str();
 /// The compile error for a definition with more than [`MAX_PARAMS`] `#[param]`s.
 ///
 /// ```
-/// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
-/// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+/// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
 /// assert_eq!(tensor_ops::tensor_core::limits::TOO_MANY_PARAMS, "a #[tensor_op] takes at most 4 #[param]s (tensor_core::MAX_PARAMS)");
 /// ```
 pub const TOO_MANY_PARAMS: &str = TOO_MANY_PARAMS_MSG.as_str();

@@ -18,7 +18,7 @@
 //! The sign of a stride does not matter (flipping a dim permutes its offsets).
 //!
 //! ```
-//! # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+//! # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
 //! use tensor_ops::tensor_core::overlap::{internal_overlap, Overlap};
 //! // a step-2 slice along the middle dim of a [3, 8, 3] tensor padded to rows of 21
 //! assert_eq!(internal_overlap(&[3, 4, 3], &[21, 6, 1]), Overlap::None);

@@ -31,7 +31,7 @@ fn category(d: DType) -> u8 {
 /// The promoted dtype of two operands of equal standing.
 ///
 /// ```
-/// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+/// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
 /// use tensor_ops::tensor_core::{promote_types, DType};
 /// assert_eq!(promote_types(DType::U8, DType::I8), DType::I16);
 /// assert_eq!(promote_types(DType::F16, DType::BF16), DType::F32);
@@ -68,7 +68,7 @@ pub fn promote_types(a: DType, b: DType) -> DType {
 /// (so the 0-dim dtype decides within its category).
 ///
 /// ```
-/// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+/// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
 /// use tensor_ops::tensor_core::{result_type, DType};
 /// assert_eq!(result_type(&[(DType::I32, true), (DType::F64, false)]), DType::F64);
 /// assert_eq!(result_type(&[(DType::F16, true), (DType::F64, false)]), DType::F16);

@@ -6,7 +6,7 @@ use std::fmt;
 /// A dynamically typed scalar: the widest value of each kind.
 ///
 /// ```
-/// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+/// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
 /// use tensor_ops::Scalar;
 /// assert_eq!(Scalar::from(2u8), Scalar::Int(2));
 /// assert_eq!(Scalar::from(0.5f32).to_f64(), 0.5);
@@ -74,7 +74,7 @@ impl From<u32> for Scalar {
 /// `1.8446744073709552e19`), which casts into integer dtypes saturating, like `as`.
 ///
 /// ```
-/// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+/// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
 /// use tensor_ops::Scalar;
 /// assert_eq!(Scalar::from(7usize), Scalar::Int(7));
 /// assert_eq!(Scalar::from(usize::MAX), Scalar::Float(usize::MAX as f64));

@@ -8,7 +8,7 @@ pub const INLINE_DIMS: usize = 6;
 /// Sizes of a tensor's dims, inline up to [`INLINE_DIMS`].
 ///
 /// ```
-/// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+/// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
 /// let d = tensor_ops::tensor_core::shape::Dims::from_slice(&[2, 3]);
 /// assert_eq!(&d[..], &[2, 3]);
 /// ```
@@ -16,7 +16,7 @@ pub type Dims = SmallVec<[usize; INLINE_DIMS]>;
 /// Strides of a tensor's dims (in elements), inline up to [`INLINE_DIMS`].
 ///
 /// ```
-/// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+/// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
 /// let s = tensor_ops::tensor_core::shape::Strides::from_slice(&[3, 1]);
 /// assert_eq!(&s[..], &[3, 1]);
 /// ```
@@ -25,7 +25,7 @@ pub type Strides = SmallVec<[isize; INLINE_DIMS]>;
 /// Row-major (C-order) strides for `shape`, in elements.
 ///
 /// ```
-/// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+/// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
 /// assert_eq!(tensor_ops::tensor_core::shape::contiguous_strides(&[2, 3, 4]), vec![12, 4, 1]);
 /// ```
 pub fn contiguous_strides(shape: &[usize]) -> Vec<isize> {
@@ -35,7 +35,7 @@ pub fn contiguous_strides(shape: &[usize]) -> Vec<isize> {
 /// [`contiguous_strides`] without a heap allocation for rank ≤ [`INLINE_DIMS`].
 ///
 /// ```
-/// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+/// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
 /// assert_eq!(&tensor_ops::tensor_core::shape::dense_strides(&[2, 3])[..], &[3, 1]);
 /// ```
 pub fn dense_strides(shape: &[usize]) -> Strides {
@@ -51,7 +51,7 @@ pub fn dense_strides(shape: &[usize]) -> Strides {
 /// Number of elements of `shape`, or an overflow error naming `op`.
 ///
 /// ```
-/// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+/// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
 /// use tensor_ops::tensor_core::{shape::checked_numel, DType};
 /// assert_eq!(checked_numel("x", &[2, 3], DType::F32).unwrap(), 6);
 /// assert!(checked_numel("x", &[usize::MAX, 2], DType::F32).is_err());
@@ -70,7 +70,7 @@ pub fn checked_numel(op: &'static str, shape: &[usize], dtype: DType) -> Result<
 /// The NumPy broadcast of two shapes (right-aligned; each dim equal or 1).
 ///
 /// ```
-/// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+/// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
 /// use tensor_ops::tensor_core::shape::broadcast_shapes;
 /// assert_eq!(&broadcast_shapes("add", &[3, 1], &[4]).unwrap()[..], &[3, 4]);
 /// assert!(broadcast_shapes("add", &[3], &[4]).is_err());
@@ -113,7 +113,7 @@ pub fn offset_range(shape: &[usize], strides: &[isize]) -> Option<(isize, isize)
 /// more than the compare of a few dims on a small op's hot path.
 ///
 /// ```
-/// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+/// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
 /// use tensor_ops::tensor_core::shape::same_dims;
 /// assert!(same_dims(&[2, 3], &[2, 3]));
 /// assert!(!same_dims(&[2, 3], &[2, 3, 1]));

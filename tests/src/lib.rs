@@ -1,8 +1,5 @@
-//! Integration tests live in `tests/tests`; [`calls`] holds what several of them share.
-//! This file also compiles and runs the README's example as a doc test, so the README stays
-//! true.
-
-pub mod calls;
+//! Integration tests live in `tests/tests` (calls by spec go through `tensor_ops::by_spec`).
+//! This file compiles and runs the README's examples as doc tests, so the README stays true.
 
 #[doc = include_str!("../../README.md")]
 #[cfg(doctest)]

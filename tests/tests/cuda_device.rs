@@ -30,9 +30,9 @@ use tensor_kernels_cuda::alloc::{self, CudaAllocator};
 use tensor_kernels_cuda::kernel::CudaMapKernel;
 use tensor_kernels_cuda::kernel::CudaReduceKernel;
 use tensor_kernels_cuda::runtime::{self, CudaDevice};
+use tensor_ops::by_spec::{call_map_inplace, call_map_new, call_map_out};
 use tensor_ops::fuse::Expr;
 use tensor_ops::prelude::*;
-use tensor_tests::calls::{call_map_inplace, call_map_new, call_map_out};
 
 const DEV: Device = Device::Cuda(0);
 
@@ -518,14 +518,14 @@ fn fused_chains_equal_the_eager_device_chain_bit_for_bit() {
                 let (xd, yd) = (device_view(&x, DEV), device_view(&y, DEV));
                 let stored = sq_diff(&xd, &yd).eval().unwrap();
                 let eager = match &dims {
-                    Some(d) => tensor_tests::calls::call_reduce_new(
+                    Some(d) => tensor_ops::by_spec::call_reduce_new(
                         spec,
                         &stored,
                         tensor_core::call::ReduceDims::Dims(d),
                         false,
                         &params,
                     ),
-                    None => tensor_tests::calls::call_reduce_new(
+                    None => tensor_ops::by_spec::call_reduce_new(
                         spec,
                         &stored,
                         tensor_core::call::ReduceDims::All,
@@ -546,7 +546,7 @@ fn fused_chains_equal_the_eager_device_chain_bit_for_bit() {
     let fused = sq_diff(&ed, &ed).reduce(&specs::SUM, &[1], false, &[]).eval().unwrap();
     let stored = sq_diff(&ed, &ed).eval().unwrap();
     let dims = tensor_core::call::ReduceDims::Dims(&[1]);
-    let eager = tensor_tests::calls::call_reduce_new(&specs::SUM, &stored, dims, false, &[]).unwrap();
+    let eager = tensor_ops::by_spec::call_reduce_new(&specs::SUM, &stored, dims, false, &[]).unwrap();
     let cpu = sq_diff(&e, &e).reduce(&specs::SUM, &[1], false, &[]).eval().unwrap();
     compare("sum of (x - x)^2 over an empty extent", eager, fused, Some(cpu));
     assert!(sq_diff(&ed, &ed).reduce(&specs::AMAX, &[1], false, &[]).eval().is_err());

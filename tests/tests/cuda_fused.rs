@@ -224,7 +224,7 @@ fn fused_chain_params_reach_cuda_exactly() {
             let e = Expr::apply(&fz_affine::SPEC, &[&Expr::input(&x)], &params) + Expr::input(&y);
             let cpu = e.eval().unwrap();
             // the eager chain, for good measure: fusion never changes an answer
-            let eager = tensor_tests::calls::call_map_new(&fz_affine::SPEC, &[&x], &params).unwrap().add(&y).unwrap();
+            let eager = tensor_ops::by_spec::call_map_new(&fz_affine::SPEC, &[&x], &params).unwrap().add(&y).unwrap();
             assert_eq!(common::bits(&cpu), common::bits(&eager), "{dtype} {k} {s} {on}");
             let (planned, _) = plan_flat(&e.to_chain().unwrap(), format!("{dtype} {k} {s} {on}")).expect("a plan");
             calls.push(planned);

@@ -23,8 +23,8 @@ use tensor_core::{lock_many, Access, DeviceKind, Tensor};
 use tensor_cuda_testing::{check, shim};
 use tensor_kernels_cuda::kernel::CudaMapKernel;
 use tensor_kernels_cuda::{nvrtc, plan, runtime};
+use tensor_ops::by_spec::call_map_out;
 use tensor_ops::prelude::*;
-use tensor_tests::calls::call_map_out;
 
 /// A user op with a parameter, so parameter passing is covered too.
 #[tensor_op(dtypes = [f16, bf16, f32, f64])]

@@ -112,14 +112,14 @@ fn cuda_params_match_the_cpu_bit_for_bit() {
     let mut calls = Vec::new();
     let mut wants = Vec::new();
     for (name, x, params) in &cases {
-        let cpu = tensor_tests::calls::call_map_new(spec(name), &[x], params).unwrap();
+        let cpu = tensor_ops::by_spec::call_map_new(spec(name), &[x], params).unwrap();
         wants.push(bits(&cpu));
         let what = format!("{name} {} {params:?}", x.dtype());
         calls.push(shim::plan_call(what, spec(name), x.dtype(), &[x], params, x.dtype()));
     }
     // the strided and 64-bit index kernels carry the params too
     let x = f64s().view(&[3, 3]).unwrap().t().unwrap();
-    let cpu = tensor_tests::calls::call_map_new(spec("px_scale"), &[&x], &[Scalar::Float(0.1)]).unwrap();
+    let cpu = tensor_ops::by_spec::call_map_new(spec("px_scale"), &[&x], &[Scalar::Float(0.1)]).unwrap();
     wants.push(bits(&cpu.contiguous().unwrap()));
     calls.push(shim::plan_call(
         "px_scale transposed",

@@ -185,7 +185,7 @@ fn composed_cuda_c_runs_on_the_shim_like_the_cpu() {
             let y = from_values(&gen_values(dtype, 257, 12), &[257], dtype);
             let inputs: Vec<&Tensor> = if spec(name).arity == 2 { vec![&x, &y] } else { vec![&x] };
             let params: Vec<Scalar> = spec(name).params.iter().map(|_| Scalar::Float(0.3)).collect();
-            let cpu = tensor_tests::calls::call_map_new(spec(name), &inputs, &params).unwrap();
+            let cpu = tensor_ops::by_spec::call_map_new(spec(name), &inputs, &params).unwrap();
             let what = format!("{name} {dtype}");
             calls.push(shim::plan_call(&what, spec(name), dtype, &inputs, &params, cpu.dtype()));
             wants.push((what, cpu));

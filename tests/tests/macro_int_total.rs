@@ -136,7 +136,7 @@ fn spec(name: &str) -> &'static tensor_core::registry::OpSpec {
 }
 
 fn call(name: &str, inputs: &[&Tensor], params: &[Scalar]) -> Tensor {
-    tensor_tests::calls::call_map_new(spec(name), inputs, params).unwrap_or_else(|e| panic!("{name}: {e}"))
+    tensor_ops::by_spec::call_map_new(spec(name), inputs, params).unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
 const INT_DTYPES: [DType; 5] = [DType::U8, DType::I8, DType::I16, DType::I32, DType::I64];

@@ -6,10 +6,10 @@
 use tensor_core::call::ReduceDims;
 use tensor_core::registry::{KernelRow, ReduceSpec};
 use tensor_kernels_cuda::kernel::CudaReduceKernel;
+use tensor_ops::by_spec::call_reduce_new;
 use tensor_ops::prelude::*;
 use tensor_ops::specs;
 use tensor_ops::tensor_core::DeviceKind;
-use tensor_tests::calls::call_reduce_new;
 
 mod user_reduce;
 use user_reduce::*;

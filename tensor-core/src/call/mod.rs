@@ -96,7 +96,7 @@ fn execute(
 /// Returns the new tensor for [`Output::New`], else `None`.
 ///
 /// ```
-/// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+/// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
 /// use tensor_ops::tensor_core::call::{map, Output};
 /// use tensor_ops::tensor_core::registry::COPY_SPEC;
 /// use tensor_ops::{DType, Tensor};

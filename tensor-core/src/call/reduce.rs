@@ -30,7 +30,7 @@ pub enum ReduceDims<'a> {
 /// without an identity (`amax`, `argmax`, ...).
 ///
 /// ```no_run
-/// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+/// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
 /// # fn demo(sum: &'static tensor_ops::tensor_core::registry::ReduceSpec) -> tensor_ops::Result<()> {
 /// use tensor_ops::tensor_core::call::{reduce, ReduceDims};
 /// use tensor_ops::Tensor;
@@ -226,7 +226,7 @@ fn reduced_mask(name: &'static str, shape: &[usize], dims: ReduceDims<'_>) -> Re
 /// kept dims).
 ///
 /// ```
-/// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+/// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
 /// use tensor_ops::tensor_core::call::{reduction_plan, ReduceDims};
 /// use tensor_ops::{DType, Device, Tensor};
 /// let a = Tensor::zeros(&[4, 6], DType::F32, Device::Cpu).unwrap();

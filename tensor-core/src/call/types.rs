@@ -19,7 +19,7 @@ pub struct CallTypes {
 /// producing `Bool`.
 ///
 /// ```
-/// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+/// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
 /// use tensor_ops::tensor_core::{call::call_types, registry::COPY_SPEC, DType, Tensor};
 /// let a = Tensor::from_vec(vec![1i32, 2], &[2]).unwrap();
 /// let b = Tensor::scalar(0.5, DType::F64).unwrap();
@@ -44,7 +44,7 @@ pub(crate) fn call_types_of(spec: &OpSpec, operands: &[(DType, bool)]) -> CallTy
 /// no float into an integer or bool, no non-bool into bool).
 ///
 /// ```
-/// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+/// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
 /// use tensor_ops::tensor_core::{call::can_cast, DType};
 /// assert!(can_cast(DType::I32, DType::F16));
 /// assert!(!can_cast(DType::F32, DType::I64));

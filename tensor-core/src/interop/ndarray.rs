@@ -11,7 +11,7 @@ impl Tensor {
     /// core expresses them all) and frees the buffer when its last view goes.
     ///
     /// ```
-    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
     /// let a = ndarray::ArrayD::from_shape_vec(vec![2, 3], (0..6).map(|x| x as f32).collect()).unwrap();
     /// let ptr = a.as_ptr();
     /// let t = tensor_ops::Tensor::from_ndarray(a).unwrap();
@@ -31,7 +31,7 @@ impl Tensor {
     /// A copy of the elements as an owned `ArrayD` in row-major order.
     ///
     /// ```
-    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
     /// let t = tensor_ops::Tensor::from_vec(vec![1i32, 2, 3, 4], &[2, 2]).unwrap();
     /// let a = t.t().unwrap().to_ndarray::<i32>().unwrap();
     /// assert_eq!(a, ndarray::arr2(&[[1, 3], [2, 4]]).into_dyn());
@@ -47,7 +47,7 @@ impl Tensor {
     /// through another view can race with it. CPU tensors of dtype `T` only.
     ///
     /// ```
-    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
     /// let t = tensor_ops::Tensor::from_vec(vec![1f64, 2., 3.], &[3]).unwrap();
     /// let sum = t.flip(0).unwrap().with_ndarray_view::<f64, _>(|v| v[[0]] * 10.0 + v.sum()).unwrap();
     /// assert_eq!(sum, 36.0);
@@ -73,7 +73,7 @@ impl Tensor {
     /// overlap, on a writable storage.
     ///
     /// ```
-    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
     /// let t = tensor_ops::Tensor::zeros(&[2, 2], tensor_ops::DType::I64, tensor_ops::Device::Cpu).unwrap();
     /// t.t().unwrap().with_ndarray_view_mut::<i64, _>(|mut v| v[[0, 1]] = 7).unwrap();
     /// assert_eq!(t.to_vec::<i64>().unwrap(), vec![0, 0, 7, 0]);

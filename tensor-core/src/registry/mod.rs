@@ -63,7 +63,7 @@ impl RowSet {
 /// Every registered kernel, keyed by (op, device kind, layout) then dtype.
 ///
 /// ```
-/// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+/// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
 /// let reg = tensor_ops::tensor_core::registry();
 /// for (op, device, layout, dtypes) in reg.entries() {
 ///     assert!(!dtypes.is_empty(), "{op} {device} {layout:?}");
@@ -152,7 +152,7 @@ impl Registry {
     /// (device, layout) sets and an index by dtype.
     ///
     /// ```
-    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
     /// use tensor_ops::tensor_core::registry::{registry, COPY_SPEC};
     /// use tensor_ops::{DType, Device, Layout};
     /// // no backend is linked into this doc test: the core's reference copy serves the row
@@ -207,7 +207,7 @@ impl Registry {
     /// [`Error::InvalidArgument`] (naming `op`, the caller) when none does.
     ///
     /// ```
-    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
     /// let reg = tensor_ops::tensor_core::registry();
     /// assert!(reg.op_named("Expr::call", "no_such_op").unwrap_err().to_string().contains("no_such_op"));
     /// ```
@@ -223,7 +223,7 @@ impl Registry {
     /// Every name registered by two different op definitions, with two of them, sorted.
     ///
     /// ```
-    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
     /// assert!(tensor_ops::tensor_core::registry().duplicates().is_empty());
     /// ```
     pub fn duplicates(&self) -> Vec<(&'static str, &'static OpSpec, &'static OpSpec)> {
@@ -256,7 +256,7 @@ impl Registry {
     /// the fused-chain runner, softmax's row passes): the ops a user calls.
     ///
     /// ```
-    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
     /// let reg = tensor_ops::tensor_core::registry();
     /// assert!(reg.user_entries().iter().all(|(op, ..)| *op != "fused"));
     /// ```

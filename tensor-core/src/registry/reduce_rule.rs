@@ -22,7 +22,7 @@ impl Accumulate {
     /// The accumulate dtype for an input of `input`.
     ///
     /// ```
-    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
     /// use tensor_ops::tensor_core::registry::Accumulate;
     /// use tensor_ops::DType;
     /// assert_eq!(Accumulate::Widen.dtype(DType::U8), DType::I64);
@@ -69,7 +69,7 @@ impl ReduceOutput {
     /// The accumulate dtype for an input of `input`.
     ///
     /// ```
-    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
     /// use tensor_ops::tensor_core::registry::ReduceOutput;
     /// use tensor_ops::DType;
     /// assert_eq!(ReduceOutput::Widen.accumulate(DType::F16), DType::F32);
@@ -83,7 +83,7 @@ impl ReduceOutput {
     /// floats (f16 stays f16), else the accumulate dtype.
     ///
     /// ```
-    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
     /// use tensor_ops::tensor_core::registry::ReduceOutput;
     /// use tensor_ops::DType;
     /// assert_eq!(ReduceOutput::Widen.result(DType::I8), DType::I64);
@@ -119,7 +119,7 @@ pub struct ReduceSpec {
 /// [`ReduceOutput`] (the built-ins' are in [`crate::registry::reductions::rule`]).
 ///
 /// ```
-/// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+/// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
 /// use tensor_ops::tensor_core::registry::ReduceOutput;
 /// const WIDEN: ReduceOutput = ReduceOutput::Widen;
 /// macro_rules! sizes { ($d:ident, $i:ty, $c:ty, $o:ty) => {

@@ -14,7 +14,7 @@ pub type Deleter = Box<dyn FnOnce(NonNull<u8>, usize) + Send + Sync>;
 /// An owned block of device memory with the function that frees it.
 ///
 /// ```
-/// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+/// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
 /// use tensor_ops::tensor_core::{CpuAllocator, Allocator};
 /// let block = CpuAllocator.allocate(128).unwrap();
 /// assert_eq!(block.len(), 128);
@@ -189,7 +189,7 @@ fn registered_ref(kind: DeviceKind) -> &'static Result<Arc<dyn Allocator>> {
 /// the registered one.
 ///
 /// ```
-/// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+/// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
 /// use tensor_ops::tensor_core::{set_allocator, allocator_for, CpuAllocator, Device};
 /// set_allocator(Device::Cpu, std::sync::Arc::new(CpuAllocator));
 /// assert!(allocator_for(Device::Cpu).is_ok());

@@ -43,7 +43,7 @@ use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard, TryLockError};
 /// Refcounted bytes on one device, shared by every view made from it.
 ///
 /// ```
-/// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+/// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
 /// use tensor_ops::tensor_core::{Storage, DType, Device};
 /// let s = Storage::new_lazy(DType::F32, 16, Device::Cpu).unwrap();
 /// assert!(!s.is_allocated());
@@ -87,7 +87,7 @@ impl Storage {
     /// A storage for `numel` elements whose buffer is allocated, zero-filled, at first access.
     ///
     /// ```
-    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
     /// use tensor_ops::tensor_core::{Storage, DType, Device, Tensor};
     /// let s = Storage::new_lazy(DType::I32, 3, Device::Cpu).unwrap();
     /// assert!(!s.is_allocated());
@@ -104,7 +104,7 @@ impl Storage {
     /// overwrites, where zeroing would cost a pass over memory.
     ///
     /// ```
-    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
     /// use tensor_ops::tensor_core::{Storage, DType, Device};
     /// let s = Storage::new_lazy_uninit(DType::F32, 1 << 20, Device::Cpu).unwrap();
     /// assert!(!s.is_allocated());
@@ -167,7 +167,7 @@ impl Storage {
     /// normalised to 0/1 (`!= 0` is true), since a recycled block may hold any bytes.
     ///
     /// ```
-    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
     /// use tensor_ops::tensor_core::{Allocator, CpuAllocator, DType, Storage, Tensor};
     /// let block = CpuAllocator.allocate(4).unwrap();
     /// let t = Tensor::from_storage(Storage::from_data_ptr(block, DType::Bool), &[4]).unwrap();
@@ -234,7 +234,7 @@ impl Storage {
     /// For memory that must not change (a mapped file, a DLPack tensor flagged read-only).
     ///
     /// ```
-    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
     /// use tensor_ops::{Tensor, Error};
     /// let t = Tensor::from_vec(vec![1f32, 2.], &[2]).unwrap();
     /// t.storage().set_read_only();
@@ -502,7 +502,7 @@ impl LockSet<'_> {
 /// Locks every storage in `ops` (merging duplicates: write wins) in address order.
 ///
 /// ```
-/// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+/// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
 /// use tensor_ops::tensor_core::{Storage, DType, Device, lock_many, Access};
 /// let a = Storage::new_lazy(DType::F32, 4, Device::Cpu).unwrap();
 /// let locks = lock_many(&[(&a, Access::Read), (&a, Access::Write)]).unwrap();

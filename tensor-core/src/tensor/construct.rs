@@ -7,7 +7,7 @@ impl Tensor {
     /// Adopts `data` (row-major) without copying.
     ///
     /// ```
-    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
     /// use tensor_ops::Tensor;
     /// let t = Tensor::from_vec(vec![1i64, 2, 3, 4, 5, 6], &[2, 3]).unwrap();
     /// assert_eq!(t.shape(), &[2, 3]);
@@ -27,7 +27,7 @@ impl Tensor {
     /// Copies `data` (row-major) into a new tensor.
     ///
     /// ```
-    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
     /// let t = tensor_ops::Tensor::from_slice(&[1u8, 2, 3], &[3]).unwrap();
     /// assert_eq!(t.to_vec::<u8>().unwrap(), vec![1, 2, 3]);
     /// ```
@@ -57,7 +57,7 @@ impl Tensor {
     /// `Bool` elements read as `false`). Use [`Tensor::zeros`] for zeros.
     ///
     /// ```
-    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
     /// use tensor_ops::{Tensor, DType, Device};
     /// let t = Tensor::empty(&[1000, 1000], DType::F64, Device::Cpu).unwrap();
     /// assert!(!t.storage().is_allocated());
@@ -95,7 +95,7 @@ impl Tensor {
     /// A tensor filled with `value` cast to `dtype`.
     ///
     /// ```
-    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
     /// use tensor_ops::{Tensor, DType, Device};
     /// let t = Tensor::full(&[2], 2.7, DType::I32, Device::Cpu).unwrap();
     /// assert_eq!(t.to_vec::<i32>().unwrap(), vec![2, 2]);
@@ -115,7 +115,7 @@ impl Tensor {
     /// Zeros.
     ///
     /// ```
-    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
     /// use tensor_ops::{Tensor, DType, Device};
     /// let t = Tensor::zeros(&[2], DType::BF16, Device::Cpu).unwrap();
     /// assert_eq!(t.to_vec::<half::bf16>().unwrap(), vec![half::bf16::ZERO; 2]);
@@ -127,7 +127,7 @@ impl Tensor {
     /// Ones.
     ///
     /// ```
-    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
     /// use tensor_ops::{Tensor, DType, Device};
     /// let t = Tensor::ones(&[2], DType::Bool, Device::Cpu).unwrap();
     /// assert_eq!(t.to_vec::<bool>().unwrap(), vec![true, true]);
@@ -139,7 +139,7 @@ impl Tensor {
     /// A 0-dim tensor holding `value` cast to `dtype`.
     ///
     /// ```
-    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
     /// use tensor_ops::{Tensor, DType};
     /// let s = Tensor::scalar(3, DType::F32).unwrap();
     /// assert_eq!(s.ndim(), 0);
@@ -155,7 +155,7 @@ impl Tensor {
     /// `[i64::MIN, -1, i64::MAX - 1]`).
     ///
     /// ```
-    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
     /// use tensor_ops::{Tensor, DType, Device};
     /// let t = Tensor::arange(0, 10, 3, DType::I64, Device::Cpu).unwrap();
     /// assert_eq!(t.to_vec::<i64>().unwrap(), vec![0, 3, 6, 9]);

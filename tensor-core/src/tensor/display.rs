@@ -205,7 +205,7 @@ impl Tensor {
 /// PyTorch-style printing (see the module docs); `{:#}` for the multi-line layout.
 ///
 /// ```
-/// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+/// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
 /// use tensor_ops::Tensor;
 /// let t = Tensor::from_vec(vec![0f32, 1., 2., 3.], &[2, 2]).unwrap();
 /// assert_eq!(t.to_string(), "tensor([[0., 1.], [2., 3.]], dtype=f32)");

@@ -101,7 +101,7 @@ impl Tensor {
     /// Works on shared storage too: a reallocation detaches only this handle.
     ///
     /// ```
-    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
     /// use tensor_ops::{Tensor, DType, Device};
     /// let mut t = Tensor::from_vec((0..6).collect::<Vec<i32>>(), &[2, 3]).unwrap();
     /// t.resize_(&[3, 2]).unwrap(); // fits: same storage, same bytes
@@ -138,7 +138,7 @@ impl Tensor {
     /// holding the current elements at its start (data kept, offset becomes 0).
     ///
     /// ```
-    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
     /// use tensor_ops::Tensor;
     /// let mut t = Tensor::from_vec(vec![1f32, 2.], &[2]).unwrap();
     /// t.reserve(64).unwrap();
@@ -168,7 +168,7 @@ impl Tensor {
     /// a 0-dim or non-contiguous tensor and on overflow.
     ///
     /// ```
-    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
     /// use tensor_ops::Tensor;
     /// let mut t = Tensor::from_vec(vec![1i64, 2, 3, 4], &[2, 2]).unwrap();
     /// t.extend_(1, 50).unwrap();
@@ -210,7 +210,7 @@ impl Tensor {
     /// handle (`storage().use_count() > 1`), since other views may rely on the rows.
     ///
     /// ```
-    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
     /// use tensor_ops::Tensor;
     /// let mut t = Tensor::from_vec(vec![1u8, 2, 3, 4, 5, 6], &[3, 2]).unwrap();
     /// t.shrink_to(1).unwrap();
@@ -252,7 +252,7 @@ impl Tensor {
     /// `src`'s: they belong to the storage. This handle's old storage is released.
     ///
     /// ```
-    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
     /// use tensor_ops::{Tensor, DType, Device};
     /// let src = Tensor::from_vec(vec![1f32, 2., 3., 4.], &[4]).unwrap();
     /// let mut t = Tensor::empty(&[2, 2], DType::F32, Device::Cpu).unwrap();

@@ -20,7 +20,7 @@ use crate::{shape, DType, Device, Error, Layout, Result, Storage};
 /// or storage (`resize_`, `extend_`, `shrink_to`, `share_data`, `reserve`) take `&mut self`.
 ///
 /// ```
-/// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+/// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
 /// use tensor_ops::{Tensor, DType, Device};
 /// let t = Tensor::from_vec(vec![0f32, 1., 2., 3., 4., 5.], &[2, 3]).unwrap();
 /// let tt = t.t().unwrap();
@@ -135,7 +135,7 @@ impl Tensor {
     /// [`crate::overlap`] for the rule.
     ///
     /// ```
-    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
     /// use tensor_ops::{Tensor, DType, Device};
     /// let t = Tensor::zeros(&[3, 8, 3], DType::F32, Device::Cpu).unwrap();
     /// assert!(!t.slice(1, 0, 8, 2).unwrap().has_internal_overlap());

@@ -22,7 +22,7 @@ impl Tensor {
     /// The elements in logical row-major order, whatever the strides.
     ///
     /// ```
-    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
     /// use tensor_ops::{Tensor, DType, Error};
     /// let t = Tensor::from_vec(vec![1i32, 2, 3], &[3]).unwrap();
     /// assert_eq!(t.flip(0).unwrap().to_vec::<i32>().unwrap(), vec![3, 2, 1]);
@@ -109,7 +109,7 @@ impl Tensor {
     /// already contiguous: use `deep_clone` whenever writes must not reach the original.
     ///
     /// ```
-    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
     /// use tensor_ops::Tensor;
     /// let t = Tensor::from_vec(vec![1f32, 2., 3., 4.], &[2, 2]).unwrap();
     /// t.storage().set_read_only();
@@ -130,7 +130,7 @@ impl Tensor {
     /// [`Tensor::deep_clone`].
     ///
     /// ```
-    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
     /// use tensor_ops::Tensor;
     /// let t = Tensor::from_vec(vec![1f32, 2., 3., 4.], &[2, 2]).unwrap();
     /// assert!(t.contiguous().unwrap().shares_storage(&t));
@@ -150,7 +150,7 @@ impl Tensor {
     /// A copy converted to `dtype` (Rust `as` rules); the same view if already `dtype`.
     ///
     /// ```
-    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
     /// use tensor_ops::{Tensor, DType};
     /// let t = Tensor::from_vec(vec![1.7f32, -2.5], &[2]).unwrap();
     /// assert_eq!(t.to_dtype(DType::I32).unwrap().to_vec::<i32>().unwrap(), vec![1, -2]);
@@ -178,7 +178,7 @@ impl Tensor {
     /// Works through any strides, across CPU↔CUDA, and when `src` overlaps this view.
     ///
     /// ```
-    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
     /// use tensor_ops::{Tensor, DType, Device};
     /// let dst = Tensor::zeros(&[2, 3], DType::F64, Device::Cpu).unwrap();
     /// let row = Tensor::from_vec(vec![1i32, 2, 3], &[3]).unwrap();
@@ -259,7 +259,7 @@ impl Tensor {
     /// Writes `value` (cast to this dtype with `as` rules) into every element.
     ///
     /// ```
-    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
     /// use tensor_ops::{Tensor, DType, Device};
     /// let t = Tensor::zeros(&[2, 2], DType::U8, Device::Cpu).unwrap();
     /// t.select(0, 1).unwrap().fill_(7).unwrap();
@@ -272,7 +272,7 @@ impl Tensor {
     /// Reads the single element of a 1-element tensor as a [`Scalar`].
     ///
     /// ```
-    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
     /// let t = tensor_ops::Tensor::from_vec(vec![2.5f64], &[1]).unwrap();
     /// assert_eq!(t.item().unwrap(), tensor_ops::Scalar::Float(2.5));
     /// ```

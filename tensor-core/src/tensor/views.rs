@@ -103,7 +103,7 @@ impl Tensor {
     /// don't allow a view (use [`Tensor::reshape`] to copy then).
     ///
     /// ```
-    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
     /// use tensor_ops::Tensor;
     /// let t = Tensor::from_vec((0..6).collect::<Vec<i32>>(), &[2, 3]).unwrap();
     /// assert_eq!(t.view(&[3, -1]).unwrap().shape(), &[3, 2]);
@@ -127,7 +127,7 @@ impl Tensor {
     /// Like [`Tensor::view`], but copies to a contiguous tensor when a view is impossible.
     ///
     /// ```
-    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
     /// use tensor_ops::Tensor;
     /// let t = Tensor::from_vec((0..6).collect::<Vec<i32>>(), &[2, 3]).unwrap();
     /// let r = t.t().unwrap().reshape(&[-1]).unwrap();
@@ -147,7 +147,7 @@ impl Tensor {
     /// Swaps two dims.
     ///
     /// ```
-    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
     /// use tensor_ops::Tensor;
     /// let t = Tensor::from_vec((0..6).collect::<Vec<i32>>(), &[1, 2, 3]).unwrap();
     /// let u = t.transpose(0, 2).unwrap();
@@ -166,7 +166,7 @@ impl Tensor {
     /// Matrix transpose of a 2-D tensor; 0-D and 1-D tensors come back unchanged.
     ///
     /// ```
-    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
     /// use tensor_ops::Tensor;
     /// let v = Tensor::from_vec(vec![1f32, 2.], &[2]).unwrap();
     /// assert!(v.t().unwrap().is_same_view(&v));
@@ -187,7 +187,7 @@ impl Tensor {
     /// Reorders dims: output dim `i` is input dim `perm[i]`.
     ///
     /// ```
-    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
     /// use tensor_ops::{Tensor, DType, Device};
     /// let t = Tensor::zeros(&[2, 3, 4], DType::F32, Device::Cpu).unwrap();
     /// assert_eq!(t.permute(&[2, 0, 1]).unwrap().shape(), &[4, 2, 3]);
@@ -210,7 +210,7 @@ impl Tensor {
     /// Elements `start..start + len` of `dim`.
     ///
     /// ```
-    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
     /// use tensor_ops::Tensor;
     /// let t = Tensor::from_vec((0..6).collect::<Vec<i64>>(), &[2, 3]).unwrap();
     /// assert_eq!(t.narrow(1, 1, 2).unwrap().to_vec::<i64>().unwrap(), vec![1, 2, 4, 5]);
@@ -245,7 +245,7 @@ impl Tensor {
     /// Index `index` of `dim`, dropping that dim.
     ///
     /// ```
-    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
     /// use tensor_ops::Tensor;
     /// let t = Tensor::from_vec((0..6).collect::<Vec<i64>>(), &[2, 3]).unwrap();
     /// assert_eq!(t.select(0, 1).unwrap().to_vec::<i64>().unwrap(), vec![3, 4, 5]);
@@ -270,7 +270,7 @@ impl Tensor {
     /// Elements `start, start + step, ...` below `end` (clamped to the size) of `dim`.
     ///
     /// ```
-    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
     /// use tensor_ops::Tensor;
     /// let t = Tensor::from_vec((0..10).collect::<Vec<i64>>(), &[10]).unwrap();
     /// assert_eq!(t.slice(0, 1, 100, 3).unwrap().to_vec::<i64>().unwrap(), vec![1, 4, 7]);
@@ -301,7 +301,7 @@ impl Tensor {
     /// stride 0). `expand` and `broadcast_to` are the same op.
     ///
     /// ```
-    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
     /// use tensor_ops::Tensor;
     /// let t = Tensor::from_vec(vec![1u8, 2], &[2, 1]).unwrap();
     /// let e = t.expand(&[3, 2, 4]).unwrap();
@@ -315,7 +315,7 @@ impl Tensor {
     /// Alias of [`Tensor::expand`].
     ///
     /// ```
-    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
     /// use tensor_ops::Tensor;
     /// let t = Tensor::from_vec(vec![1i8, 2], &[2]).unwrap();
     /// assert_eq!(t.broadcast_to(&[2, 2]).unwrap().to_vec::<i8>().unwrap(), vec![1, 2, 1, 2]);
@@ -333,7 +333,7 @@ impl Tensor {
     /// dims it is broadcast along), without building the view.
     ///
     /// ```
-    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
     /// use tensor_ops::Tensor;
     /// let t = Tensor::from_vec(vec![1f32, 2., 3.], &[3, 1]).unwrap();
     /// assert_eq!(&t.broadcast_strides(&[2, 3, 4]).unwrap()[..], &[0, 1, 0]);
@@ -376,7 +376,7 @@ impl Tensor {
     /// Removes `dim` if its size is 1; otherwise returns the same view (as PyTorch).
     ///
     /// ```
-    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
     /// use tensor_ops::{Tensor, DType, Device};
     /// let t = Tensor::zeros(&[2, 1], DType::F32, Device::Cpu).unwrap();
     /// assert_eq!(t.squeeze(1).unwrap().shape(), &[2]);
@@ -396,7 +396,7 @@ impl Tensor {
     /// Inserts a size-1 dim at `dim` (`0..=ndim`).
     ///
     /// ```
-    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
     /// use tensor_ops::{Tensor, DType, Device};
     /// let t = Tensor::zeros(&[2, 3], DType::F32, Device::Cpu).unwrap();
     /// assert_eq!(t.unsqueeze(2).unwrap().shape(), &[2, 3, 1]);
@@ -417,7 +417,7 @@ impl Tensor {
     /// tensor becomes shape `[1]`.
     ///
     /// ```
-    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
     /// use tensor_ops::{Tensor, DType};
     /// let t = Tensor::from_vec(vec![1u8, 2, 3, 4], &[2, 2]).unwrap();
     /// assert_eq!(t.t().unwrap().flatten().unwrap().to_vec::<u8>().unwrap(), vec![1, 3, 2, 4]);
@@ -431,7 +431,7 @@ impl Tensor {
     /// Reverses `dim` (negative stride, no copy).
     ///
     /// ```
-    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
     /// use tensor_ops::Tensor;
     /// let t = Tensor::from_vec(vec![1, 2, 3, 4i32], &[2, 2]).unwrap();
     /// let f = t.flip(1).unwrap();
@@ -452,7 +452,7 @@ impl Tensor {
     /// rejected if any reachable element lies outside the storage.
     ///
     /// ```
-    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
     /// use tensor_ops::Tensor;
     /// let t = Tensor::from_vec((0..6).collect::<Vec<i32>>(), &[6]).unwrap();
     /// let w = t.as_strided(&[2, 2], &[1, 2], 1).unwrap();

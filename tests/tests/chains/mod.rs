@@ -100,7 +100,7 @@ pub fn eager(c: &Case, leaves: &[Tensor]) -> Result<Tensor> {
         let (name, args) = &c.nodes[i - leaves.len()];
         let ins = args.iter().map(|&a| value(c, leaves, memo, a)).collect::<Result<Vec<_>>>()?;
         let ins: Vec<&Tensor> = ins.iter().collect();
-        let r = tensor_tests::calls::call_map_new(spec(name), &ins, &[])?;
+        let r = tensor_ops::by_spec::call_map_new(spec(name), &ins, &[])?;
         memo[i - leaves.len()] = Some(r.clone());
         Ok(r)
     }
@@ -149,7 +149,7 @@ pub fn eager_and_fused(c: &Case, leaves: &[Tensor]) -> (Result<Tensor>, Result<T
         Some(d) => (tensor_core::call::ReduceDims::Dims(d), *keepdim),
         None => (tensor_core::call::ReduceDims::All, false),
     };
-    let eager_r = tensor_tests::calls::call_reduce_new(spec, &w, eager_dims, all, &params);
+    let eager_r = tensor_ops::by_spec::call_reduce_new(spec, &w, eager_dims, all, &params);
     let fused_r = match &dims {
         Some(d) => expr.reduce(spec, d, *keepdim, &params).eval(),
         None => expr.reduce_all(spec, &params).eval(),

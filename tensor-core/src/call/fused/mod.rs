@@ -75,7 +75,7 @@ impl ChainReduce {
     /// The reduced dims as the reduction call takes them.
     ///
     /// ```
-    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
     /// use tensor_ops::tensor_core::call::fused::ChainReduce;
     /// use tensor_ops::tensor_core::call::ReduceDims;
     /// # fn check(r: &ChainReduce) {
@@ -245,7 +245,7 @@ fn check_nodes(chain: &Chain<'_>, device: Device) -> Result<Vec<(Meta, &'static 
 /// tests and tools that plan a chain's launches outside a call.
 ///
 /// ```no_run
-/// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+/// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
 /// # fn demo(chain: &tensor_ops::tensor_core::call::fused::Chain<'_>) -> tensor_ops::Result<()> {
 /// let (nodes, dtype, shape) = tensor_ops::tensor_core::call::fused::plan_nodes(chain, tensor_ops::Device::Cuda(0))?;
 /// assert_eq!(nodes.len(), chain.nodes.len());
@@ -329,7 +329,7 @@ fn dense_strides(shape: &[usize], order: Option<&[usize]>) -> Strides {
 /// intermediate is rounded to the dtype the eager op would have produced.
 ///
 /// ```no_run
-/// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+/// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
 /// # fn demo(mul: &'static tensor_ops::tensor_core::registry::OpSpec) -> tensor_ops::Result<()> {
 /// use tensor_ops::tensor_core::call::fused::{run_chain, Chain, ChainArg, ChainNode};
 /// use tensor_ops::Tensor;

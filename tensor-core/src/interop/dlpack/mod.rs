@@ -19,7 +19,7 @@ use std::ptr::NonNull;
 /// once; [`DlpackTensor::into_raw`] hands it (and the duty to call the deleter) to a consumer.
 ///
 /// ```
-/// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+/// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
 /// use tensor_ops::{DlpackTensor, Tensor};
 /// let t = Tensor::from_vec(vec![1f32, 2., 3., 4., 5., 6.], &[2, 3]).unwrap();
 /// let exported: DlpackTensor = t.t().unwrap().to_dlpack().unwrap();
@@ -174,7 +174,7 @@ impl Tensor {
     /// [`Tensor::from_dlpack`] of the export gives back a view of this same storage.
     ///
     /// ```
-    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
     /// let t = tensor_ops::Tensor::from_vec(vec![1i64, 2, 3], &[3]).unwrap();
     /// let d = t.flip(0).unwrap().to_dlpack().unwrap();
     /// assert_eq!(d.strides(), &[-1]);
@@ -247,7 +247,7 @@ impl Tensor {
     /// other values while the tensor is shared (see [`DlpackTensor::from_raw`]).
     ///
     /// ```
-    /// # mod tensor_ops { pub use ::tensor_core::{self, *}; } // the paths of tensor_ops
+    /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
     /// let t = tensor_ops::Tensor::from_vec(vec![1u8, 2, 3, 4], &[2, 2]).unwrap();
     /// let back = tensor_ops::Tensor::from_dlpack(t.to_dlpack().unwrap()).unwrap();
     /// assert_eq!(back.to_vec::<u8>().unwrap(), vec![1, 2, 3, 4]);
