@@ -35,7 +35,7 @@ const CHUNKS_PER_THREAD: usize = 4;
 /// for_each_chunk(1_000_000, 32 * 1024, |r| {
 ///     sum.fetch_add(r.map(|i| i % 7).sum::<usize>(), Ordering::Relaxed);
 /// });
-/// assert_eq!(sum.into_inner(), (0..1_000_000usize).map(|i| i % 7).sum());
+/// assert_eq!(sum.into_inner(), (0..1_000_000usize).map(|i| i % 7).sum::<usize>());
 /// ```
 pub fn for_each_chunk(total: usize, grain: usize, f: impl Fn(Range<usize>) + Sync) {
     if total == 0 {
