@@ -220,7 +220,7 @@ fn reduced_mask(name: &'static str, shape: &[usize], dims: ReduceDims<'_>) -> Re
 }
 
 /// The canonical layout of one reduction, as the core hands it to a backend in a
-/// [`PreparedCall`]: both operands walk `shape` (size-1 dims dropped, dims by decreasing
+/// [`PreparedCall`](crate::registry::PreparedCall): both operands walk `shape` (size-1 dims dropped, dims by decreasing
 /// input |stride|, coalesced where input, output and logical index all allow); the output's
 /// stride is 0 along reduced dims; `index` gives each reduced dim's logical-index step (0 on
 /// kept dims).
