@@ -240,7 +240,6 @@ pub mod __private {
     pub use tensor_kernels_cpu;
     pub use tensor_kernels_cpu::kernel::{MapKernel, Store};
     pub use tensor_kernels_cpu::map::{map_block, pred_block, MapBody, PredBody};
-    pub use tensor_kernels_cpu::reduce::body;
     pub use tensor_kernels_cpu::reduce::{
         drive as drive_reduce, drive_fused as drive_reduce_fused, ReduceKernel, ReduceValue, Reducer,
     };

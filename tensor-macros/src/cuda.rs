@@ -3,7 +3,7 @@
 
 use crate::dtype::Dtype;
 use crate::dtype::DtypeCode;
-use crate::ir::{Arith, Body, CallArg, Node, Scalar};
+use crate::ir::{Arith, Body, CallArg, Node, Scalar, Ty};
 use crate::signature::{ScalarTy, Signature};
 
 /// The CUDA C of one op for one dtype.
@@ -66,17 +66,60 @@ pub fn emit_cuda(op: &str, sig: &Signature, body: &Body, dtype: Dtype) -> CudaFn
         .map(|i| format!("{c} {i}"))
         .chain(params.iter().map(|(p, t)| format!("{} {p}", t.c_type())))
         .collect();
-    let e = Emitter { c, inputs: &inputs, params: &params, locals: &body.locals };
-    let mut text = format!("__device__ __forceinline__ {out} {name}({}) {{\n", args.join(", "));
-    let (lets, tail) = match &body.root {
+    let e = Emitter { c, inputs: &inputs, params: &params, locals: &body.locals, reducer: None };
+    let text = format!(
+        "__device__ __forceinline__ {out} {name}({}) {{\n{}}}\n",
+        args.join(", "),
+        e.statements(&body.root, "")
+    );
+    CudaFn { name, source: text }
+}
+
+/// The statements of a function returning `root` (its top-level lets as `const auto`
+/// locals), each indented by four spaces; `convert` wraps the returned expression
+/// (`tops_conv<acc_t>(` .. `)`), or is empty.
+fn statements_of(e: &Emitter<'_>, root: &Node, convert: &str) -> String {
+    let mut text = String::new();
+    let (lets, tail) = match root {
         Node::Block(lets, tail) => (&lets[..], &**tail),
         root => (&[][..], root),
     };
     for l in lets {
-        text += &format!("    const auto {} = {};\n", body.locals[l.id], e.node(&l.init));
+        text += &format!("    const auto {} = {};\n", e.locals[l.id], e.node(&l.init));
     }
-    text += &format!("    return {};\n}}\n", e.node(tail));
-    CudaFn { name, source: text }
+    let close = if convert.is_empty() { "" } else { ")" };
+    text += &format!("    return {convert}{}{close};\n", e.node(tail));
+    text
+}
+
+/// The statements of one function of a reduction's reducer struct template (over the
+/// accumulate type `C`): `inputs` and `params` are the C names of its arguments and of the
+/// reducer's param members; a call of a map op goes through the dispatcher of `reducer`
+/// (`reduce_compose::dispatcher`). The result is converted by `convert` (see
+/// [`statements_of`]).
+pub fn reduce_statements(
+    root: &Node,
+    locals: &[String],
+    inputs: &[String],
+    params: &[(String, ScalarTy)],
+    reducer: &str,
+    convert: &str,
+) -> String {
+    let e = Emitter { c: "C", inputs, params, locals, reducer: Some(reducer) };
+    statements_of(&e, root, convert)
+}
+
+/// The C type of a reduction type over the accumulate type `C`.
+pub fn c_type_of(ty: &Ty) -> String {
+    match ty {
+        Ty::Value => "C".into(),
+        Ty::Mask => "bool".into(),
+        Ty::I64 => "long long".into(),
+        Ty::Tuple(items) => {
+            let items: Vec<String> = items.iter().map(c_type_of).collect();
+            format!("tops_tuple{}<{}>", items.len(), items.join(", "))
+        }
+    }
 }
 
 /// A Rust argument name as a C identifier (C keywords get a `_` appended).
@@ -89,13 +132,20 @@ fn c_ident(name: &str) -> String {
 }
 
 struct Emitter<'a> {
+    /// The value's C type (`C` in a reducer template).
     c: &'a str,
     inputs: &'a [String],
     params: &'a [(String, ScalarTy)],
     locals: &'a [String],
+    /// In a reducer: its name, whose callee dispatchers name the called functions.
+    reducer: Option<&'a str>,
 }
 
 impl Emitter<'_> {
+    fn statements(&self, root: &Node, convert: &str) -> String {
+        statements_of(self, root, convert)
+    }
+
     fn node(&self, n: &Node) -> String {
         let c = self.c;
         match n {
@@ -127,8 +177,30 @@ impl Emitter<'_> {
                         CallArg::Scalar(ty, s) => self.scalar(s, *ty),
                     })
                     .collect();
-                format!("{CALLEE_MARK}{callee}{CALLEE_MARK}({})", args.join(", "))
+                match self.reducer {
+                    Some(r) => {
+                        format!("{}<C>::call({})", crate::reduce_compose::dispatcher(r, *callee), args.join(", "))
+                    }
+                    None => format!("{CALLEE_MARK}{callee}{CALLEE_MARK}({})", args.join(", ")),
+                }
             }
+            Node::Int(s) => self.scalar(s, ScalarTy::I64),
+            Node::IntArith(op, a, b) => format!("tops_{}({}, {})", arith_name(*op), self.node(a), self.node(b)),
+            Node::IntNeg(a) => format!("tops_neg({})", self.node(a)),
+            Node::IntCmp(op, a, b) => format!("tops_{}({}, {})", op.name(), self.node(a), self.node(b)),
+            Node::IntMethod(m, args) => {
+                let args: Vec<String> = args.iter().map(|a| self.node(a)).collect();
+                format!("tops_{}({})", m.value_fn(), args.join(", "))
+            }
+            Node::Convert { to, arg, .. } => {
+                let to = if *to == Ty::I64 { "long long" } else { c };
+                format!("tops_cast<{to}>({})", self.node(arg))
+            }
+            Node::Tuple(items) => {
+                let items: Vec<String> = items.iter().map(|n| self.node(n)).collect();
+                format!("tops_tuple({})", items.join(", "))
+            }
+            Node::Field(t, k) => format!("({}).f{k}", self.node(t)),
             Node::Block(lets, tail) => {
                 let mut s = String::from("([&]() { ");
                 for l in lets {

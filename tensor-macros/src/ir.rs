@@ -1,10 +1,25 @@
-//! The checked form of an op body, shared by the Rust and the CUDA C code generators.
+//! The checked form of an op body — a map op's body or a reduction's four functions —
+//! shared by the Rust and the CUDA C code generators.
 //!
-//! Every node is either a *value* (an element, `V` in Rust, the compute type in C) or a
-//! *mask* (a comparison result, `V::Mask` in Rust, `bool` in C); the lowering pass
-//! guarantees the kinds fit, so the generators never fail.
+//! Every node has a [`Ty`]: a *value* (an element, `V` in Rust, the compute type in C), a
+//! *mask* (a comparison result, `V::Mask` in Rust — `bool` in a reduction —, `bool` in C),
+//! and, in reductions only, an `i64` or a tuple of them. The lowering pass guarantees the
+//! types fit, so the generators never fail.
 
 use crate::signature::ScalarTy;
+
+/// The type of a node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ty {
+    /// An element value (`T` in the definition).
+    Value,
+    /// A condition (`bool` in the definition).
+    Mask,
+    /// A runtime `i64` (reductions: indices, counts, integer accumulators).
+    I64,
+    /// A tuple of one to three of the others (reduction accumulators).
+    Tuple(Vec<Ty>),
+}
 
 /// `+ - * /` on values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -207,14 +222,31 @@ pub enum Node {
     Not(Box<Node>),
     /// A `bool` scalar used as a mask (`true`, a bool param).
     MaskOf(Scalar),
-    /// `if c { a } else { b }`: `c` is a mask; `a`, `b` are both values or both masks.
-    If { cond: Box<Node>, then: Box<Node>, els: Box<Node>, mask: bool },
+    /// `if c { a } else { b }`: `c` is a mask; `a` and `b` have the type `ty`.
+    If { cond: Box<Node>, then: Box<Node>, els: Box<Node>, ty: Ty },
     /// `{ let ..; tail }`.
     Block(Vec<Let>, Box<Node>),
     /// A call of another `#[tensor_op]` map op on element values: `sigmoid(x)`. `callee`
     /// indexes [`Body::callees`]; the result is a value, or a mask when the callee is a
     /// predicate (the Rust types decide; the lowering lets a call stand where either is wanted).
     Call { callee: usize, args: Vec<CallArg> },
+    /// An `i64` scalar (literal, param, or arithmetic of them) as a runtime `i64`.
+    Int(Scalar),
+    /// `a op b` on `i64`s: wrapping, an integer divided by zero is 0 (as on values).
+    IntArith(Arith, Box<Node>, Box<Node>),
+    /// `-a` on an `i64` (wrapping).
+    IntNeg(Box<Node>),
+    /// A comparison of `i64`s (a mask).
+    IntCmp(Cmp, Box<Node>, Box<Node>),
+    /// `max`, `min` or `abs` (wrapping) of `i64`s; the receiver comes first.
+    IntMethod(Method, Vec<Node>),
+    /// A conversion: `b as i64` (mask → i64), `T::from_i64(n)` (i64 → value) and
+    /// `T::from_bool(b)` (mask → value) of runtime operands.
+    Convert { from: Ty, to: Ty, arg: Box<Node> },
+    /// `(a, b, ..)`.
+    Tuple(Vec<Node>),
+    /// `t.k` of a tuple.
+    Field(Box<Node>, usize),
 }
 
 /// An argument of a [`Node::Call`].
@@ -266,6 +298,23 @@ pub struct Let {
     pub id: usize,
     /// Its value.
     pub init: Node,
+}
+
+/// The four functions of a reduction, lowered: each one expression over its own positional
+/// arguments ([`Node::Input`]: identity none; fold `acc, x, index`; combine `a, b`; finish
+/// `acc, n`), the calls of one function by another inlined.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReduceBody {
+    /// `identity`, `fold`, `combine`, `finish`.
+    pub fns: [Node; 4],
+    /// Generated, unique names of the locals of all four, by id.
+    pub locals: Vec<String>,
+    /// The map ops the functions call, each once, in order of first use.
+    pub callees: Vec<OpPath>,
+    /// The accumulator's type.
+    pub acc: Ty,
+    /// What `finish` returns (a value, an `i64` or a mask).
+    pub finish: Ty,
 }
 
 /// A lowered body.

@@ -9,12 +9,14 @@
 //!
 //! Layout (private modules): `attr` (attribute arguments), `dtype` (dtypes and groups),
 //! `signature` and `lower` (validation, into `ir`), `callee` (the op a call names),
-//! `rust_body` and `emit` (Rust), `cuda` (CUDA C), `errors` (spanned errors); reductions:
-//! `reduce_def`, `reduce_arith`, `reduce_emit`, `reduce_cuda`, `reduce_compose`.
+//! `rust_body` and `emit` (Rust), `cuda` (CUDA C), `errors` (spanned errors); reductions
+//! (read by `reduce_def`, lowered by `lower` into the same IR, written by the same two
+//! emitters): `reduce_emit`, `cuda_reducer`, `reduce_compose`.
 
 mod attr;
 mod callee;
 mod cuda;
+mod cuda_reducer;
 mod dtype;
 mod emit;
 mod errors;
@@ -22,9 +24,7 @@ mod ir;
 mod lower;
 mod lower_const;
 mod op;
-mod reduce_arith;
 mod reduce_compose;
-mod reduce_cuda;
 mod reduce_def;
 mod reduce_emit;
 mod rust_body;
@@ -32,6 +32,8 @@ mod signature;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_reduce;
 
 use proc_macro2::TokenStream;
 

@@ -74,9 +74,9 @@ pub(crate) fn const_int(s: &Scalar) -> Option<Result<i64, &'static str>> {
 /// [`const_int`] of a value node built only from integer literals (`2 * 3` as a value).
 pub(crate) fn const_int_node(n: &Node) -> Option<Result<i64, &'static str>> {
     Some(match n {
-        Node::FromScalar(ScalarTy::I64, s) => return const_int(s),
-        Node::Neg(a) => const_int_node(a)?.and_then(|a| a.checked_neg().ok_or(OVERFLOW)),
-        Node::Arith(op, a, b) => {
+        Node::FromScalar(ScalarTy::I64, s) | Node::Int(s) => return const_int(s),
+        Node::Neg(a) | Node::IntNeg(a) => const_int_node(a)?.and_then(|a| a.checked_neg().ok_or(OVERFLOW)),
+        Node::Arith(op, a, b) | Node::IntArith(op, a, b) => {
             let (a, b) = (const_int_node(a)?, const_int_node(b)?);
             a.and_then(|a| b.and_then(|b| fold(*op, a, b)))
         }

@@ -1,10 +1,12 @@
-//! Emits a reduction: its `ReduceSpec`, the four functions (generic over the one-lane
-//! value), a `Reducer` per dtype, the CUDA C reducer, the rows (through
-//! `register_reduce_rows!`, which names the devices), and the public fns `op`, `op_out`, `op_all`.
+//! Emits a reduction: its `ReduceSpec`, the `Reducer` whose four methods are the lowered
+//! functions ([`crate::lower::lower_reduce`], written by the map bodies' Rust emitter over
+//! the one-lane value), the CUDA C reducer ([`crate::cuda_reducer`]), the rows (through
+//! `register_reduce_rows!`, which names the devices), and the public fns `op`, `op_out`,
+//! `op_all`.
 
 use crate::dtype::{Dtype, DtypeCode};
-use crate::ir::OpPath;
-use crate::reduce_def::{Finish, ReduceArg, ReduceDef, ReduceFn};
+use crate::ir::{OpPath, ReduceBody, Ty};
+use crate::reduce_def::{Finish, ReduceDef};
 use crate::signature::{Bound, ScalarTy};
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
@@ -66,37 +68,29 @@ fn scalar_type(t: ScalarTy) -> TokenStream {
     quote!(#i)
 }
 
-/// `ts` with every `ident` token replaced by `with` (the accumulator type in `T` → the same
-/// type in the lane of `C`).
-fn substitute(ts: TokenStream, ident: &syn::Ident, with: &TokenStream) -> TokenStream {
-    use proc_macro2::{Group, TokenTree};
-    ts.into_iter()
-        .flat_map(|tt| -> Vec<TokenTree> {
-            match tt {
-                TokenTree::Ident(i) if i == *ident => with.clone().into_iter().collect(),
-                TokenTree::Group(g) => {
-                    let mut ng = Group::new(g.delimiter(), substitute(g.stream(), ident, with));
-                    ng.set_span(g.span());
-                    vec![TokenTree::Group(ng)]
-                }
-                other => vec![other],
-            }
-        })
-        .collect()
+/// The Rust type of a reduction type over the one-lane value `__L<C>`.
+fn rust_type(ty: &Ty) -> TokenStream {
+    match ty {
+        Ty::Value => quote!(__L<C>),
+        Ty::Mask => quote!(bool),
+        Ty::I64 => quote!(i64),
+        Ty::Tuple(items) => {
+            let items = items.iter().map(rust_type);
+            quote!((#(#items,)*))
+        }
+    }
 }
 
-/// The call of one of the four functions with `values` for its positional arguments.
-fn call(f: &ReduceFn, values: &[TokenStream]) -> TokenStream {
-    let name = &f.item.sig.ident;
-    let mut next = values.iter();
-    let args = f.args.iter().map(|a| match a {
-        ReduceArg::Value => next.next().cloned().unwrap_or_default(),
-        ReduceArg::Param(i) => {
-            let field = format_ident!("p{}", i);
-            quote!(self.#field)
-        }
-    });
-    quote!(#name::<__L<C>>(#(#args),*))
+/// The four methods' bodies (identity, fold, combine, finish) over `__L<C>`, reading the
+/// arguments the `Reducer` impl names and the params from `self.p<i>`.
+fn rust_bodies(def: &ReduceDef, body: &ReduceBody) -> [TokenStream; 4] {
+    let params: Vec<syn::Ident> = (0..def.params.len()).map(|i| format_ident!("p{}", i)).collect();
+    let inputs: [&[&str]; 4] =
+        [&[], &["tops_acc", "tops_x", "tops_index"], &["tops_a", "tops_b"], &["tops_acc", "tops_n"]];
+    std::array::from_fn(|k| {
+        let idents: Vec<syn::Ident> = inputs[k].iter().map(|i| format_ident!("{}", i)).collect();
+        crate::rust_body::emit_rust_reduce(&body.fns[k], &body.locals, &body.callees, &idents, &params, quote!(__L<C>))
+    })
 }
 
 /// (input, accumulate-in, output) dtypes of the row for dtype `d`: the core's rule (the one
@@ -106,33 +100,31 @@ fn row_dtypes(def: &ReduceDef, d: Dtype) -> (Dtype, Dtype, Dtype) {
     (d, rule.accumulate(d), rule.result(d))
 }
 
-/// The CUDA C reducer (`reduce_cuda`) with the functions of the ops it calls, kept only
-/// when tensor-ops has its `cuda` feature.
-fn cuda_source(def: &ReduceDef, callees: &[OpPath], computes: &[Dtype]) -> syn::Result<TokenStream> {
+/// The CUDA C reducer ([`crate::cuda_reducer`]) with the functions of the ops it calls,
+/// kept only when tensor-ops has its `cuda` feature.
+fn cuda_source(def: &ReduceDef, body: &ReduceBody, callees: &[OpPath], computes: &[Dtype]) -> TokenStream {
     let p = quote!(::tensor_ops::__private);
-    let reducer = crate::reduce_cuda::emit(def, callees)?;
+    let reducer = crate::cuda_reducer::emit(def, body);
     let source =
-        crate::reduce_compose::cuda_source(&crate::reduce_cuda::reducer_name(&def.name), &reducer, callees, computes);
-    Ok(quote! {
+        crate::reduce_compose::cuda_source(&crate::cuda_reducer::reducer_name(&def.name), &reducer, callees, computes);
+    quote! {
         #p::if_cuda! {
             /// The reducer in CUDA C (a struct template over the accumulate type).
             pub const CUDA_SOURCE: &str = #source;
         }
-    })
+    }
 }
 
 /// The whole expansion.
 pub fn expand(def: &ReduceDef) -> TokenStream {
-    let callees = match crate::reduce_compose::callees(def) {
-        Ok(c) => c,
+    let body = match crate::lower::lower_reduce(def) {
+        Ok(b) => b,
         Err(e) => return e.to_compile_error(),
     };
+    let callees = &body.callees;
     let computes = crate::reduce_compose::computes(def, |d| row_dtypes(def, d).1);
-    let cuda = match cuda_source(def, &callees, &computes) {
-        Ok(ts) => ts,
-        Err(e) => return e.to_compile_error(),
-    };
-    let callee_checks = crate::reduce_compose::checks(def, &callees, &computes);
+    let cuda = cuda_source(def, &body, callees, &computes);
+    let callee_checks = crate::reduce_compose::checks(def, callees, &computes);
     let p = quote!(::tensor_ops::__private);
     let vis = &def.vis;
     let ident = &def.ident;
@@ -141,9 +133,7 @@ pub fn expand(def: &ReduceDef) -> TokenStream {
     let all_fn = format_ident!("{}_all", ident);
     let name = &def.name;
     let docs = &def.docs;
-    let tp = &def.type_param;
-    let acc_of = &def.acc;
-    let acc_lane = substitute(quote!(#acc_of), tp, &quote!(__L<C>));
+    let acc_lane = rust_type(&body.acc);
     let pnames: Vec<&syn::Ident> = def.params.iter().map(|(n, _)| n).collect();
     let pname_strs: Vec<String> = pnames.iter().map(|n| n.to_string()).collect();
     let ptys: Vec<TokenStream> = def.params.iter().map(|(_, t)| scalar_type(*t)).collect();
@@ -152,33 +142,12 @@ pub fn expand(def: &ReduceDef) -> TokenStream {
     let rule = rule_tokens(rule(def));
     let float_only = def.bound == Bound::Float;
     let summary = format!("reduction `{name}` (a #[tensor_op(reduce)])");
-    let fns = def.fns.iter().map(|f| {
-        let mut item = f.item.clone();
-        item.vis = syn::Visibility::Inherited;
-        item.sig.generics = syn::parse_quote!(<#tp: #p::ReduceValue>);
-        item.attrs.push(syn::parse_quote!(#[inline(always)]));
-        let params: Vec<syn::Ident> = f
-            .args
-            .iter()
-            .filter_map(|a| match a {
-                ReduceArg::Param(i) => Some(def.params[*i].0.clone()),
-                ReduceArg::Value => None,
-            })
-            .collect();
-        crate::reduce_compose::rewrite_rust(def, &params, &mut item.block);
-        crate::reduce_arith::rewrite(&mut item.block);
-        item
-    });
-    let [identity, fold, combine, finish] = &def.fns;
-    let call_identity = call(identity, &[]);
-    let call_fold = call(fold, &[quote!(acc), quote!(__L(#p::Element::cast::<C>(x))), quote!(index)]);
-    let call_combine = call(combine, &[quote!(a), quote!(b)]);
-    let call_finish = call(finish, &[quote!(acc), quote!(n as i64)]);
+    let [identity, fold, combine, finish] = rust_bodies(def, &body);
     let convert = match def.finish {
         Finish::Value => quote!(#p::Element::cast::<O>(r.0)),
         Finish::I64 | Finish::Bool => quote!(#p::Element::cast::<O>(r)),
     };
-    let reducer = crate::reduce_cuda::reducer_name(&def.name);
+    let reducer = crate::cuda_reducer::reducer_name(&def.name);
     let rows = def.dtypes.iter().map(|&d| {
         let dt = d.dtype_path();
         let (i, c, o) = row_types(def, d);
@@ -245,8 +214,6 @@ pub fn expand(def: &ReduceDef) -> TokenStream {
                 has_identity: true,
             };
 
-            #(#fns)*
-
             /// The reducer for input `I`, accumulating in `C`, stored as `O`.
             pub struct __Reducer<I, C, O> {
                 #(#pfields: #ptys,)*
@@ -268,19 +235,21 @@ pub fn expand(def: &ReduceDef) -> TokenStream {
                 }
                 #[inline(always)]
                 fn identity(&self) -> Self::Acc {
-                    #call_identity
+                    #identity
                 }
                 #[inline(always)]
-                fn fold(&self, acc: Self::Acc, x: I, index: i64) -> Self::Acc {
-                    #call_fold
+                fn fold(&self, tops_acc: Self::Acc, tops_x: I, tops_index: i64) -> Self::Acc {
+                    let tops_x = __L(#p::Element::cast::<C>(tops_x));
+                    #fold
                 }
                 #[inline(always)]
-                fn combine(&self, a: Self::Acc, b: Self::Acc) -> Self::Acc {
-                    #call_combine
+                fn combine(&self, tops_a: Self::Acc, tops_b: Self::Acc) -> Self::Acc {
+                    #combine
                 }
                 #[inline(always)]
-                fn finish(&self, acc: Self::Acc, n: usize) -> O {
-                    let r = #call_finish;
+                fn finish(&self, tops_acc: Self::Acc, tops_n: usize) -> O {
+                    let tops_n = tops_n as i64;
+                    let r = #finish;
                     #convert
                 }
             }

@@ -1,8 +1,10 @@
-//! Rust emission of a lowered body over the `Value` lane algebra:
-//! `fn call<V: Value>(&self, [x]: [V; 1]) -> V { .. }`.
+//! Rust emission of a lowered body over the `Value` lane algebra: a map op's body
+//! (`fn call<V: Value>(&self, [x]: [V; 1]) -> V { .. }`, `V` possibly SIMD lanes) and a
+//! reduction's functions (over the one-lane value of the accumulate dtype, whose masks
+//! are `bool`).
 
 use crate::cuda::normalize_float;
-use crate::ir::{Arith, Body, CallArg, Node, OpPath, Scalar};
+use crate::ir::{Arith, Body, CallArg, Cmp, Method, Node, OpPath, Scalar, Ty};
 use crate::signature::ScalarTy;
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{format_ident, quote};
@@ -10,8 +12,22 @@ use quote::{format_ident, quote};
 /// Emits the body expression; params are read from `self.<name>`, inputs are the
 /// variables named `inputs`.
 pub fn emit_rust(body: &Body, inputs: &[Ident], params: &[Ident]) -> TokenStream {
-    let e = Emitter { inputs, params, locals: &body.locals, callees: &body.callees };
+    let e = Emitter { inputs, params, locals: &body.locals, callees: &body.callees, value: quote!(V), branches: false };
     e.node(&body.root)
+}
+
+/// Emits one function of a reduction (`root`) over the one-lane value type `value`, whose
+/// masks are `bool`: an `if` is a branch (of any type), not a select.
+pub fn emit_rust_reduce(
+    root: &Node,
+    locals: &[String],
+    callees: &[OpPath],
+    inputs: &[Ident],
+    params: &[Ident],
+    value: TokenStream,
+) -> TokenStream {
+    let e = Emitter { inputs, params, locals, callees, value, branches: true };
+    e.node(root)
 }
 
 /// The path of a called op's hidden module as seen from inside this op's hidden module
@@ -38,11 +54,15 @@ struct Emitter<'a> {
     params: &'a [Ident],
     locals: &'a [String],
     callees: &'a [OpPath],
+    /// The value type (`V`).
+    value: TokenStream,
+    /// Whether masks are `bool`, so every `if` can be a branch (reductions).
+    branches: bool,
 }
 
-/// `<V as Value>`.
-fn v() -> TokenStream {
-    quote!(<V as ::tensor_ops::__private::Value>)
+/// `Lane::<i64>`, whose operators are the total ones of element values.
+fn int_lane() -> TokenStream {
+    quote!(::tensor_ops::__private::tensor_kernels_cpu::value::Lane::<i64>)
 }
 
 impl Emitter<'_> {
@@ -51,7 +71,8 @@ impl Emitter<'_> {
     }
 
     fn node(&self, n: &Node) -> TokenStream {
-        let v = v();
+        let value = &self.value;
+        let v = quote!(<#value as ::tensor_ops::__private::Value>);
         match n {
             Node::Input(i) => {
                 let i = &self.inputs[*i];
@@ -107,9 +128,11 @@ impl Emitter<'_> {
                 let s = self.scalar(s, ScalarTy::Bool);
                 quote!(#v::ne(#v::from_bool(#s), #v::zero()))
             }
-            Node::If { cond, then, els, mask } => {
+            Node::If { cond, then, els, ty } => {
                 let (c, t, e) = (self.node(cond), self.node(then), self.node(els));
-                if *mask {
+                if self.branches || !matches!(ty, Ty::Value | Ty::Mask) {
+                    quote!(if #c { #t } else { #e })
+                } else if *ty == Ty::Mask {
                     quote!({
                         let __tensor_op_cond = #c;
                         (__tensor_op_cond & #t) | (!__tensor_op_cond & #e)
@@ -134,7 +157,60 @@ impl Emitter<'_> {
                         quote!(#lit(::tensor_ops::__private::Scalar::from(#s)))
                     }
                 });
-                quote!(#module::#element::<V>(#(#args),*))
+                quote!(#module::#element::<#value>(#(#args),*))
+            }
+            Node::Int(s) => self.scalar(s, ScalarTy::I64),
+            Node::IntArith(op, a, b) => {
+                let (lane, a, b) = (int_lane(), self.node(a), self.node(b));
+                let e = match op {
+                    Arith::Add => quote!(#lane(#a) + #lane(#b)),
+                    Arith::Sub => quote!(#lane(#a) - #lane(#b)),
+                    Arith::Mul => quote!(#lane(#a) * #lane(#b)),
+                    Arith::Div => quote!(#lane(#a) / #lane(#b)),
+                };
+                quote!((#e).0)
+            }
+            Node::IntNeg(a) => {
+                let (lane, a) = (int_lane(), self.node(a));
+                quote!((-#lane(#a)).0)
+            }
+            Node::IntCmp(op, a, b) => {
+                let (a, b) = (self.node(a), self.node(b));
+                match op {
+                    Cmp::Eq => quote!((#a == #b)),
+                    Cmp::Ne => quote!((#a != #b)),
+                    Cmp::Lt => quote!((#a < #b)),
+                    Cmp::Le => quote!((#a <= #b)),
+                    Cmp::Gt => quote!((#a > #b)),
+                    Cmp::Ge => quote!((#a >= #b)),
+                }
+            }
+            Node::IntMethod(m, args) => {
+                let lane = int_lane();
+                let f = format_ident!("{}", m.value_fn());
+                let args = args.iter().map(|a| {
+                    let a = self.node(a);
+                    quote!(#lane(#a))
+                });
+                debug_assert!(matches!(m, Method::Max | Method::Min | Method::Abs));
+                quote!(<#lane as ::tensor_ops::__private::Value>::#f(#(#args),*).0)
+            }
+            Node::Convert { from, to, arg } => {
+                let a = self.node(arg);
+                match (from, to) {
+                    (Ty::Mask, Ty::I64) => quote!((#a as i64)),
+                    (Ty::I64, _) => quote!(#v::from_i64(#a)),
+                    _ => quote!(#v::from_bool(#a)),
+                }
+            }
+            Node::Tuple(items) => {
+                let items = items.iter().map(|n| self.node(n));
+                quote!((#(#items,)*))
+            }
+            Node::Field(t, k) => {
+                let t = self.node(t);
+                let k = syn::Index::from(*k);
+                quote!(#t.#k)
             }
             Node::Block(lets, tail) => {
                 let lets = lets.iter().map(|l| {

@@ -300,24 +300,9 @@ template <class C> struct tops_red_argmin : tops_red_arg<C, false> {
 };
 
 // ---------------------------------------------------------------- #[tensor_op(reduce)] bodies
-// What the CUDA C translated from a user's reduction definition is written against
-// (tensor-macros/src/reduce_cuda.rs): Rust literals stay literals (tops_ilit / tops_flit)
-// until they meet a typed value, whose type they take, as Rust's inference gives them; tuples
-// are tops_tupleN with fields f0.. and convert field by field; arithmetic is the prelude's.
-struct tops_ilit {
-    long long v;
-    TOPS_D tops_ilit() : v(0) {}
-    TOPS_D explicit tops_ilit(long long x) : v(x) {}
-};
-struct tops_flit {
-    double v;
-    TOPS_D tops_flit() : v(0.0) {}
-    TOPS_D explicit tops_flit(double x) : v(x) {}
-};
-template <class T> struct tops_lit_kind { static const int value = 0; };
-template <> struct tops_lit_kind<tops_ilit> { static const int value = 1; };
-template <> struct tops_lit_kind<tops_flit> { static const int value = 2; };
-
+// What the CUDA C of a user's reduction is written against (tensor-macros/src/cuda_reducer.rs,
+// the four functions written by the map bodies' C emitter): tuples are tops_tupleN with fields
+// f0.., the result is converted to the accumulator field by field; arithmetic is the prelude's.
 template <class A> struct tops_tuple1 { A f0; };
 template <class A, class B> struct tops_tuple2 { A f0; B f1; };
 template <class A, class B, class D> struct tops_tuple3 { A f0; B f1; D f2; };
@@ -351,14 +336,11 @@ template <class A, class B, class D> TOPS_D tops_tuple3<A, B, D> tops_shfl_down(
     return t;
 }
 
-/// `x` as `To` (Rust `as` for values, a literal's value for literals, field by field for
-/// tuples).
+/// `x` as `To` (Rust `as` for values, field by field for tuples).
 template <class To> struct tops_conv_t;
 template <class To, class F> TOPS_D To tops_conv(F x) { return tops_conv_t<To>::from(x); }
 template <class To> struct tops_conv_t {
     template <class F> static TOPS_D To from(F x) { return tops_cast<To>(x); }
-    static TOPS_D To from(tops_ilit x) { return tops_cast<To>(x.v); }
-    static TOPS_D To from(tops_flit x) { return tops_cast<To>(x.v); }
 };
 template <class A> struct tops_conv_t<tops_tuple1<A> > {
     template <class F> static TOPS_D tops_tuple1<A> from(F x) { return tops_tuple(tops_conv<A>(x.f0)); }
@@ -373,48 +355,6 @@ template <class A, class B, class D> struct tops_conv_t<tops_tuple3<A, B, D> > {
         return tops_tuple(tops_conv<A>(x.f0), tops_conv<B>(x.f1), tops_conv<D>(x.f2));
     }
 };
-
-/// A binary op of the prelude where a literal side takes the other side's type (two
-/// literals compute in long long, or double when one is a float literal).
-#define TOPS_R_BINARY(OP)                                                                      \
-    template <class A, class B> TOPS_D auto tops_r_##OP(A a, B b) {                             \
-        if constexpr (tops_lit_kind<A>::value && tops_lit_kind<B>::value) {                     \
-            if constexpr (tops_lit_kind<A>::value == 2 || tops_lit_kind<B>::value == 2)         \
-                return tops_##OP(tops_conv<double>(a), tops_conv<double>(b));                   \
-            else                                                                                \
-                return tops_##OP(tops_conv<long long>(a), tops_conv<long long>(b));             \
-        } else if constexpr (tops_lit_kind<A>::value) {                                         \
-            return tops_##OP(tops_conv<B>(a), b);                                               \
-        } else if constexpr (tops_lit_kind<B>::value) {                                         \
-            return tops_##OP(a, tops_conv<A>(b));                                               \
-        } else {                                                                                \
-            return tops_##OP(a, b);                                                             \
-        }                                                                                       \
-    }
-TOPS_R_BINARY(add)
-TOPS_R_BINARY(sub)
-TOPS_R_BINARY(mul)
-TOPS_R_BINARY(div)
-TOPS_R_BINARY(eq)
-TOPS_R_BINARY(ne)
-TOPS_R_BINARY(lt)
-TOPS_R_BINARY(le)
-TOPS_R_BINARY(gt)
-TOPS_R_BINARY(ge)
-TOPS_R_BINARY(max)
-TOPS_R_BINARY(min)
-TOPS_R_BINARY(pow)
-#undef TOPS_R_BINARY
-
-template <class A> TOPS_D auto tops_r_neg(A a) {
-    if constexpr (tops_lit_kind<A>::value == 1) {
-        return tops_ilit((long long)(0ull - (unsigned long long)a.v));
-    } else if constexpr (tops_lit_kind<A>::value == 2) {
-        return tops_flit(-a.v);
-    } else {
-        return tops_neg(a);
-    }
-}
 
 // ---------------------------------------------------------------- index math
 /// Output `o`'s offsets: in the input (its kept coordinates) and in the output.

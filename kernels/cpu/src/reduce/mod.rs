@@ -18,7 +18,6 @@
 //!
 //! The built-in reducers (sum … argmin) and their rows are in `builtin` (crate-private).
 
-pub mod body;
 pub(crate) mod builtin;
 mod walk;
 

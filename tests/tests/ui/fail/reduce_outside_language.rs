@@ -1,4 +1,4 @@
-// A body the CPU could compile but CUDA C cannot take (a `match`): a spanned error.
+// A body outside the reduction language (a `match`): a spanned error, the one map bodies get.
 use tensor_ops::prelude::*;
 
 #[tensor_op(reduce, dtypes = [f32])]
