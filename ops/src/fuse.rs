@@ -446,12 +446,12 @@ impl Expr {
     /// assert_eq!(r.to_vec::<bool>().unwrap(), vec![false, true]);
     /// ```
     pub fn all(&self, dims: &[usize], keepdim: bool) -> Reduction {
-        self.reduce(&specs::ALL, dims, keepdim, &[])
+        self.reduce(&crate::specs::ALL, dims, keepdim, &[])
     }
 
     /// True where some element over `dims` is non-zero (Bool; NaN counts as non-zero).
     pub fn any(&self, dims: &[usize], keepdim: bool) -> Reduction {
-        self.reduce(&specs::ANY, dims, keepdim, &[])
+        self.reduce(&crate::specs::ANY, dims, keepdim, &[])
     }
 }
 

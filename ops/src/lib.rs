@@ -241,7 +241,8 @@ pub mod __private {
     pub use tensor_kernels_cpu::kernel::{MapKernel, Store};
     pub use tensor_kernels_cpu::map::{map_block, pred_block, MapBody, PredBody};
     pub use tensor_kernels_cpu::reduce::{
-        drive as drive_reduce, drive_fused as drive_reduce_fused, ReduceKernel, ReduceValue, Reducer,
+        drive as drive_reduce, drive_fused as drive_reduce_fused, fold_run_unindexed, ReduceKernel, ReduceValue,
+        Reducer,
     };
     pub use tensor_kernels_cpu::value::{Lane, Value};
     #[cfg(feature = "cuda")]

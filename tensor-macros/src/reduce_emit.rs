@@ -147,6 +147,18 @@ pub fn expand(def: &ReduceDef) -> TokenStream {
         Finish::Value => quote!(#p::Element::cast::<O>(r.0)),
         Finish::I64 | Finish::Bool => quote!(#p::Element::cast::<O>(r)),
     };
+    // A fold without `index`: runs fold without the index arithmetic (same order, same bits).
+    let indexed = def.fns[1].args.iter().filter(|a| matches!(a, crate::reduce_def::ReduceArg::Value)).count() == 3;
+    let fold_run = if indexed {
+        quote!()
+    } else {
+        quote! {
+            #[inline(always)]
+            fn fold_run(&self, xs: &[I], _: i64, _: i64) -> Self::Acc {
+                #p::fold_run_unindexed(self, xs)
+            }
+        }
+    };
     let reducer = crate::cuda_reducer::reducer_name(&def.name);
     let rows = def.dtypes.iter().map(|&d| {
         let dt = d.dtype_path();
@@ -252,6 +264,7 @@ pub fn expand(def: &ReduceDef) -> TokenStream {
                     let r = #finish;
                     #convert
                 }
+                #fold_run
             }
 
             #(#rows)*

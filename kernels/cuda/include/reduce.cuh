@@ -112,22 +112,6 @@ template <class C> struct tops_red_amin : tops_red_extreme<C, false> {
     TOPS_D explicit tops_red_amin(const tops_param* p) : tops_red_extreme<C, false>(p) {}
 };
 
-/// True when every (ALL) or some element is non-zero (NaN is non-zero). C is unused.
-template <class C, bool ALL> struct tops_red_truth {
-    typedef bool acc_t;
-    TOPS_D explicit tops_red_truth(const tops_param*) {}
-    TOPS_D acc_t identity() const { return ALL; }
-    template <class I> TOPS_D acc_t fold(acc_t a, I x, long long) const { return combine(a, tops_cast<bool>(x)); }
-    TOPS_D acc_t combine(acc_t a, acc_t b) const { return ALL ? (a && b) : (a || b); }
-    template <class O> TOPS_D O finish(acc_t a, long long) const { return tops_cast<O>(a); }
-};
-template <class C> struct tops_red_all : tops_red_truth<C, true> {
-    TOPS_D explicit tops_red_all(const tops_param* p) : tops_red_truth<C, true>(p) {}
-};
-template <class C> struct tops_red_any : tops_red_truth<C, false> {
-    TOPS_D explicit tops_red_any(const tops_param* p) : tops_red_truth<C, false>(p) {}
-};
-
 // ---------------------------------------------------------------- log-sum-exp
 /// A running maximum and Σ e^(x − max).
 template <class C> struct tops_lse_acc {

@@ -44,8 +44,6 @@ cuda_rows! {
     MEAN: "tops_red_mean";
     AMAX: "tops_red_amax";
     AMIN: "tops_red_amin";
-    ALL: "tops_red_all";
-    ANY: "tops_red_any";
     LOGSUMEXP: "tops_red_logsumexp";
     VAR: "tops_red_var";
     STD: "tops_red_std";

@@ -48,10 +48,6 @@ specs! {
     AMAX, "amax", [], ReduceOutput::Same, false, "the greatest element over dims (NaN propagates)";
     /// `amin`.
     AMIN, "amin", [], ReduceOutput::Same, false, "the least element over dims (NaN propagates)";
-    /// `all`.
-    ALL, "all", [], ReduceOutput::Fixed(Accumulate::Bool, DType::Bool), true, "true when every element is non-zero";
-    /// `any`.
-    ANY, "any", [], ReduceOutput::Fixed(Accumulate::Bool, DType::Bool), true, "true when some element is non-zero";
     /// `logsumexp`.
     LOGSUMEXP, "logsumexp", [], ReduceOutput::Float, true, "ln Σ e^x over dims, max-rescaled in one pass";
     /// `var`.

@@ -216,6 +216,46 @@ impl<E: tensor_core::Element> ReduceValue for crate::value::Lane<E> where
 /// The independent accumulators of [`Reducer::fold_run`]'s default.
 pub const RUN_LANES: usize = 16;
 
+/// [`Reducer::fold_run`] for a reducer whose `fold` ignores the index (a
+/// `#[tensor_op(reduce)]` fold without `index`, which the macro's reducers use): the
+/// default's order — element `i` into lane `i % RUN_LANES`, the lanes combined pairwise, so
+/// the same bits — over whole arrays of lanes with no index arithmetic, which LLVM keeps in
+/// vector registers (the default's per-element index computation is what left simple folds
+/// as 2-lane code).
+///
+/// ```
+/// use tensor_kernels_cpu::reduce::{fold_run_unindexed, Reducer};
+/// # use tensor_core::Scalar;
+/// struct Total;
+/// impl Reducer for Total {
+///     type In = f32;
+///     type Acc = f32;
+///     type Out = f32;
+///     fn new(_: &[Scalar]) -> Self { Total }
+///     fn identity(&self) -> f32 { 0.0 }
+///     fn fold(&self, acc: f32, x: f32, _index: i64) -> f32 { acc + x }
+///     fn combine(&self, a: f32, b: f32) -> f32 { a + b }
+///     fn finish(&self, acc: f32, _n: usize) -> f32 { acc }
+/// }
+/// let xs: Vec<f32> = (0..100).map(|i| i as f32 * 0.1).collect();
+/// assert_eq!(fold_run_unindexed(&Total, &xs).to_bits(), Total.fold_run(&xs, 0, 1).to_bits());
+/// ```
+#[inline(always)]
+pub fn fold_run_unindexed<R: Reducer>(r: &R, xs: &[R::In]) -> R::Acc {
+    let mut accs = [r.identity(); RUN_LANES];
+    let (full, rest) = xs.as_chunks::<RUN_LANES>();
+    for chunk in full {
+        for k in 0..RUN_LANES {
+            accs[k] = r.fold(accs[k], chunk[k], 0);
+        }
+    }
+    for (a, &x) in accs.iter_mut().zip(rest) {
+        *a = r.fold(*a, x, 0);
+    }
+    // Through `black_box`, as the default: the pairwise combine in sight splits the loop.
+    combine_lanes(r, std::hint::black_box(accs))
+}
+
 /// Combines `RUN_LANES` accumulators pairwise (lane k with lane k + half, halving).
 #[inline]
 pub fn combine_lanes<R: Reducer>(r: &R, mut accs: [R::Acc; RUN_LANES]) -> R::Acc {

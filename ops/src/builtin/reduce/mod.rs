@@ -9,11 +9,20 @@
 //! `softmax` rows; tensor-kernels-cuda's `reduce_rows.rs` over
 //! `kernels/cuda/include/reduce.cuh`).
 
+mod logic;
 mod softmax;
 
-/// The built-in reductions' specs, one `static` each (the core's).
-pub use tensor_core::registry::reductions as specs;
+/// The built-in reductions' specs, one `static` each: the core's, and those of the
+/// built-ins written with `#[tensor_op(reduce)]` (`all`, `any`).
+pub mod specs {
+    /// `all` (written with `#[tensor_op(reduce)]`).
+    pub use super::logic::all::SPEC as ALL;
+    /// `any` (written with `#[tensor_op(reduce)]`).
+    pub use super::logic::any::SPEC as ANY;
+    pub use tensor_core::registry::reductions::*;
+}
 
+pub use logic::*;
 pub use softmax::{log_softmax, log_softmax_out, softmax, softmax_out};
 use specs::*;
 
@@ -46,10 +55,6 @@ dims_reduction! {
         "assert_eq!(r.to_vec::<f32>().unwrap(), vec![3.0, 6.0]);";
     AMIN, amin, amin_out, "The least element (NaN propagates; an empty extent is an error)",
         "assert_eq!(r.to_vec::<f32>().unwrap(), vec![1.0, 4.0]);";
-    ALL, all, all_out, "True where every element is non-zero (NaN counts as non-zero) → Bool",
-        "assert_eq!(r.to_vec::<bool>().unwrap(), vec![true, true]);";
-    ANY, any, any_out, "True where some element is non-zero → Bool",
-        "assert_eq!(r.to_vec::<bool>().unwrap(), vec![true, true]);";
     LOGSUMEXP, logsumexp, logsumexp_out, "ln Σ e^x, max-rescaled in one pass (bool/integers → f32; −∞ over an empty extent)",
         "assert!((r.to_vec::<f32>().unwrap()[0] - 3.4076).abs() < 1e-3);";
 }

@@ -50,8 +50,6 @@ reduce_rows! {
     MEAN: Mean[io];
     AMAX: AMax[io];
     AMIN: AMin[io];
-    ALL: All[i];
-    ANY: Any[i];
     LOGSUMEXP: LogSumExp[io];
     VAR: Var[io, false];
     STD: Var[io, true];

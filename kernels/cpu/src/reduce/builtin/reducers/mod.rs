@@ -32,10 +32,6 @@ reducer_struct! {
     AMax<I, C, O>;
     /// The least element; NaN propagates.
     AMin<I, C, O>;
-    /// True when every element is non-zero (NaN is non-zero).
-    All<I>;
-    /// True when some element is non-zero.
-    Any<I>;
     /// ln Σ e^x, online: a running maximum and a sum rescaled to it.
     LogSumExp<I, C, O>;
     /// The index of the first greatest element (a NaN counts as greatest: the first NaN).
@@ -184,37 +180,6 @@ one_value_reducer!(AMax: Compute, identity = C::LOWEST, merge = max_nan, finish 
     extreme_run!(max_and_nan::<C, true>, max_nan););
 one_value_reducer!(AMin: Compute, identity = C::HIGHEST, merge = min_nan, finish = |a: C, _| a.cast(),
     extreme_run!(min_and_nan::<C, true>, min_nan););
-
-/// all/any: a `bool` accumulator, `x != 0` folded with `&` (from `true`) or `|` (from
-/// `false`).
-macro_rules! predicate_reducer {
-    ($name:ident, $identity:expr, $op:tt) => {
-        impl<I: Element> Reducer for $name<I> {
-            type In = I;
-            type Acc = bool;
-            type Out = bool;
-            no_params!();
-            #[inline(always)]
-            fn identity(&self) -> bool {
-                $identity
-            }
-            #[inline(always)]
-            fn fold(&self, acc: bool, x: I, _: i64) -> bool {
-                acc $op x.cast::<bool>()
-            }
-            #[inline(always)]
-            fn combine(&self, a: bool, b: bool) -> bool {
-                a $op b
-            }
-            #[inline(always)]
-            fn finish(&self, acc: bool, _: usize) -> bool {
-                acc
-            }
-        }
-    };
-}
-predicate_reducer!(All, true, &);
-predicate_reducer!(Any, false, |);
 
 /// Merges two (max, Σ e^(x − max)) pairs.
 #[inline(always)]
