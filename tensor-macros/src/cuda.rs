@@ -66,7 +66,7 @@ pub fn emit_cuda(op: &str, sig: &Signature, body: &Body, dtype: Dtype) -> CudaFn
         .map(|i| format!("{c} {i}"))
         .chain(params.iter().map(|(p, t)| format!("{} {p}", t.c_type())))
         .collect();
-    let e = Emitter { c, inputs: &inputs, params: &params, locals: &body.locals, reducer: None };
+    let e = Emitter { c, inputs: &inputs, params: &params, locals: &body.locals, callee: None };
     let text = format!(
         "__device__ __forceinline__ {out} {name}({}) {{\n{}}}\n",
         args.join(", "),
@@ -94,18 +94,18 @@ fn statements_of(e: &Emitter<'_>, root: &Node, convert: &str) -> String {
 
 /// The statements of one function of a reduction's reducer struct template (over the
 /// accumulate type `C`): `inputs` and `params` are the C names of its arguments and of the
-/// reducer's param members; a call of a map op goes through the dispatcher of `reducer`
-/// (`reduce_compose::dispatcher`). The result is converted by `convert` (see
+/// reducer's param members; a call of map op `k` calls `callee(k)` (the reducer's
+/// dispatcher of that callee). The result is converted by `convert` (see
 /// [`statements_of`]).
 pub fn reduce_statements(
     root: &Node,
     locals: &[String],
     inputs: &[String],
     params: &[(String, ScalarTy)],
-    reducer: &str,
+    callee: &dyn Fn(usize) -> String,
     convert: &str,
 ) -> String {
-    let e = Emitter { c: "C", inputs, params, locals, reducer: Some(reducer) };
+    let e = Emitter { c: "C", inputs, params, locals, callee: Some(callee) };
     statements_of(&e, root, convert)
 }
 
@@ -137,8 +137,9 @@ struct Emitter<'a> {
     inputs: &'a [String],
     params: &'a [(String, ScalarTy)],
     locals: &'a [String],
-    /// In a reducer: its name, whose callee dispatchers name the called functions.
-    reducer: Option<&'a str>,
+    /// In a reducer: the C name of callee `k` (its dispatcher); else callees are marked
+    /// ([`CALLEE_MARK`]).
+    callee: Option<&'a dyn Fn(usize) -> String>,
 }
 
 impl Emitter<'_> {
@@ -177,10 +178,8 @@ impl Emitter<'_> {
                         CallArg::Scalar(ty, s) => self.scalar(s, *ty),
                     })
                     .collect();
-                match self.reducer {
-                    Some(r) => {
-                        format!("{}<C>::call({})", crate::reduce_compose::dispatcher(r, *callee), args.join(", "))
-                    }
+                match self.callee {
+                    Some(name) => format!("{}({})", name(*callee), args.join(", ")),
                     None => format!("{CALLEE_MARK}{callee}{CALLEE_MARK}({})", args.join(", ")),
                 }
             }

@@ -34,7 +34,8 @@ pub fn emit(def: &ReduceDef, body: &ReduceBody) -> String {
     let function = |k: usize, convert: &str| {
         let inputs: Vec<String> = INPUTS[k].iter().map(|i| i.to_string()).collect();
         let unused: String = inputs.iter().map(|i| format!("    (void){i};\n")).collect();
-        let stmts = reduce_statements(&body.fns[k], &body.locals, &inputs, &params, &name, convert);
+        let callee = |c: usize| format!("{}<C>::call", crate::reduce_compose::dispatcher(&name, c));
+        let stmts = reduce_statements(&body.fns[k], &body.locals, &inputs, &params, &callee, convert);
         format!("{unused}{stmts}")
     };
     s += &format!(
