@@ -51,7 +51,7 @@ inline thread_local uint3 blockIdx;
 inline thread_local dim3 blockDim;
 inline thread_local dim3 gridDim;
 
-#if defined(__x86_64__)
+#if defined(__x86_64__) && !defined(TOPS_SHIM_UCONTEXT) // -DTOPS_SHIM_UCONTEXT: the portable switch
 /// A suspended fiber (or the scheduler): its saved stack pointer. x86-64 switches with
 /// `tops_shim_switch` below: glibc's swapcontext makes a system call (sigprocmask) on every
 /// switch, and that was about 90% of the run time of the tests that launch kernels with
