@@ -6,7 +6,8 @@
 // - threadIdx/blockIdx/blockDim/gridDim are thread-local;
 // - tops_shim_launch runs the grid: sequentially (block by block, thread by thread) for
 //   kernels without __syncthreads, or, for kernels that use shared memory, with each CUDA
-//   thread of a block as a fiber (ucontext, its own stack) on the launching thread:
+//   thread of a block as a fiber (its own stack; switched by saving the registers a call
+//   preserves on x86-64, by ucontext elsewhere) on the launching thread:
 //   __syncthreads switches to the next fiber, and a round that has run every live fiber up to
 //   its next __syncthreads (or its end) is one barrier phase. No OS thread per CUDA thread, so
 //   a 256-thread block with dozens of barriers costs microseconds, not context switches.
@@ -50,10 +51,85 @@ inline thread_local uint3 blockIdx;
 inline thread_local dim3 blockDim;
 inline thread_local dim3 gridDim;
 
+#if defined(__x86_64__) && !defined(TOPS_SHIM_UCONTEXT) // -DTOPS_SHIM_UCONTEXT: the portable switch
+/// A suspended fiber (or the scheduler): its saved stack pointer. x86-64 switches with
+/// `tops_shim_switch` below: glibc's swapcontext makes a system call (sigprocmask) on every
+/// switch, and that was about 90% of the run time of the tests that launch kernels with
+/// barriers (each `__syncthreads` is two switches per CUDA thread).
+struct tops_shim_fiber {
+    void* sp = nullptr;
+};
+
+/// Saves the callee-saved registers, the SSE and x87 control words and the stack pointer of
+/// the running code in `*from`, and resumes the code suspended in `to` (SysV x86-64:
+/// `from` in rdi, `to` in rsi). No signal mask is touched: no system call.
+extern "C" inline __attribute__((naked, noinline, used, visibility("hidden"))) void tops_shim_switch(void** /*from*/, void* /*to*/) {
+    asm volatile(
+        "pushq %rbp\n\t"
+        "pushq %rbx\n\t"
+        "pushq %r12\n\t"
+        "pushq %r13\n\t"
+        "pushq %r14\n\t"
+        "pushq %r15\n\t"
+        "subq $8, %rsp\n\t"
+        "stmxcsr (%rsp)\n\t"
+        "fnstcw 4(%rsp)\n\t"
+        "movq %rsp, (%rdi)\n\t"
+        "movq %rsi, %rsp\n\t"
+        "ldmxcsr (%rsp)\n\t"
+        "fldcw 4(%rsp)\n\t"
+        "addq $8, %rsp\n\t"
+        "popq %r15\n\t"
+        "popq %r14\n\t"
+        "popq %r13\n\t"
+        "popq %r12\n\t"
+        "popq %rbx\n\t"
+        "popq %rbp\n\t"
+        "ret\n\t");
+}
+
+/// Makes `f` start `entry` (which never returns) on `stack` at its first switch-in: a frame
+/// as `tops_shim_switch` leaves it, with `entry` as the return address and the stack
+/// aligned as at a function's entry.
+inline void tops_shim_fiber_init(tops_shim_fiber& f, char* stack, size_t size, void (*entry)()) {
+    uintptr_t top = ((uintptr_t)(stack + size)) & ~(uintptr_t)15;
+    void** sp = (void**)top;
+    *--sp = nullptr;          // a null return address past `entry`: the end of backtraces
+    *--sp = (void*)entry;     // `ret` jumps here with rsp % 16 == 8, as after a call
+    for (int i = 0; i < 6; ++i) *--sp = nullptr; // rbp rbx r12 r13 r14 r15
+    unsigned csr[2] = {0, 0};
+    asm volatile("stmxcsr %0\n\tfnstcw %1" : "=m"(csr[0]), "=m"(csr[1]));
+    --sp;
+    std::memcpy(sp, csr, sizeof csr); // the control words: the launching thread's
+    f.sp = sp;
+}
+
+/// Suspends the running code in `from` and resumes `to`.
+inline void tops_shim_fiber_switch(tops_shim_fiber& from, tops_shim_fiber& to) { tops_shim_switch(&from.sp, to.sp); }
+#else
+/// A suspended fiber (or the scheduler): a ucontext (other architectures than x86-64).
+struct tops_shim_fiber {
+    ucontext_t uc;
+};
+
+/// Makes `f` start `entry` (which never returns) on `stack` at its first switch-in.
+inline void tops_shim_fiber_init(tops_shim_fiber& f, char* stack, size_t size, void (*entry)()) {
+    std::memset(&f.uc, 0, sizeof f.uc);
+    getcontext(&f.uc);
+    f.uc.uc_stack.ss_sp = stack;
+    f.uc.uc_stack.ss_size = size;
+    f.uc.uc_link = nullptr;
+    makecontext(&f.uc, entry, 0);
+}
+
+/// Suspends the running code in `from` and resumes `to`.
+inline void tops_shim_fiber_switch(tops_shim_fiber& from, tops_shim_fiber& to) { swapcontext(&from.uc, &to.uc); }
+#endif
+
 /// One block's CUDA threads as fibers (arrays sized for the block, owned by the launch).
 struct tops_shim_block {
-    ucontext_t scheduler;
-    ucontext_t* fibers = nullptr;
+    tops_shim_fiber scheduler;
+    tops_shim_fiber* fibers = nullptr;
     uint3* index = nullptr;
     char* done = nullptr;
     unsigned long long* exchange = nullptr; // __shfl_down_sync slots, one per thread
@@ -74,7 +150,7 @@ template <class T> inline T __ldg(const T* p) { return *p; }
 inline void __syncthreads() {
     tops_shim_block* b = tops_shim_current;
     if (!b) return; // a sequential launch has no other thread to wait for
-    swapcontext(&b->fibers[b->current], &b->scheduler);
+    tops_shim_fiber_switch(b->fibers[b->current], b->scheduler);
 }
 
 /// The value of lane (own lane + delta) of the caller's warp of 32, or the caller's own value
@@ -98,11 +174,13 @@ template <class T> inline T __shfl_down_sync(unsigned /*mask*/, T v, unsigned de
     return r;
 }
 
-/// A fiber's body: the kernel, then marked done (uc_link returns to the scheduler).
-inline void tops_shim_fiber_main() {
+/// A fiber's body: the kernel, then marked done and back to the scheduler for good.
+[[noreturn]] inline void tops_shim_fiber_main() {
     tops_shim_block* b = tops_shim_current;
     b->kernel(b->body);
     b->done[b->current] = 1;
+    tops_shim_fiber_switch(b->fibers[b->current], b->scheduler);
+    std::abort(); // a finished fiber is never resumed
 }
 
 /// Runs one block of `n` threads as fibers, round after round until every one has ended.
@@ -114,14 +192,8 @@ inline void tops_shim_run_block(tops_shim_block& b, dim3 block) {
     for (unsigned tz = 0; tz < block.z; ++tz)
         for (unsigned ty = 0; ty < block.y; ++ty)
             for (unsigned tx = 0; tx < block.x; ++tx) b.index[k++] = uint3{tx, ty, tz};
-    for (unsigned i = 0; i < n; ++i) {
-        std::memset(&b.fibers[i], 0, sizeof b.fibers[i]);
-        getcontext(&b.fibers[i]);
-        b.fibers[i].uc_stack.ss_sp = b.stacks + (size_t)i * TOPS_SHIM_STACK;
-        b.fibers[i].uc_stack.ss_size = TOPS_SHIM_STACK;
-        b.fibers[i].uc_link = &b.scheduler;
-        makecontext(&b.fibers[i], tops_shim_fiber_main, 0);
-    }
+    for (unsigned i = 0; i < n; ++i)
+        tops_shim_fiber_init(b.fibers[i], b.stacks + (size_t)i * TOPS_SHIM_STACK, TOPS_SHIM_STACK, tops_shim_fiber_main);
     tops_shim_current = &b;
     for (unsigned live = n; live > 0;) {
         live = 0;
@@ -129,7 +201,7 @@ inline void tops_shim_run_block(tops_shim_block& b, dim3 block) {
             if (b.done[i]) continue;
             b.current = i;
             threadIdx = b.index[i];
-            swapcontext(&b.scheduler, &b.fibers[i]);
+            tops_shim_fiber_switch(b.scheduler, b.fibers[i]);
             live += !b.done[i];
         }
     }
@@ -154,7 +226,7 @@ template <class F> inline void tops_shim_launch(dim3 grid, dim3 block, bool thre
     if (threaded) {
         fibers.kernel = [](const void* body) { (*(const F*)body)(); };
         fibers.body = &kernel;
-        fibers.fibers = (ucontext_t*)std::calloc(n, sizeof(ucontext_t));
+        fibers.fibers = (tops_shim_fiber*)std::calloc(n, sizeof(tops_shim_fiber));
         fibers.index = (uint3*)std::calloc(n, sizeof(uint3));
         fibers.done = (char*)std::calloc(n, 1);
         fibers.exchange = (unsigned long long*)std::calloc(n, sizeof(unsigned long long));

@@ -1,12 +1,14 @@
 //! Compiles every generated kernel with NVRTC (no GPU needed) and reports each kernel's
 //! registers: the CI check that generated CUDA C stays valid, warning-free and spill-free.
 
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use tensor_core::registry::KernelRow;
 use tensor_core::{Error, Result};
 use tensor_kernels_cuda::kernel::{CudaMapKernel, CudaReduceKernel};
 use tensor_kernels_cuda::softmax_rows::CudaSoftmaxRows;
 
+use tensor_kernels_cuda::cache;
 use tensor_kernels_cuda::codegen::{self, DeviceFn, Generated, KernelSpec};
 use tensor_kernels_cuda::nvrtc;
 use tensor_kernels_cuda::reduce_codegen::ReduceFn;
@@ -62,6 +64,12 @@ pub fn compile_all<'a>(rows: impl Iterator<Item = &'a KernelRow>) -> Result<Vec<
 }
 
 /// Compiles `specs` for [`CHECK_ARCHS`]; same failure rules as [`compile_all`].
+///
+/// A kernel that passed (compiled for an arch without warnings or spills) is remembered in
+/// the compile cache's directory by a hash of its own program, the arch and the NVRTC
+/// version ([`verdict`]), so the test binaries of one run compile each kernel once: the copy,
+/// cast, fill and transpose kernels, for one, are in the check of three binaries. A kernel
+/// with a problem is never remembered, so it fails every time.
 pub fn compile_specs(specs: &[KernelSpec<'_>]) -> Result<Vec<KernelReport>> {
     let generated: Vec<Generated> = specs.iter().map(codegen::generate).collect::<Result<_>>()?;
     let mut names: Vec<&str> = generated.iter().map(|g| g.name.as_str()).collect();
@@ -69,15 +77,33 @@ pub fn compile_specs(specs: &[KernelSpec<'_>]) -> Result<Vec<KernelReport>> {
     if let Some(w) = names.windows(2).find(|w| w[0] == w[1]) {
         return Err(Error::Cuda(format!("two different kernels are both named {}", w[0])));
     }
-    let groups: Vec<&[Generated]> = generated.chunks(GROUP).collect();
-    let sources: Vec<String> = groups.iter().map(|g| codegen::program(g)).collect();
+    if generated.is_empty() {
+        return Ok(Vec::new());
+    }
+    let version = nvrtc::nvrtc()?.version;
+    let verdicts: Vec<Vec<PathBuf>> =
+        generated.iter().map(|g| CHECK_ARCHS.iter().map(|a| verdict(g, a, version)).collect()).collect();
+    // (kernel index, arch index, report): from remembered verdicts, then from NVRTC.
+    let mut reports: Vec<(usize, usize, KernelReport)> = Vec::new();
+    let mut pending: Vec<usize> = Vec::new();
+    for (i, g) in generated.iter().enumerate() {
+        let known: Option<Vec<KernelReport>> =
+            CHECK_ARCHS.iter().zip(&verdicts[i]).map(|(a, path)| read_verdict(path, &g.name, a)).collect();
+        match known {
+            Some(known) => reports.extend(known.into_iter().enumerate().map(|(ai, r)| (i, ai, r))),
+            None => pending.push(i),
+        }
+    }
+    let groups: Vec<&[usize]> = pending.chunks(GROUP).collect();
+    let sources: Vec<String> =
+        groups.iter().map(|g| codegen::program(&g.iter().map(|&i| generated[i].clone()).collect::<Vec<_>>())).collect();
     // One job per (group, arch), in the order the reports list them.
-    let jobs: Vec<(usize, &str)> = (0..groups.len()).flat_map(|gi| CHECK_ARCHS.map(|a| (gi, a))).collect();
-    let results = on_all_cores(&jobs, |&(gi, arch)| nvrtc::compile(&sources[gi], arch, &[]))?;
-    let mut reports = Vec::new();
+    let jobs: Vec<(usize, usize)> =
+        (0..groups.len()).flat_map(|gi| (0..CHECK_ARCHS.len()).map(move |ai| (gi, ai))).collect();
+    let results = on_all_cores(&jobs, |&(gi, ai)| nvrtc::compile(&sources[gi], CHECK_ARCHS[ai], &[]))?;
     let mut problems = Vec::new();
-    for (&(gi, arch), result) in jobs.iter().zip(results) {
-        let group = groups[gi];
+    for (&(gi, ai), result) in jobs.iter().zip(results) {
+        let arch = CHECK_ARCHS[ai];
         let compiled = match result {
             Ok(c) => c,
             Err(e) => {
@@ -85,11 +111,14 @@ pub fn compile_specs(specs: &[KernelSpec<'_>]) -> Result<Vec<KernelReport>> {
                 continue;
             }
         };
+        let before = problems.len();
         let warnings = compiled.warnings();
         if !warnings.is_empty() {
             problems.push(format!("{arch}: NVRTC warnings:\n{}", warnings.join("\n")));
         }
-        for g in group {
+        let mut passed = Vec::new();
+        for &i in groups[gi] {
+            let g = &generated[i];
             let res = compiled.kernels.iter().find(|k| k.name == g.name);
             if compiled.is_cubin && res.is_none() {
                 problems.push(format!("{arch}: ptxas reported nothing for {}", g.name));
@@ -101,19 +130,60 @@ pub fn compile_specs(specs: &[KernelSpec<'_>]) -> Result<Vec<KernelReport>> {
                     g.name, res.spill_stores, res.spill_loads
                 ));
             }
-            reports.push(KernelReport {
+            let report = KernelReport {
                 name: g.name.clone(),
                 arch: arch.to_string(),
                 registers: res.registers,
                 spill_stores: res.spill_stores,
                 spill_loads: res.spill_loads,
-            });
+            };
+            passed.push((i, report.clone()));
+            reports.push((i, ai, report));
+        }
+        if problems.len() == before {
+            passed.iter().for_each(|(i, r)| write_verdict(&verdicts[*i][ai], r));
         }
     }
     if problems.is_empty() {
-        Ok(reports)
+        reports.sort_by_key(|&(i, ai, _)| (i, ai));
+        Ok(reports.into_iter().map(|(_, _, r)| r).collect())
     } else {
         Err(Error::Cuda(format!("{} kernel check problem(s):\n{}", problems.len(), problems.join("\n"))))
+    }
+}
+
+/// Where the check remembers that `g` passed for `arch` with NVRTC `version`: a file named
+/// by a hash of the kernel's own program (prelude, argument structs, its device functions,
+/// the kernel), the arch and the version, in the compile cache's directory.
+pub fn verdict(g: &Generated, arch: &str, version: (i32, i32)) -> PathBuf {
+    let version = format!("{}.{}", version.0, version.1);
+    let key = cache::key(&[b"kernel check", g.program().as_bytes(), arch.as_bytes(), version.as_bytes()]);
+    cache::dir().join(format!("check-{key:016x}"))
+}
+
+/// The report a remembered verdict holds (`registers spill_stores spill_loads`), if any.
+fn read_verdict(path: &Path, name: &str, arch: &str) -> Option<KernelReport> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let n: Vec<u32> = text.split_whitespace().map(str::parse).collect::<std::result::Result<_, _>>().ok()?;
+    match n[..] {
+        [registers, spill_stores, spill_loads] => {
+            Some(KernelReport { name: name.to_string(), arch: arch.to_string(), registers, spill_stores, spill_loads })
+        }
+        _ => None,
+    }
+}
+
+/// Remembers a passed kernel (best effort, atomically: a temporary file renamed).
+fn write_verdict(path: &Path, r: &KernelReport) {
+    let tmp = path.with_extension(format!("{}.tmp", cache::unique_suffix()));
+    let text = format!("{} {} {}\n", r.registers, r.spill_stores, r.spill_loads);
+    let written = path
+        .parent()
+        .map_or(Ok(()), std::fs::create_dir_all)
+        .and_then(|_| std::fs::write(&tmp, text))
+        .and_then(|_| std::fs::rename(&tmp, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
     }
 }
 
