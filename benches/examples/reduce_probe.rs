@@ -2,7 +2,8 @@
 //! read-only reference loop and a copy, all on every worker thread, in one run:
 //! `cargo run --release -p tensor-benches --example reduce_probe [rows] [cols]`
 //! (`REDUCE_PROBE_ONLY=argmax` for the cases whose name contains it, `REDUCE_PROBE_REPS=n`
-//! to time each n times, `REDUCE_PROBE_RANDOM=1` for uniform random data).
+//! to time each n times, `REDUCE_PROBE_RANDOM=1` for uniform random data,
+//! `REDUCE_PROBE_DTYPE=f16` to run the cases in another dtype).
 
 use rayon::prelude::*;
 use std::time::Instant;
@@ -50,6 +51,13 @@ fn main() -> tensor_ops::Result<()> {
         std::hint::black_box(s);
     });
     let a = Tensor::from_vec(data.clone(), &[r, c])?;
+    // `REDUCE_PROBE_DTYPE=f16` (or any dtype name): the cases run on the data in that dtype
+    // (the GB/s figures still count 4 bytes per element).
+    let a = match std::env::var("REDUCE_PROBE_DTYPE").ok().and_then(|d| DType::ALL.into_iter().find(|t| t.name() == d))
+    {
+        Some(d) => a.to_dtype(d)?,
+        None => a,
+    };
     let dst = Tensor::empty(&[r, c], DType::F32, Device::Cpu)?;
     let copy = best(|| dst.copy_(&a).unwrap());
     println!("read reference {:.2} GB/s; copy {:.2} GB/s (read+write)", bytes / read / 1e9, 2.0 * bytes / copy / 1e9);

@@ -37,6 +37,6 @@ macro_rules! markers {
 }
 
 markers! {
-    sum prod mean amax amin logsumexp var argmax argmin softmax log_softmax
+    amax amin logsumexp var argmax argmin softmax log_softmax
     sum_all prod_all mean_all amax_all amin_all logsumexp_all
 }

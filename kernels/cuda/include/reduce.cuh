@@ -64,32 +64,7 @@ TOPS_D double tops_red_sqrt(double x) { return sqrt(x); }
 TOPS_D double tops_red_nan() { return tops_f64_of_bits(0x7ff8000000000000ull); }
 
 // ---------------------------------------------------------------- one-value reducers
-/// Σ x (wrapping for integers; or for bool).
-template <class C> struct tops_red_sum {
-    typedef C acc_t;
-    TOPS_D explicit tops_red_sum(const tops_param*) {}
-    TOPS_D acc_t identity() const { return tops_cast<C>(0); }
-    template <class I> TOPS_D acc_t fold(acc_t a, I x, long long) const { return tops_add(a, tops_cast<C>(x)); }
-    TOPS_D acc_t combine(acc_t a, acc_t b) const { return tops_add(a, b); }
-    template <class O> TOPS_D O finish(acc_t a, long long) const { return tops_cast<O>(a); }
-};
-
-/// Π x (wrapping for integers).
-template <class C> struct tops_red_prod {
-    typedef C acc_t;
-    TOPS_D explicit tops_red_prod(const tops_param*) {}
-    TOPS_D acc_t identity() const { return tops_cast<C>(1); }
-    template <class I> TOPS_D acc_t fold(acc_t a, I x, long long) const { return tops_mul(a, tops_cast<C>(x)); }
-    TOPS_D acc_t combine(acc_t a, acc_t b) const { return tops_mul(a, b); }
-    template <class O> TOPS_D O finish(acc_t a, long long) const { return tops_cast<O>(a); }
-};
-
-/// Σ x / n (NaN for n = 0).
-template <class C> struct tops_red_mean : tops_red_sum<C> {
-    TOPS_D explicit tops_red_mean(const tops_param* p) : tops_red_sum<C>(p) {}
-    template <class O> TOPS_D O finish(C a, long long n) const { return tops_cast<O>(a / (C)(double)n); }
-};
-
+// (sum, prod, mean, all and any are #[tensor_op(reduce)] definitions: ops/src/builtin/reduce/logic.rs)
 /// NaN-propagating maximum: a NaN accumulator stays.
 template <class C> TOPS_D C tops_max_nan(C a, C b) { return (b > a || tops_isnan(b)) ? b : a; }
 /// NaN-propagating minimum.

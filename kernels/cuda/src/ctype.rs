@@ -48,7 +48,7 @@ impl CType {
 ///
 /// ```
 /// use tensor_kernels_cuda::ctype::is_ident;
-/// assert!(is_ident("tops_red_sum") && !is_ident("1x") && !is_ident("a-b"));
+/// assert!(is_ident("tops_red_amax") && !is_ident("1x") && !is_ident("a-b"));
 /// ```
 pub fn is_ident(s: &str) -> bool {
     let mut c = s.chars();

@@ -32,7 +32,7 @@ pub struct CudaMapKernel {
 /// ```
 /// use tensor_kernels_cuda::kernel::CudaReduceKernel;
 /// use tensor_core::{registry::KernelImpl, DType};
-/// let k = CudaReduceKernel { reducer: "tops_red_sum", source: "", compute: DType::F32, output: DType::F32 };
+/// let k = CudaReduceKernel { reducer: "tops_red_amax", source: "", compute: DType::F32, output: DType::F32 };
 /// assert_eq!(k.kind(), "cuda-reduce");
 /// ```
 #[derive(Debug, Clone, Copy)]

@@ -17,7 +17,7 @@ pub const REDUCE_BLOCK: u32 = 256;
 /// A reducer struct template instantiated for one accumulate dtype.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ReduceFn<'a> {
-    /// Template name (`tops_red_sum`).
+    /// Template name (`tops_red_amax`).
     pub name: &'a str,
     /// CUDA C defining it ("" for the header's built-ins).
     pub source: &'a str,
@@ -159,7 +159,7 @@ pub struct ChainSource<'a> {
 /// ```
 /// use tensor_core::DType;
 /// use tensor_kernels_cuda::reduce_codegen::{generate_fused, ChainSource, ReduceFn, ReducePass};
-/// let sum = ReduceFn { name: "tops_red_sum", source: "", compute: DType::F32, output: DType::F32 };
+/// let sum = ReduceFn { name: "tops_red_amax", source: "", compute: DType::F32, output: DType::F32 };
 /// let chain = ChainSource {
 ///     name: "sq",
 ///     source: "__device__ float sq(float x) { return x * x; }",

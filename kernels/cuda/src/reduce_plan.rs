@@ -224,7 +224,7 @@ mod tests {
     }
 
     const SUM: CudaReduceKernel =
-        CudaReduceKernel { reducer: "tops_red_sum", source: "", compute: DType::F32, output: DType::F32 };
+        CudaReduceKernel { reducer: "tops_red_amax", source: "", compute: DType::F32, output: DType::F32 };
 
     fn first(p: &ReducePlan) -> (&KernelSpec<'static>, &ReduceArgs, (u32, u32)) {
         match &p.steps[0] {

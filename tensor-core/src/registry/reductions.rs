@@ -38,12 +38,6 @@ macro_rules! specs {
 }
 
 specs! {
-    /// `sum`.
-    SUM, "sum", [], ReduceOutput::Widen, true, "Σ x over dims (bool/integers → i64)";
-    /// `prod`.
-    PROD, "prod", [], ReduceOutput::Widen, true, "Π x over dims (bool/integers → i64)";
-    /// `mean`.
-    MEAN, "mean", [], ReduceOutput::Float, true, "Σ x / n over dims (bool/integers → f32)";
     /// `amax`.
     AMAX, "amax", [], ReduceOutput::Same, false, "the greatest element over dims (NaN propagates)";
     /// `amin`.

@@ -45,9 +45,6 @@ macro_rules! reduce_rows {
 }
 
 reduce_rows! {
-    SUM: Sum[io];
-    PROD: Prod[io];
-    MEAN: Mean[io];
     AMAX: AMax[io];
     AMIN: AMin[io];
     LOGSUMEXP: LogSumExp[io];
@@ -62,5 +59,5 @@ reduce_rows! {
 /// Keeps this module's rows in the link (see [`crate::register::ensure_linked`]).
 #[inline(never)]
 pub(crate) fn ensure_linked() {
-    std::hint::black_box(drive::<Sum<f32, f32, f32>> as crate::reduce::ReduceFn);
+    std::hint::black_box(drive::<AMax<f32, f32, f32>> as crate::reduce::ReduceFn);
 }

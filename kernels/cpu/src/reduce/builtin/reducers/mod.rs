@@ -6,7 +6,7 @@ use super::compute::{
     convert_block, max_and_nan, max_by_gt, min_and_nan, prefetch_next_block, Compute, FloatCompute, SumExp, BLOCK,
 };
 use crate::placement::{half_page_skew, PAGE};
-use crate::reduce::{combine_lanes, prefetch_row_segment, row_segments, Reducer, ROW_SEGMENT, RUN_LANES};
+use crate::reduce::{prefetch_row_segment, row_segments, Reducer, ROW_SEGMENT};
 use std::marker::PhantomData;
 use tensor_core::{Element, Scalar};
 
@@ -22,12 +22,6 @@ macro_rules! reducer_struct {
 }
 
 reducer_struct! {
-    /// Σ x (integers wrap in i64; f16/bf16 accumulate in f32).
-    Sum<I, C, O>;
-    /// Π x.
-    Prod<I, C, O>;
-    /// Σ x / n (NaN for n = 0).
-    Mean<I, C, O>;
     /// The greatest element; NaN propagates.
     AMax<I, C, O>;
     /// The least element; NaN propagates.
@@ -77,55 +71,6 @@ macro_rules! one_value_reducer {
         }
     };
 }
-
-/// The fast path of sum/prod/mean over a contiguous run: the default `fold_run`'s order
-/// (element `i` into lane `i % RUN_LANES` over the whole run, the lanes combined pairwise:
-/// the same bits), with blocks converted to `C` and lanes that LLVM keeps in one vector
-/// register at each SIMD level (the default's per-element index arithmetic left it 2-lane
-/// code: a fused `((a - b)²).sum()` over cache-resident operands ran at a third of the
-/// read speed).
-macro_rules! lanes_run {
-    ($merge:ident, $identity:expr) => {
-        #[inline(always)]
-        fn fold_run(&self, xs: &[I], _: i64, _: i64) -> C {
-            let mut buf = [C::ZERO; BLOCK];
-            let mut acc = [$identity; RUN_LANES];
-            for chunk in xs.chunks(BLOCK) {
-                let b = convert_block(chunk, &mut buf);
-                // Whole arrays of lanes: no bounds check between the lanes' merges.
-                let (full, rest) = b.as_chunks::<RUN_LANES>();
-                for (i, c) in full.iter().enumerate() {
-                    prefetch_next_block(chunk, RUN_LANES * i);
-                    for k in 0..RUN_LANES {
-                        acc[k] = acc[k].$merge(c[k]);
-                    }
-                }
-                // The rest padded with the identity (which changes no accumulator's bits:
-                // a sum's lanes start at +0 and so are never -0): `acc` is then only ever
-                // indexed by constants.
-                if !rest.is_empty() {
-                    let mut pad = [$identity; RUN_LANES];
-                    pad[..rest.len()].copy_from_slice(rest);
-                    for k in 0..RUN_LANES {
-                        acc[k] = acc[k].$merge(pad[k]);
-                    }
-                }
-            }
-            // Through `black_box`: with the lanes' pairwise combine in sight, LLVM split
-            // the loop above into eight 2-lane adds (`addps xmm`); without, one vector add
-            // per 16 elements (sum over the rows of cache-resident f32 ~2.5× faster;
-            // `((a - b)²).sum()` fused over 4 MiB operands 36 → 76 GB/s).
-            combine_lanes(self, std::hint::black_box(acc))
-        }
-    };
-}
-
-one_value_reducer!(Sum: Compute, identity = C::ZERO, merge = C::add, finish = |a: C, _| a.cast(),
-    lanes_run!(add, C::ZERO););
-one_value_reducer!(Prod: Compute, identity = C::ONE, merge = C::mul, finish = |a: C, _| a.cast(),
-    lanes_run!(mul, C::ONE););
-one_value_reducer!(Mean: FloatCompute, identity = C::ZERO, merge = C::add,
-    finish = |a: C, n: usize| a.div(C::from_count(n as f64)).cast(), lanes_run!(add, C::ZERO););
 
 /// NaN-propagating maximum: of two numbers the greater (`a` on a tie, so ±0 keeps the
 /// first), NaN when either is NaN.
