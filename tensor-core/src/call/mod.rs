@@ -21,6 +21,7 @@ pub mod fused;
 mod launch;
 mod output;
 mod reduce;
+pub(crate) mod sparse;
 mod types;
 
 pub use reduce::{reduce, reduction_plan, ReduceDims, ReductionPlan};
@@ -29,7 +30,7 @@ pub use types::{call_types, can_cast, CallTypes};
 use crate::registry::{CallExtra, KernelRow, OpSpec, COPY_SPEC, FILL_SPEC};
 use crate::shape::{self, Dims};
 use crate::{Device, Error, Result, Scalar, Tensor};
-use launch::{lookup, Dest, Launch, MapLayout};
+use launch::{layout_of, lookup, Dest, Launch, MapLayout};
 
 /// Where the result of an elementwise op goes.
 #[derive(Clone, Copy, Debug)]
@@ -121,7 +122,7 @@ pub fn map_new(spec: &'static OpSpec, inputs: &[&Tensor], params: &[Scalar]) -> 
     }
     let device = check_devices(spec, inputs, None)?;
     let types = call_types(spec, inputs);
-    let row = lookup(spec, device, types.kernel)?;
+    let row = lookup(spec, layout_of(inputs.iter().copied()), device, types.kernel)?;
     let shape = broadcast_all(spec, inputs)?;
     shape::checked_numel(spec.name, &shape, types.result)?;
     let out = output::new_output(&shape, types.result, device, inputs)?;
@@ -141,7 +142,7 @@ pub fn map_into(spec: &'static OpSpec, inputs: &[&Tensor], params: &[Scalar], ou
     }
     let device = check_devices(spec, inputs, Some(out))?;
     let types = call_types(spec, inputs);
-    let row = lookup(spec, device, types.kernel)?;
+    let row = lookup(spec, layout_of(inputs.iter().copied().chain([out])), device, types.kernel)?;
     let shape = broadcast_all(spec, inputs)?;
     output::check_output(spec, out, &shape, types.result, what)?;
     out.check_writable(spec.name)?;
@@ -163,7 +164,7 @@ pub(crate) fn copy(dst: &Tensor, src: &Tensor) -> Result<()> {
     if dst.numel() == 0 || dst.is_same_view(&src) && !dst.has_internal_overlap() {
         return Ok(());
     }
-    let row = lookup(&COPY_SPEC, dst.device(), dst.dtype())?;
+    let row = lookup(&COPY_SPEC, layout_of([dst, &src]), dst.device(), dst.dtype())?;
     // Errors of the internal "copy"/"fill" ops name the public method instead.
     execute(&COPY_SPEC, row, dst, &[&src], &[]).map_err(|e| e.renamed("copy_"))
 }
@@ -174,6 +175,6 @@ pub(crate) fn fill(dst: &Tensor, value: Scalar) -> Result<()> {
     if dst.numel() == 0 {
         return Ok(());
     }
-    let row = lookup(&FILL_SPEC, dst.device(), dst.dtype())?;
+    let row = lookup(&FILL_SPEC, layout_of([dst]), dst.device(), dst.dtype())?;
     execute(&FILL_SPEC, row, dst, &[], &[value]).map_err(|e| e.renamed("fill_"))
 }

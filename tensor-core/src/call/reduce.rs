@@ -5,7 +5,7 @@
 //! [`crate::registry::PreparedCall`] whose output has stride 0 along every reduced dim and
 //! whose [`CallExtra::Reduce`] carries the logical-index steps.
 
-use super::launch::{lookup, Dest, Launch};
+use super::launch::{layout_of, lookup, Dest, Launch};
 use crate::call::can_cast;
 use crate::registry::{CallExtra, KernelRow, ReduceSpec};
 use crate::shape::{Dims, Strides};
@@ -57,7 +57,7 @@ pub fn reduce(
     let shape = input.shape();
     let geo = ReduceGeometry::new(name, shape, dims, keepdim)?;
     let result = spec.output.result(input.dtype());
-    let row = lookup(&spec.op, input.device(), input.dtype())?;
+    let row = lookup(&spec.op, layout_of([input]), input.device(), input.dtype())?;
     geo.check_extent(spec, || {
         format!(
             "{name} of an empty extent has no value: input shape {shape:?} reduced over dims {:?} (each output would reduce 0 elements)",
