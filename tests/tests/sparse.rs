@@ -159,7 +159,7 @@ fn strided_only_operations_are_layout_errors() {
         assert!(matches!(tensor_ops::add(&dense, &s), Err(Error::NoKernel { .. })));
         assert!(matches!(tensor_ops::add_(&s, &dense), Err(Error::NoKernel { .. })));
         assert!(matches!(tensor_ops::add_out(&dense, &dense, &s), Err(Error::NoKernel { .. })));
-        assert!(matches!(s.sum_all(), Err(Error::NoKernel { .. })));
+        assert!(matches!(s.amax_all(), Err(Error::NoKernel { .. })));
         // the fused path too
         let chain = tensor_ops::fuse::Expr::input(&s) + 1.0f32;
         assert!(chain.eval().is_err());
@@ -447,5 +447,119 @@ proptest! {
         prop_assert_eq!(again.crow_indices().unwrap().to_vec::<i64>().unwrap(), crow);
         prop_assert_eq!(again.col_indices().unwrap().to_vec::<i64>().unwrap(), csr.col_indices().unwrap().to_vec::<i64>().unwrap());
         prop_assert_eq!(as_f64(&again.values().unwrap()), as_f64(&csr.values().unwrap()));
+    }
+}
+
+// ---- maps over values and sums ----
+
+/// A user op with params: zero-preserving exactly when `b == 0`.
+#[tensor_op(name = "sparse_test_affine", dtypes = [numeric])]
+pub fn affine<T: Num>(x: T, #[param] a: f64, #[param] b: f64) -> T {
+    x * T::from_f64(a) + T::from_f64(b)
+}
+
+/// The elements as f64 bits, `-0.0` read as `0.0` (implicit entries stay `+0.0`).
+fn bits(t: &Tensor) -> Vec<u64> {
+    as_f64(t).into_iter().map(|x| if x == 0.0 { 0u64 } else { x.to_bits() }).collect()
+}
+
+#[test]
+fn zero_preserving_maps_run_over_values() {
+    let i = i64s(vec![0, 1, 1, 2, 0, 0], &[2, 3]);
+    for dtype in [DType::F32, DType::F64, DType::F16, DType::BF16, DType::I32, DType::I8] {
+        let v = Tensor::from_vec(vec![-2.0f64, 4.0, 9.0], &[3]).unwrap().to_dtype(dtype).unwrap();
+        let s = Tensor::sparse_coo(&i, &v, &[2, 3]).unwrap();
+        let d = s.to_dense().unwrap();
+        type Op = fn(&Tensor) -> tensor_ops::Result<Tensor>;
+        let ops: [(&str, Op); 6] = [
+            ("neg", |t| tensor_ops::neg(t)),
+            ("abs", |t| tensor_ops::abs(t)),
+            ("relu", |t| tensor_ops::relu(t)),
+            ("sqrt", |t| tensor_ops::sqrt(t)),
+            ("sin", |t| tensor_ops::sin(t)),
+            ("tanh", |t| tensor_ops::tanh(t)),
+        ];
+        for (name, op) in ops {
+            let got = op(&s).unwrap();
+            let want = op(&d).unwrap();
+            assert_eq!(
+                (got.layout(), got.dtype(), got.shape()),
+                (Layout::SparseCoo, want.dtype(), want.shape()),
+                "{name}"
+            );
+            assert_eq!(
+                got.indices().unwrap().to_vec::<i64>().unwrap(),
+                vec![0, 1, 2, 0],
+                "{name}: the coalesced pattern is kept"
+            );
+            assert_eq!(bits(&got.to_dense().unwrap()), bits(&want), "{name} {dtype}");
+        }
+        // a user op with params: accepted for b == 0, refused for b == 1
+        let got = affine(&s, 3.0, 0.0).unwrap();
+        assert_eq!(bits(&got.to_dense().unwrap()), bits(&affine(&d, 3.0, 0.0).unwrap()));
+        let e = assert_err(affine(&s, 3.0, 1.0), "sparse_test_affine", &["maps 0 to", "to_dense()", "sparse_coo"]);
+        assert!(matches!(e, Error::Layout { .. }));
+    }
+    // ops that do not keep zero are Errs naming the value
+    let s = example();
+    assert_err(tensor_ops::exp(&s), "exp", &["maps 0 to Float(1.0)", "to_dense()"]);
+    assert_err(tensor_ops::cos(&s), "cos", &["maps 0 to"]);
+    assert_err(tensor_ops::sigmoid(&s), "sigmoid", &["maps 0 to Float(0.5)"]);
+    // duplicates are coalesced first: sqrt(4 + 9), not sqrt(4) + sqrt(9)
+    let dup = Tensor::sparse_coo(&i64s(vec![1, 1], &[1, 2]), &f32s(vec![4., 9.], &[2]), &[2]).unwrap();
+    assert_eq!(as_f64(&tensor_ops::sqrt(&dup).unwrap().to_dense().unwrap()), vec![0., 13f32.sqrt() as f64]);
+    assert_err(tensor_ops::sqrt_(&dup), "sqrt", &["duplicate entries", "coalesce()"]);
+    // CSR too, and in place on the values
+    let c = csr_example();
+    let n = tensor_ops::neg(&c).unwrap();
+    assert_eq!((n.layout(), as_f64(&n.to_dense().unwrap())), (Layout::SparseCsr, vec![0., -7., -8., -9.]));
+    tensor_ops::neg_(&c).unwrap();
+    assert_eq!(as_f64(&c.to_dense().unwrap()), vec![0., -7., -8., -9.]);
+    assert!(tensor_ops::exp_(&c).is_err());
+    assert_eq!(as_f64(&c.to_dense().unwrap()), vec![0., -7., -8., -9.], "a refused in-place call writes nothing");
+    // an _out form is NoKernel
+    let out = Tensor::zeros(&[2, 2], DType::F32, Device::Cpu).unwrap();
+    assert!(matches!(tensor_ops::neg_out(&c, &out), Err(Error::NoKernel { .. })));
+}
+
+#[test]
+fn sums_by_example() {
+    let s = example(); // [[0, 0, 1], [5, 0, 0]] with a duplicate
+    assert_eq!(s.sum_all().unwrap().to_vec::<f32>().unwrap(), vec![6.0]);
+    let rows = s.sum(&[1], false).unwrap();
+    assert_eq!((rows.layout(), as_f64(&rows.to_dense().unwrap())), (Layout::SparseCoo, vec![1., 5.]));
+    let both = s.sum(&[0, 1], true).unwrap();
+    assert_eq!((both.layout(), both.shape(), as_f64(&both)), (Layout::Strided, &[1, 1][..], vec![6.]));
+    let ints = Tensor::sparse_coo(&i64s(vec![1, 1], &[1, 2]), &Tensor::from_vec(vec![true, true], &[2]).unwrap(), &[3])
+        .unwrap();
+    // duplicates add up as to_dense adds them: bool `or`, so the sum is the dense sum
+    let total = ints.sum_all().unwrap();
+    assert_eq!((total.dtype(), total.to_vec::<i64>().unwrap()), (DType::I64, vec![1]));
+    assert!(matches!(s.amax(&[0], false), Err(Error::NoKernel { .. })));
+    assert!(s.sum(&[2], false).is_err());
+    let out = Tensor::zeros(&[2], DType::F32, Device::Cpu).unwrap();
+    assert!(tensor_ops::sum_out(&s, &[1], false, &out).is_err());
+}
+
+/// A random non-empty set of dims of a rank.
+fn dims_of(rank: usize) -> impl Strategy<Value = Vec<usize>> {
+    prop::collection::btree_set(0..rank, 1..=rank).prop_map(|s| s.into_iter().collect())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn sums_match_the_dense_sums((c, dims) in coo().prop_flat_map(|c| { let r = c.shape.len(); (Just(c), dims_of(r)) }), keepdim in any::<bool>(), csr in any::<bool>()) {
+        let mut s = c.tensor();
+        if csr && c.sd == 2 {
+            s = s.to_sparse_csr().unwrap();
+        }
+        let d = s.to_dense().unwrap();
+        let want = d.sum(&dims, keepdim).unwrap();
+        let got = s.sum(&dims, keepdim).unwrap();
+        prop_assert_eq!((got.shape(), got.dtype()), (want.shape(), want.dtype()));
+        prop_assert_eq!(as_f64(&got.to_dense().unwrap()), as_f64(&want));
+        prop_assert_eq!(as_f64(&s.sum_all().unwrap()), as_f64(&d.sum_all().unwrap()));
     }
 }

@@ -29,7 +29,7 @@ pub use types::{call_types, can_cast, CallTypes};
 
 use crate::registry::{CallExtra, KernelRow, OpSpec, COPY_SPEC, FILL_SPEC};
 use crate::shape::{self, Dims};
-use crate::{Device, Error, Result, Scalar, Tensor};
+use crate::{Device, Error, Layout, Result, Scalar, Tensor};
 use launch::{layout_of, lookup, Dest, Launch, MapLayout};
 
 /// Where the result of an elementwise op goes.
@@ -121,8 +121,12 @@ pub fn map_new(spec: &'static OpSpec, inputs: &[&Tensor], params: &[Scalar]) -> 
         return done;
     }
     let device = check_devices(spec, inputs, None)?;
+    let layout = layout_of(inputs.iter().copied());
+    if layout != Layout::Strided {
+        return sparse::map_new(spec, inputs, params, layout);
+    }
     let types = call_types(spec, inputs);
-    let row = lookup(spec, layout_of(inputs.iter().copied()), device, types.kernel)?;
+    let row = lookup(spec, layout, device, types.kernel)?;
     let shape = broadcast_all(spec, inputs)?;
     shape::checked_numel(spec.name, &shape, types.result)?;
     let out = output::new_output(&shape, types.result, device, inputs)?;
@@ -133,6 +137,11 @@ pub fn map_new(spec: &'static OpSpec, inputs: &[&Tensor], params: &[Scalar]) -> 
 /// [`map`] into `out`, or in place into `inputs[0]` when `out` is `None`.
 pub fn map_into(spec: &'static OpSpec, inputs: &[&Tensor], params: &[Scalar], out: Option<&Tensor>) -> Result<()> {
     check_arity(spec, inputs, params)?;
+    let layout = layout_of(inputs.iter().copied().chain(out));
+    if layout != Layout::Strided {
+        check_devices(spec, inputs, out)?;
+        return sparse::map_into(spec, inputs, params, out, layout);
+    }
     let (out, what) = match out {
         Some(t) => (t, "out"),
         None => (inputs[0], "in-place"),
@@ -142,7 +151,7 @@ pub fn map_into(spec: &'static OpSpec, inputs: &[&Tensor], params: &[Scalar], ou
     }
     let device = check_devices(spec, inputs, Some(out))?;
     let types = call_types(spec, inputs);
-    let row = lookup(spec, layout_of(inputs.iter().copied().chain([out])), device, types.kernel)?;
+    let row = lookup(spec, layout, device, types.kernel)?;
     let shape = broadcast_all(spec, inputs)?;
     output::check_output(spec, out, &shape, types.result, what)?;
     out.check_writable(spec.name)?;

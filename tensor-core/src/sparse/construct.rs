@@ -91,7 +91,11 @@ impl Tensor {
                 ));
             }
         }
-        let parts = Parts::Coo { indices: indices.contiguous()?, values: values.contiguous()?, coalesced: nnz <= 1 };
+        // Already sorted row-major and unique: coalesced (one pass over what was read).
+        let idx = &idx;
+        let column = |j: usize| (0..sd).map(move |d| idx[d * nnz + j]);
+        let coalesced = (1..nnz).all(|j| column(j - 1).cmp(column(j)).is_lt());
+        let parts = Parts::Coo { indices: indices.contiguous()?, values: values.contiguous()?, coalesced };
         Ok(Tensor::from_sparse_parts(parts, shape))
     }
 
@@ -172,7 +176,10 @@ impl Tensor {
                 ),
             ));
         }
-        let parts = Parts::Csr { crow: crow.contiguous()?, col: col.contiguous()?, values: values.contiguous()? };
+        // Columns strictly increasing within every row: no duplicates.
+        let coalesced = c.windows(2).all(|w| k[w[0] as usize..w[1] as usize].windows(2).all(|p| p[0] < p[1]));
+        let parts =
+            Parts::Csr { crow: crow.contiguous()?, col: col.contiguous()?, values: values.contiguous()?, coalesced };
         Ok(Tensor::from_sparse_parts(parts, shape))
     }
 }

@@ -180,7 +180,7 @@ impl Tensor {
         match self.sparse.as_deref() {
             None => self.to_sparse(self.ndim()),
             Some(Parts::Coo { .. }) => Ok(self.clone()),
-            Some(Parts::Csr { crow, col, values }) => {
+            Some(Parts::Csr { crow, col, values, coalesced }) => {
                 let (device, nnz) = (self.device(), col.numel());
                 let rows = Tensor::empty(&[nnz], DType::I64, device)?;
                 run_components(&CROW_TO_ROWS, Layout::SparseCsr, DType::I64, &rows, &[crow], &[])
@@ -188,7 +188,9 @@ impl Tensor {
                 let indices = Tensor::empty(&[2, nnz], DType::I64, device)?;
                 indices.select(0, 0)?.copy_(&rows)?;
                 indices.select(0, 1)?.copy_(col)?;
-                let parts = Parts::Coo { indices, values: values.clone(), coalesced: nnz <= 1 };
+                // Rows come out sorted: strictly increasing columns within them make the
+                // indices sorted and unique.
+                let parts = Parts::Coo { indices, values: values.clone(), coalesced: *coalesced };
                 Ok(Tensor::from_sparse_parts(parts, self.shape()))
             }
         }
@@ -242,6 +244,6 @@ impl Tensor {
         run_components(&ROWS_TO_CROW, Layout::SparseCsr, DType::I64, &crow, &[&rows], &[])
             .map_err(|e| e.renamed(OP))?;
         let col = indices.select(0, 1)?.contiguous()?;
-        Ok(Tensor::from_sparse_parts(Parts::Csr { crow, col, values: values.clone() }, self.shape()))
+        Ok(Tensor::from_sparse_parts(Parts::Csr { crow, col, values: values.clone(), coalesced: true }, self.shape()))
     }
 }

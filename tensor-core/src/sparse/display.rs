@@ -35,7 +35,7 @@ impl Tensor {
                 f.write_str(sep)?;
                 comp(f, "values", values)?;
             }
-            Parts::Csr { crow, col, values } => {
+            Parts::Csr { crow, col, values, .. } => {
                 comp(f, "crow_indices", crow)?;
                 f.write_str(sep)?;
                 comp(f, "col_indices", col)?;

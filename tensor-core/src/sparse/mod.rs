@@ -6,10 +6,16 @@
 //!
 //! - **COO** (hybrid, as PyTorch): `indices` (I64 `[sparse_dims, nnz]`), `values`
 //!   (`[nnz, *dense_dims]`, any dtype), the full shape `[*sparse_sizes, *dense_sizes]` and a
-//!   *coalesced* flag (indices sorted row-major and unique: set by `coalesce` and the
-//!   conversions that produce sorted unique indices, never trusted from a user).
+//!   *coalesced* flag (indices sorted row-major and unique: set by `coalesce`, by the
+//!   conversions that produce such indices, and by the constructor when it finds them so —
+//!   it reads the indices anyway —; never taken from a user).
 //! - **CSR** (2-D, optionally with dense dims): `crow_indices` (I64 `[rows + 1]`, monotone,
-//!   from 0 to nnz), `col_indices` (I64 `[nnz]`), `values` (`[nnz, *dense_dims]`).
+//!   from 0 to nnz), `col_indices` (I64 `[nnz]`), `values` (`[nnz, *dense_dims]`), and the
+//!   same flag inside (columns strictly increasing within each row; not public).
+//!
+//! Duplicates are allowed and add up (`to_dense`). An op that is not additive (any map but
+//! a linear one) would be wrong applied to each duplicate, so maps and sums coalesce an
+//! uncoalesced input first (`call::sparse`).
 //!
 //! The strided fields of a sparse tensor are a stand-in (its full shape, zero strides, never
 //! contiguous, a data-less storage of its values' dtype and device): `shape()`, `dtype()`,
@@ -48,6 +54,9 @@ pub(crate) enum Parts {
         col: Tensor,
         /// `[nnz, *dense_dims]`, contiguous.
         values: Tensor,
+        /// Columns strictly increasing within each row (no duplicates): what COO calls
+        /// coalesced. Not public (PyTorch has no such query for CSR); maps read it.
+        coalesced: bool,
     },
 }
 
@@ -57,6 +66,13 @@ impl Parts {
         match self {
             Parts::Coo { .. } => Layout::SparseCoo,
             Parts::Csr { .. } => Layout::SparseCsr,
+        }
+    }
+    /// Whether the pattern has no duplicates (COO: sorted unique indices; CSR: strictly
+    /// increasing columns within each row).
+    pub(crate) fn coalesced(&self) -> bool {
+        match self {
+            Parts::Coo { coalesced, .. } | Parts::Csr { coalesced, .. } => *coalesced,
         }
     }
     /// The values tensor.
@@ -207,8 +223,8 @@ impl Tensor {
     }
 
     /// True for a COO tensor known to have sorted, unique indices (made by `coalesce`,
-    /// `to_sparse` or a conversion from CSR that guarantees it; a constructor sets it only
-    /// for nnz ≤ 1). `Err` for any other layout.
+    /// `to_sparse`, a conversion that guarantees it, or a constructor given such indices).
+    /// `Err` for any other layout.
     ///
     /// ```
     /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
@@ -238,9 +254,12 @@ impl Tensor {
             Parts::Coo { indices, values, coalesced } => {
                 Parts::Coo { indices: on_index(indices)?, values: on_values(values)?, coalesced: *coalesced }
             }
-            Parts::Csr { crow, col, values } => {
-                Parts::Csr { crow: on_index(crow)?, col: on_index(col)?, values: on_values(values)? }
-            }
+            Parts::Csr { crow, col, values, coalesced } => Parts::Csr {
+                crow: on_index(crow)?,
+                col: on_index(col)?,
+                values: on_values(values)?,
+                coalesced: *coalesced,
+            },
         };
         Ok(Tensor::from_sparse_parts(parts, self.shape()))
     }

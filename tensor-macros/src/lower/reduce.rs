@@ -415,7 +415,7 @@ impl<'a> Lowerer<'a> {
 
     /// `e as i64`, of a condition or an `i64`.
     pub(super) fn cast(&mut self, c: &syn::ExprCast) -> syn::Result<Typed> {
-        if !crate::signature::type_name(&c.ty).is_some_and(|n| n == "i64") {
+        if crate::signature::type_name(&c.ty).is_none_or(|n| n != "i64") {
             return Err(error(
                 &c.ty,
                 format!(
