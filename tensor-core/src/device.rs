@@ -69,12 +69,20 @@ impl fmt::Display for DeviceKind {
     }
 }
 
-/// How elements are addressed. An enum so other layouts (sparse, blocked) can be added later.
+/// How elements are addressed: the second half of the first dispatch key (rows are keyed
+/// by device kind *and* layout).
+///
+/// A strided tensor is sizes + strides + offset over a storage; a sparse tensor is its
+/// components (index tensors and a strided `values` tensor, see `Tensor::sparse_coo` and
+/// `Tensor::sparse_csr`). The order (`Strided` first) is the call path's rule for mixed
+/// operands: a call is looked up under its highest layout.
 ///
 /// ```
 /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
 /// use tensor_ops::Layout;
 /// assert_eq!(Layout::default(), Layout::Strided);
+/// assert_eq!(Layout::SparseCoo.to_string(), "sparse_coo");
+/// assert!(Layout::Strided < Layout::SparseCsr);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, PartialOrd, Ord)]
 #[non_exhaustive]
@@ -82,4 +90,32 @@ pub enum Layout {
     /// Dense sizes + signed strides + offset.
     #[default]
     Strided,
+    /// Sparse coordinate format (hybrid, as PyTorch): `indices` (I64 `[sparse_dims, nnz]`)
+    /// and `values` (`[nnz, *dense_dims]`).
+    SparseCoo,
+    /// Compressed sparse rows (2-D, optionally with dense dims): `crow_indices` (I64
+    /// `[rows + 1]`), `col_indices` (I64 `[nnz]`) and `values` (`[nnz, *dense_dims]`).
+    SparseCsr,
+}
+
+impl Layout {
+    /// The layout's name as PyTorch spells it (`strided`, `sparse_coo`, `sparse_csr`).
+    ///
+    /// ```
+    /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
+    /// assert_eq!(tensor_ops::Layout::SparseCsr.name(), "sparse_csr");
+    /// ```
+    pub const fn name(self) -> &'static str {
+        match self {
+            Layout::Strided => "strided",
+            Layout::SparseCoo => "sparse_coo",
+            Layout::SparseCsr => "sparse_csr",
+        }
+    }
+}
+
+impl fmt::Display for Layout {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
 }

@@ -52,6 +52,10 @@ pub enum Error {
         "{op}: no kernel for device {device}, layout {layout:?}, dtype {dtype}; supported dtypes there: {supported}"
     )]
     NoKernel { op: String, device: Device, layout: Layout, dtype: DType, supported: String },
+    /// An operation that needs strided data (a view, a data pointer, a dense kernel) got a
+    /// tensor of another layout (a sparse tensor).
+    #[error("{op}: {msg} (the tensor's layout is {layout}); convert it with `to_dense()` first")]
+    Layout { op: &'static str, layout: Layout, msg: String },
     /// An output or in-place target is unusable (aliasing, non-contiguous, shared...).
     #[error("{op}: {msg}")]
     InvalidOutput { op: &'static str, msg: String },
@@ -134,6 +138,18 @@ impl Error {
             Error::OutOfMemory { bytes, device, .. } => Error::out_of_memory(op, bytes, device, what()),
             other => other,
         }
+    }
+
+    /// Builds an [`Error::Layout`]: `op` needs a strided tensor and got one of `layout`.
+    ///
+    /// ```
+    /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
+    /// use tensor_ops::{Error, Layout};
+    /// let e = Error::not_strided("view", Layout::SparseCoo);
+    /// assert!(e.to_string().contains("sparse_coo") && e.to_string().contains("to_dense()"));
+    /// ```
+    pub fn not_strided(op: &'static str, layout: Layout) -> Self {
+        Error::Layout { op, layout, msg: "needs a strided tensor".to_string() }
     }
 
     /// Builds an [`Error::Shape`].

@@ -32,6 +32,7 @@ pub mod registry;
 mod runtime;
 mod scalar;
 pub mod shape;
+mod sparse;
 mod storage;
 mod tensor;
 

@@ -34,6 +34,7 @@ pub mod register;
 pub mod rows;
 pub mod simd_level;
 mod softmax;
+mod sparse;
 pub mod value;
 
 pub use copy::fill;

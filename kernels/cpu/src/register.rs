@@ -27,4 +27,5 @@ pub fn ensure_linked() {
     crate::fused::ensure_linked();
     crate::reduce::builtin::ensure_linked();
     crate::softmax::ensure_linked();
+    crate::sparse::ensure_linked();
 }

@@ -13,7 +13,7 @@ use super::launch::{Dest, Launch, Run};
 use super::types::{can_cast, CallTypes};
 use crate::registry::{CallExtra, KernelRow, OpSpec};
 use crate::shape::same_dims;
-use crate::{DType, Result, Scalar, Tensor, MAX_INPUTS};
+use crate::{DType, Layout, Result, Scalar, Tensor, MAX_INPUTS};
 
 /// The dtypes of a call whose inputs are all dense, of one shape, dtype and device; `None`
 /// when they are not (or there are more inputs than any op takes).
@@ -40,7 +40,7 @@ pub(super) fn map_new_dense(spec: &'static OpSpec, inputs: &[&Tensor], params: &
     let types = dense_types(spec, inputs)?;
     let first = inputs[0];
     let run = || {
-        let row = super::lookup(spec, first.device(), types.kernel)?;
+        let row = super::lookup(spec, Layout::Strided, first.device(), types.kernel)?;
         // Dense inputs of one shape: the eager rule gives a row-major result. It is fresh:
         // no other handle, so no lock, until it is returned.
         let (out, base) = Tensor::empty_now_for(spec.name, first.shape(), types.result, first.device())?;
@@ -72,7 +72,7 @@ pub(super) fn map_into_dense(
         return None;
     }
     let run = || {
-        let row = super::lookup(spec, first.device(), types.kernel)?;
+        let row = super::lookup(spec, Layout::Strided, first.device(), types.kernel)?;
         run_dense(spec, row, out, None, inputs, params)
     };
     Some(run())

@@ -14,8 +14,9 @@
 //!    [`CallExtra`]) and runs the row's kernel.
 //!
 //! **Where a layout is asked — the one place.** Every path looks its row up through
-//! [`lookup`], under [`LAYOUT`] (today always `Layout::Strided`; a second layout is chosen
-//! there, from the operands), and every operand reaches its kernel placed by a
+//! [`lookup`], under the layout [`layout_of`] its operands gives (the highest: `Strided`
+//! unless an operand is sparse, so a map, copy or reduction given a sparse tensor finds its
+//! sparse rows or is `Error::NoKernel` naming the layouts the op has), and every operand reaches its kernel placed by a
 //! [`Geometry`] defined here ([`Run`] and [`MapLayout`] for maps, copies and fills,
 //! `&ReductionPlan` for reductions — derived by `reduce::ReduceGeometry` for both
 //! reduction paths —, [`ChainLayout`] for a fused reduction). A new layout adds its key
@@ -31,13 +32,21 @@ use crate::registry::{registry, CallExtra, KernelRow, OpSpec, PreparedCall, RawT
 use crate::shape::Strides;
 use crate::{lock_many_for, Access, DType, Device, Error, Layout, Result, Scalar, Storage, Tensor, MAX_INPUTS};
 
-/// The layout every call's rows are looked up under today (the one place a new layout
-/// would be asked for, from the operands).
-pub(super) const LAYOUT: Layout = Layout::Strided;
+/// The layout a call's rows are looked up under: the highest of its operands' layouts
+/// ([`Layout`]'s order: `Strided` first), so one sparse operand makes a sparse call.
+#[inline]
+pub(super) fn layout_of<'t>(operands: impl IntoIterator<Item = &'t Tensor>) -> Layout {
+    operands.into_iter().map(Tensor::layout).max().unwrap_or(Layout::Strided)
+}
 
-/// The row of `spec` for `device` and `dtype` under [`LAYOUT`].
-pub(super) fn lookup(spec: &'static OpSpec, device: Device, dtype: DType) -> Result<&'static KernelRow> {
-    registry().lookup_spec(spec, device, LAYOUT, dtype)
+/// The row of `spec` for `device`, `layout` and `dtype`.
+pub(super) fn lookup(
+    spec: &'static OpSpec,
+    layout: Layout,
+    device: Device,
+    dtype: DType,
+) -> Result<&'static KernelRow> {
+    registry().lookup_spec(spec, device, layout, dtype)
 }
 
 /// Where each operand of a call lies on the plan its kernel walks: (shape, strides in

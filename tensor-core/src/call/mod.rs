@@ -21,6 +21,7 @@ pub mod fused;
 mod launch;
 mod output;
 mod reduce;
+pub(crate) mod sparse;
 mod types;
 
 pub use reduce::{reduce, reduction_plan, ReduceDims, ReductionPlan};
@@ -28,8 +29,8 @@ pub use types::{call_types, can_cast, CallTypes};
 
 use crate::registry::{CallExtra, KernelRow, OpSpec, COPY_SPEC, FILL_SPEC};
 use crate::shape::{self, Dims};
-use crate::{Device, Error, Result, Scalar, Tensor};
-use launch::{lookup, Dest, Launch, MapLayout};
+use crate::{Device, Error, Layout, Result, Scalar, Tensor};
+use launch::{layout_of, lookup, Dest, Launch, MapLayout};
 
 /// Where the result of an elementwise op goes.
 #[derive(Clone, Copy, Debug)]
@@ -120,8 +121,12 @@ pub fn map_new(spec: &'static OpSpec, inputs: &[&Tensor], params: &[Scalar]) -> 
         return done;
     }
     let device = check_devices(spec, inputs, None)?;
+    let layout = layout_of(inputs.iter().copied());
+    if layout != Layout::Strided {
+        return sparse::map_new(spec, inputs, params, layout);
+    }
     let types = call_types(spec, inputs);
-    let row = lookup(spec, device, types.kernel)?;
+    let row = lookup(spec, layout, device, types.kernel)?;
     let shape = broadcast_all(spec, inputs)?;
     shape::checked_numel(spec.name, &shape, types.result)?;
     let out = output::new_output(&shape, types.result, device, inputs)?;
@@ -132,6 +137,11 @@ pub fn map_new(spec: &'static OpSpec, inputs: &[&Tensor], params: &[Scalar]) -> 
 /// [`map`] into `out`, or in place into `inputs[0]` when `out` is `None`.
 pub fn map_into(spec: &'static OpSpec, inputs: &[&Tensor], params: &[Scalar], out: Option<&Tensor>) -> Result<()> {
     check_arity(spec, inputs, params)?;
+    let layout = layout_of(inputs.iter().copied().chain(out));
+    if layout != Layout::Strided {
+        check_devices(spec, inputs, out)?;
+        return sparse::map_into(spec, inputs, params, out, layout);
+    }
     let (out, what) = match out {
         Some(t) => (t, "out"),
         None => (inputs[0], "in-place"),
@@ -141,7 +151,7 @@ pub fn map_into(spec: &'static OpSpec, inputs: &[&Tensor], params: &[Scalar], ou
     }
     let device = check_devices(spec, inputs, Some(out))?;
     let types = call_types(spec, inputs);
-    let row = lookup(spec, device, types.kernel)?;
+    let row = lookup(spec, layout, device, types.kernel)?;
     let shape = broadcast_all(spec, inputs)?;
     output::check_output(spec, out, &shape, types.result, what)?;
     out.check_writable(spec.name)?;
@@ -163,7 +173,7 @@ pub(crate) fn copy(dst: &Tensor, src: &Tensor) -> Result<()> {
     if dst.numel() == 0 || dst.is_same_view(&src) && !dst.has_internal_overlap() {
         return Ok(());
     }
-    let row = lookup(&COPY_SPEC, dst.device(), dst.dtype())?;
+    let row = lookup(&COPY_SPEC, layout_of([dst, &src]), dst.device(), dst.dtype())?;
     // Errors of the internal "copy"/"fill" ops name the public method instead.
     execute(&COPY_SPEC, row, dst, &[&src], &[]).map_err(|e| e.renamed("copy_"))
 }
@@ -174,6 +184,6 @@ pub(crate) fn fill(dst: &Tensor, value: Scalar) -> Result<()> {
     if dst.numel() == 0 {
         return Ok(());
     }
-    let row = lookup(&FILL_SPEC, dst.device(), dst.dtype())?;
+    let row = lookup(&FILL_SPEC, layout_of([dst]), dst.device(), dst.dtype())?;
     execute(&FILL_SPEC, row, dst, &[], &[value]).map_err(|e| e.renamed("fill_"))
 }

@@ -5,11 +5,11 @@
 //! [`crate::registry::PreparedCall`] whose output has stride 0 along every reduced dim and
 //! whose [`CallExtra::Reduce`] carries the logical-index steps.
 
-use super::launch::{lookup, Dest, Launch};
+use super::launch::{layout_of, lookup, Dest, Launch};
 use crate::call::can_cast;
 use crate::registry::{CallExtra, KernelRow, ReduceSpec};
 use crate::shape::{Dims, Strides};
-use crate::{Error, Result, Scalar, Tensor};
+use crate::{Error, Layout, Result, Scalar, Tensor};
 use smallvec::SmallVec;
 
 /// Which dims a reduction runs over.
@@ -48,6 +48,9 @@ pub fn reduce(
     out: Option<&Tensor>,
 ) -> Result<Option<Tensor>> {
     let name = spec.op.name;
+    if layout_of([input]) != Layout::Strided {
+        return super::sparse::reduce(spec, input, dims, keepdim, params, out);
+    }
     if params.len() != spec.op.params.len() {
         return Err(Error::invalid(
             name,
@@ -57,7 +60,7 @@ pub fn reduce(
     let shape = input.shape();
     let geo = ReduceGeometry::new(name, shape, dims, keepdim)?;
     let result = spec.output.result(input.dtype());
-    let row = lookup(&spec.op, input.device(), input.dtype())?;
+    let row = lookup(&spec.op, Layout::Strided, input.device(), input.dtype())?;
     geo.check_extent(spec, || {
         format!(
             "{name} of an empty extent has no value: input shape {shape:?} reduced over dims {:?} (each output would reduce 0 elements)",

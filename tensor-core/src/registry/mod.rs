@@ -10,6 +10,7 @@
 mod kernel;
 mod reduce_rule;
 pub mod reductions;
+pub mod sparse;
 mod spec;
 
 pub use kernel::{
@@ -283,10 +284,12 @@ fn find(
             .ok_or_else(|| no_kernel(set.dtypes().iter().map(|d| d.name()).collect::<Vec<_>>().join(", "))),
         None => {
             let elsewhere: Vec<String> = sets.iter().map(|(d, l, _)| format!("{d}/{l:?}")).collect();
+            let hint =
+                if layout == Layout::Strided { "" } else { "; convert the sparse operands with to_dense() first" };
             Err(no_kernel(if elsewhere.is_empty() {
-                "none (unknown op, or its backend is not linked)".to_string()
+                format!("none (unknown op, or its backend is not linked){hint}")
             } else {
-                format!("none here; the op exists for {}", elsewhere.join(", "))
+                format!("none here; the op exists for {}{hint}", elsewhere.join(", "))
             }))
         }
     }

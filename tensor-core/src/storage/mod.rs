@@ -66,6 +66,9 @@ struct StorageInner {
     zeroed: bool,
     /// Set once (never cleared): every write access is refused.
     read_only: AtomicBool,
+    /// The stand-in storage of a tensor of this non-strided layout: it holds no data and
+    /// every access (allocation, lock) is an `Error::Layout`.
+    no_data: Option<crate::Layout>,
     /// Set (Release) once `buffer` holds memory; read without the lock.
     allocated: AtomicBool,
     buffer: RwLock<Option<DataPtr>>,
@@ -185,6 +188,16 @@ impl Storage {
         Self::from_parts(data.device(), dtype, data.len(), Some(data), false)
     }
 
+    /// The data-less storage behind a tensor of the non-strided `layout` (the dtype and
+    /// device of its values): allocating or locking it is an `Error::Layout`.
+    pub(crate) fn no_data(dtype: DType, device: Device, layout: crate::Layout) -> Storage {
+        let mut s = Self::from_parts(device, dtype, 0, None, true);
+        if let Some(inner) = Arc::get_mut(&mut s.inner) {
+            inner.no_data = Some(layout);
+        }
+        s
+    }
+
     fn from_parts(device: Device, dtype: DType, capacity: usize, data: Option<DataPtr>, zeroed: bool) -> Storage {
         let allocated = AtomicBool::new(data.is_some());
         Storage {
@@ -194,6 +207,7 @@ impl Storage {
                 capacity,
                 zeroed,
                 read_only: AtomicBool::new(false),
+                no_data: None,
                 allocated,
                 buffer: RwLock::new(data),
             }),
@@ -278,6 +292,9 @@ impl Storage {
             return Ok(());
         }
         let inner = &self.inner;
+        if let Some(layout) = inner.no_data {
+            return Err(Error::not_strided(op, layout));
+        }
         *slot = Some(allocate_buffer(op, inner.device, inner.dtype, inner.capacity, inner.zeroed)?);
         self.inner.allocated.store(true, Ordering::Release);
         Ok(())

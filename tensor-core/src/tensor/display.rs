@@ -193,6 +193,9 @@ impl Tensor {
     }
 
     fn fmt_tensor(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(parts) = &self.sparse {
+            return self.fmt_sparse(parts, f);
+        }
         f.write_str("tensor(")?;
         self.fmt_values(f)?;
         if !self.device().is_cpu() {

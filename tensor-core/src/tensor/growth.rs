@@ -113,6 +113,7 @@ impl Tensor {
     /// assert!(t.t().unwrap().resize_(&[1]).is_ok()); // 1-D: t() is the same view
     /// ```
     pub fn resize_(&mut self, shape: &[usize]) -> Result<()> {
+        self.strided_only("resize_")?;
         self.require_writable("resize_")?;
         self.require_contiguous("resize_")?;
         let dtype = self.dtype();
@@ -146,6 +147,7 @@ impl Tensor {
     /// assert_eq!(t.to_vec::<f32>().unwrap(), vec![1., 2.]);
     /// ```
     pub fn reserve(&mut self, bytes: usize) -> Result<()> {
+        self.strided_only("reserve")?;
         self.require_writable("reserve")?;
         self.require_contiguous("reserve")?;
         let size = self.elem_size();
@@ -177,6 +179,7 @@ impl Tensor {
     /// assert_eq!(t.storage().capacity_elems(), 6); // max(6, 4 * 1.5)
     /// ```
     pub fn extend_(&mut self, n: usize, growth_pct: usize) -> Result<()> {
+        self.strided_only("extend_")?;
         self.require_writable("extend_")?;
         self.require_contiguous("extend_")?;
         if self.ndim() == 0 {
@@ -218,6 +221,7 @@ impl Tensor {
     /// assert!(t.shrink_to(2).is_err());
     /// ```
     pub fn shrink_to(&mut self, outer: usize) -> Result<()> {
+        self.strided_only("shrink_to")?;
         self.require_writable("shrink_to")?;
         self.require_contiguous("shrink_to")?;
         if self.ndim() == 0 {
@@ -262,6 +266,8 @@ impl Tensor {
     /// assert!(t.share_data(&Tensor::from_vec(vec![1f32], &[1]).unwrap()).is_err());
     /// ```
     pub fn share_data(&mut self, src: &Tensor) -> Result<()> {
+        self.strided_only("share_data")?;
+        src.strided_only("share_data")?;
         self.require_contiguous("share_data")?;
         if !src.is_contiguous() {
             return Err(Error::invalid(

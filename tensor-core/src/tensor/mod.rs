@@ -37,8 +37,14 @@ pub struct Tensor {
     strides: Strides,
     offset: usize,
     /// `shape::is_contiguous(shape, strides)`, kept with them (every call's dense check
-    /// asks it of each operand).
-    contiguous: bool,
+    /// asks it of each operand); always false for a sparse tensor.
+    pub(crate) contiguous: bool,
+    /// A sparse tensor's components (`None` for a strided tensor). A sparse tensor's
+    /// strided fields are a stand-in: its full shape, zero strides, no contiguity, and a
+    /// data-less storage of its values' dtype and device (`Storage::no_data`) whose every
+    /// lock is an `Error::Layout` — so strided code that reaches it gets an `Err`, never
+    /// bytes. See `crate::sparse`.
+    pub(crate) sparse: Option<std::sync::Arc<crate::sparse::Parts>>,
 }
 
 impl Tensor {
@@ -52,7 +58,7 @@ impl Tensor {
         let (shape, strides) = (shape.into(), strides.into());
         debug_assert_eq!(shape.len(), strides.len());
         let contiguous = shape::is_contiguous(&shape, &strides);
-        Tensor { storage, shape, strides, offset, contiguous }
+        Tensor { storage, shape, strides, offset, contiguous, sparse: None }
     }
 
     /// A contiguous tensor over `storage` starting at element 0.
@@ -80,7 +86,8 @@ impl Tensor {
         crate::error::check_dim("size", dim, self.ndim())?;
         Ok(self.shape[dim])
     }
-    /// Strides of each dim, in elements (may be 0 or negative).
+    /// Strides of each dim, in elements (may be 0 or negative). A sparse tensor has none to
+    /// give: its strides read as zeros (its data is in its components).
     pub fn strides(&self) -> &[isize] {
         &self.strides
     }
@@ -96,9 +103,32 @@ impl Tensor {
     pub fn device(&self) -> Device {
         self.storage.device()
     }
-    /// The memory layout kind.
+    /// The layout: [`Layout::Strided`], or a sparse layout for a tensor made by
+    /// [`Tensor::sparse_coo`] / [`Tensor::sparse_csr`] (or converted to one).
+    ///
+    /// ```
+    /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
+    /// use tensor_ops::{Layout, Tensor};
+    /// let i = Tensor::from_vec(vec![0i64, 2], &[1, 2]).unwrap();
+    /// let v = Tensor::from_vec(vec![1f32, 3.], &[2]).unwrap();
+    /// assert_eq!(v.layout(), Layout::Strided);
+    /// assert_eq!(Tensor::sparse_coo(&i, &v, &[4]).unwrap().layout(), Layout::SparseCoo);
+    /// ```
+    #[inline]
     pub fn layout(&self) -> Layout {
-        Layout::Strided
+        match &self.sparse {
+            None => Layout::Strided,
+            Some(parts) => parts.layout(),
+        }
+    }
+    /// `Err(Error::Layout)` naming `op` unless this tensor is strided: the first line of
+    /// every strided-only method (views, data, growth).
+    #[inline]
+    pub(crate) fn strided_only(&self, op: &'static str) -> Result<()> {
+        match &self.sparse {
+            None => Ok(()),
+            Some(parts) => Err(Error::not_strided(op, parts.layout())),
+        }
     }
     /// Number of elements.
     pub fn numel(&self) -> usize {
@@ -119,14 +149,15 @@ impl Tensor {
     /// Row-major contiguous, ignoring size-1 dims (as PyTorch).
     pub fn is_contiguous(&self) -> bool {
         // Every test build checks the kept flag against the layout it describes.
-        debug_assert_eq!(self.contiguous, shape::is_contiguous(&self.shape, &self.strides));
+        debug_assert!(self.sparse.is_some() || self.contiguous == shape::is_contiguous(&self.shape, &self.strides));
         self.contiguous
     }
     /// True when both views use the same storage.
     pub fn shares_storage(&self, other: &Tensor) -> bool {
         self.storage.same(&other.storage)
     }
-    /// The storage behind this view.
+    /// The storage behind this view (for a sparse tensor a data-less stand-in whose locks
+    /// are `Err`s: its data is in its components).
     pub fn storage(&self) -> &Storage {
         &self.storage
     }

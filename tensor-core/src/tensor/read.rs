@@ -29,6 +29,7 @@ impl Tensor {
     /// assert!(matches!(t.to_vec::<f32>(), Err(Error::DTypeMismatch { .. })));
     /// ```
     pub fn to_vec<T: Element>(&self) -> Result<Vec<T>> {
+        self.strided_only("to_vec")?;
         if T::DTYPE != self.dtype() {
             return Err(Error::DTypeMismatch { op: "to_vec", expected: self.dtype(), got: T::DTYPE });
         }
@@ -120,6 +121,9 @@ impl Tensor {
     /// assert_eq!(t.t().unwrap().deep_clone().unwrap().to_vec::<f32>().unwrap(), vec![1., 3., 2., 4.]);
     /// ```
     pub fn deep_clone(&self) -> Result<Tensor> {
+        if let Some(parts) = &self.sparse {
+            return self.map_sparse_parts(parts, Tensor::deep_clone, Tensor::deep_clone);
+        }
         let out = Tensor::empty_for("deep_clone", self.shape(), self.dtype(), self.device())?;
         out.copy_(self).map_err(|e| e.renamed("deep_clone"))?;
         Ok(out)
@@ -139,6 +143,7 @@ impl Tensor {
     /// assert_eq!(c.to_vec::<f32>().unwrap(), vec![1., 3., 2., 4.]);
     /// ```
     pub fn contiguous(&self) -> Result<Tensor> {
+        self.strided_only("contiguous")?;
         if self.is_contiguous() {
             return Ok(self.clone());
         }
@@ -159,6 +164,9 @@ impl Tensor {
         if dtype == self.dtype() {
             return Ok(self.clone());
         }
+        if let Some(parts) = &self.sparse {
+            return self.map_sparse_parts(parts, |t| t.to_dtype(dtype), |t| Ok(t.clone()));
+        }
         let out = Tensor::empty(self.shape(), dtype, self.device())?;
         out.copy_(self)?;
         Ok(out)
@@ -168,6 +176,9 @@ impl Tensor {
     pub fn to_device(&self, device: Device) -> Result<Tensor> {
         if device == self.device() {
             return Ok(self.clone());
+        }
+        if let Some(parts) = &self.sparse {
+            return self.map_sparse_parts(parts, |t| t.to_device(device), |t| t.to_device(device));
         }
         let out = Tensor::empty(self.shape(), self.dtype(), device)?;
         out.copy_(self)?;
@@ -186,6 +197,11 @@ impl Tensor {
     /// assert_eq!(dst.to_vec::<f64>().unwrap(), vec![1., 2., 3., 1., 2., 3.]);
     /// ```
     pub fn copy_(&self, src: &Tensor) -> Result<()> {
+        self.strided_only("copy_")?;
+        if src.is_sparse() {
+            // Into a strided destination: the sparse layout's scatter, then a dense copy.
+            return self.copy_(&src.to_dense()?);
+        }
         if self.device() != src.device() {
             // (The same-device path checks in `call::copy`.)
             self.check_writable("copy_")?;
@@ -266,6 +282,7 @@ impl Tensor {
     /// assert_eq!(t.to_vec::<u8>().unwrap(), vec![0, 0, 7, 7]);
     /// ```
     pub fn fill_(&self, value: impl Into<Scalar>) -> Result<()> {
+        self.strided_only("fill_")?;
         crate::call::fill(self, value.into())
     }
 

@@ -110,6 +110,7 @@ impl Tensor {
     /// assert!(t.t().unwrap().view(&[6]).is_err());
     /// ```
     pub fn view(&self, shape: &[isize]) -> Result<Tensor> {
+        self.strided_only("view")?;
         let new_shape = self.infer_shape("view", shape)?;
         let strides = self.view_strides(&new_shape).ok_or_else(|| {
             Error::shape(
@@ -134,6 +135,7 @@ impl Tensor {
     /// assert_eq!(r.to_vec::<i32>().unwrap(), vec![0, 3, 1, 4, 2, 5]);
     /// ```
     pub fn reshape(&self, shape: &[isize]) -> Result<Tensor> {
+        self.strided_only("reshape")?;
         let new_shape = self.infer_shape("reshape", shape)?;
         match self.view_strides(&new_shape) {
             Some(strides) => Ok(self.with_layout(new_shape, strides, self.storage_offset())),
@@ -155,6 +157,7 @@ impl Tensor {
     /// assert!(t.transpose(0, 3).is_err());
     /// ```
     pub fn transpose(&self, d0: usize, d1: usize) -> Result<Tensor> {
+        self.strided_only("transpose")?;
         check_dim("transpose", d0, self.ndim())?;
         check_dim("transpose", d1, self.ndim())?;
         let (mut sh, mut st) = (Dims::from_slice(self.shape()), Strides::from_slice(self.strides()));
@@ -174,6 +177,7 @@ impl Tensor {
     /// assert!(v.view(&[1, 1, 2]).unwrap().t().is_err());
     /// ```
     pub fn t(&self) -> Result<Tensor> {
+        self.strided_only("t")?;
         match self.ndim() {
             0 | 1 => Ok(self.clone()),
             2 => self.transpose(0, 1),
@@ -194,6 +198,7 @@ impl Tensor {
     /// assert!(t.permute(&[0, 0, 1]).is_err());
     /// ```
     pub fn permute(&self, perm: &[usize]) -> Result<Tensor> {
+        self.strided_only("permute")?;
         let n = self.ndim();
         let mut seen: smallvec::SmallVec<[bool; shape::INLINE_DIMS]> = smallvec::smallvec![false; n];
         if perm.len() != n || perm.iter().any(|&p| p >= n || std::mem::replace(&mut seen[p], true)) {
@@ -217,6 +222,7 @@ impl Tensor {
     /// assert!(t.narrow(1, 2, 2).is_err());
     /// ```
     pub fn narrow(&self, dim: usize, start: usize, len: usize) -> Result<Tensor> {
+        self.strided_only("narrow")?;
         check_dim("narrow", dim, self.ndim())?;
         let size = self.shape()[dim];
         if start.checked_add(len).is_none_or(|end| end > size) {
@@ -252,6 +258,7 @@ impl Tensor {
     /// assert!(t.select(0, 2).is_err());
     /// ```
     pub fn select(&self, dim: usize, index: usize) -> Result<Tensor> {
+        self.strided_only("select")?;
         check_dim("select", dim, self.ndim())?;
         let size = self.shape()[dim];
         if index >= size {
@@ -276,6 +283,7 @@ impl Tensor {
     /// assert_eq!(t.slice(0, 1, 100, 3).unwrap().to_vec::<i64>().unwrap(), vec![1, 4, 7]);
     /// ```
     pub fn slice(&self, dim: usize, start: usize, end: usize, step: usize) -> Result<Tensor> {
+        self.strided_only("slice")?;
         check_dim("slice", dim, self.ndim())?;
         if step == 0 {
             return Err(Error::invalid(
@@ -309,6 +317,7 @@ impl Tensor {
     /// assert!(t.expand(&[3, 3]).is_err());
     /// ```
     pub fn expand(&self, shape: &[usize]) -> Result<Tensor> {
+        self.strided_only("expand")?;
         self.broadcast_impl("expand", shape)
     }
 
@@ -321,6 +330,7 @@ impl Tensor {
     /// assert_eq!(t.broadcast_to(&[2, 2]).unwrap().to_vec::<i8>().unwrap(), vec![1, 2, 1, 2]);
     /// ```
     pub fn broadcast_to(&self, shape: &[usize]) -> Result<Tensor> {
+        self.strided_only("broadcast_to")?;
         self.broadcast_impl("broadcast_to", shape)
     }
 
@@ -340,6 +350,7 @@ impl Tensor {
     /// assert!(t.broadcast_strides(&[2, 4]).is_err());
     /// ```
     pub fn broadcast_strides(&self, target: &[usize]) -> Result<Strides> {
+        self.strided_only("broadcast_strides")?;
         self.broadcast_strides_for("broadcast_to", target)
     }
 
@@ -383,6 +394,7 @@ impl Tensor {
     /// assert_eq!(t.squeeze(0).unwrap().shape(), &[2, 1]); // size 2: no-op
     /// ```
     pub fn squeeze(&self, dim: usize) -> Result<Tensor> {
+        self.strided_only("squeeze")?;
         check_dim("squeeze", dim, self.ndim())?;
         if self.shape()[dim] != 1 {
             return Ok(self.clone());
@@ -403,6 +415,7 @@ impl Tensor {
     /// assert!(t.unsqueeze(3).is_err());
     /// ```
     pub fn unsqueeze(&self, dim: usize) -> Result<Tensor> {
+        self.strided_only("unsqueeze")?;
         check_dim("unsqueeze", dim, self.ndim() + 1)?;
         let (mut sh, mut st) = (Dims::from_slice(self.shape()), Strides::from_slice(self.strides()));
         // The stride of a size-1 dim never addresses anything; saturate rather than
@@ -424,6 +437,7 @@ impl Tensor {
     /// assert_eq!(Tensor::scalar(5, DType::U8).unwrap().flatten().unwrap().shape(), &[1]);
     /// ```
     pub fn flatten(&self) -> Result<Tensor> {
+        self.strided_only("flatten")?;
         self.reshape(&[-1])
             .map(|t| if self.ndim() == 0 { t.with_layout(vec![1], vec![1], t.storage_offset()) } else { t })
     }
@@ -439,6 +453,7 @@ impl Tensor {
     /// assert_eq!(f.to_vec::<i32>().unwrap(), vec![2, 1, 4, 3]);
     /// ```
     pub fn flip(&self, dim: usize) -> Result<Tensor> {
+        self.strided_only("flip")?;
         check_dim("flip", dim, self.ndim())?;
         let size = self.shape()[dim];
         let mut st = Strides::from_slice(self.strides());
@@ -460,6 +475,7 @@ impl Tensor {
     /// assert!(t.as_strided(&[2], &[5], 2).is_err());
     /// ```
     pub fn as_strided(&self, shape: &[usize], strides: &[isize], offset: usize) -> Result<Tensor> {
+        self.strided_only("as_strided")?;
         if shape.len() != strides.len() {
             return Err(Error::shape(
                 "as_strided",

@@ -12,7 +12,7 @@
 
 mod eager;
 
-use super::launch::{lookup, ChainLayout, Dest, Launch, MapLayout};
+use super::launch::{layout_of, lookup, ChainLayout, Dest, Launch, MapLayout};
 use super::output::{check_output, empty_in_order, new_output_order};
 use super::reduce::ReduceGeometry;
 use super::types::call_types_of;
@@ -223,7 +223,8 @@ fn check_nodes(chain: &Chain<'_>, device: Device) -> Result<Vec<(Meta, &'static 
         check_arity(node.spec, &dummy, &node.params).map_err(|e| at_node(e, i, name))?;
         let operands: PerOperand<(DType, bool)> = args.iter().map(|m| (m.dtype, !m.shape.is_empty())).collect();
         let types = call_types_of(node.spec, &operands);
-        let row = lookup(node.spec, device, types.kernel).map_err(|e| at_node(e, i, name))?;
+        let row = lookup(node.spec, layout_of(chain.leaves.iter().copied()), device, types.kernel)
+            .map_err(|e| at_node(e, i, name))?;
         let mut shape = args[0].shape.clone();
         for m in &args[1..] {
             if m.shape != shape {
@@ -348,7 +349,7 @@ pub fn run_chain(chain: &Chain<'_>, out: Option<&Tensor>) -> Result<Option<Tenso
     check_devices(chain, device)?;
     let metas = check_nodes(chain, device)?;
     let (root, _) = metas.last().expect("a node");
-    let runner = lookup(&FUSED_SPEC, device, DType::F32)?;
+    let runner = lookup(&FUSED_SPEC, layout_of(chain.leaves.iter().copied()), device, DType::F32)?;
     if chain.leaves.len() > runner.kernel.max_leaves() || chain.nodes.len() > MAX_FUSED_NODES {
         return run_eager(chain, out);
     }
@@ -410,7 +411,7 @@ fn reduce_chain(
     let geo = ReduceGeometry::new(name, &root.shape, red.reduce_dims(), red.keepdim)?;
     let result = spec.output.result(root.dtype);
     let device = chain.leaves[0].device();
-    let row = lookup(&spec.op, device, root.dtype)?;
+    let row = lookup(&spec.op, layout_of(chain.leaves.iter().copied()), device, root.dtype)?;
     geo.check_extent(spec, || format!("{name} of an empty extent (shape {:?}) has no value", root.shape))?;
     if let Some(o) = out {
         o.check_same_device(name, chain.leaves[0])?;

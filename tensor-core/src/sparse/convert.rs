@@ -1,0 +1,249 @@
+//! Conversions between the layouts and `coalesce`, as sequences of the layouts' steps
+//! (`registry::sparse`), each a registry row run by `call::sparse::run_components`: the
+//! core sizes every output (reading one count back from the device where a size depends on
+//! the data) and a backend computes it.
+
+use super::Parts;
+use crate::call::sparse::run_components;
+use crate::registry::sparse::{
+    COO_SEGMENTS, COO_SEGMENT_SUM, COO_SORT, COO_TO_DENSE, COO_UNIQUE_INDICES, CROW_TO_ROWS, DENSE_COUNT,
+    DENSE_INDICES, DENSE_VALUES, ROWS_TO_CROW,
+};
+use crate::{shape, DType, Error, Layout, Result, Scalar, Tensor};
+
+/// The last element of a non-empty I64 tensor (a count), read from any device.
+fn last_count(op: &'static str, t: &Tensor) -> Result<usize> {
+    let n = t.numel();
+    let v = t.select(0, n - 1)?.item()?.to::<i64>();
+    usize::try_from(v).map_err(|_| Error::invalid(op, format!("a count of {v} came back from the device")))
+}
+
+/// `[n, *tail]`.
+fn with_rows(n: usize, tail: &[usize]) -> Vec<usize> {
+    std::iter::once(n).chain(tail.iter().copied()).collect()
+}
+
+impl Tensor {
+    /// The dense (strided, row-major) tensor of the same shape, dtype and device: each
+    /// specified entry added into zeros, so duplicates of an uncoalesced COO tensor sum
+    /// (bool: or). A strided tensor is returned as it is (the same view).
+    ///
+    /// ```
+    /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
+    /// # fn main() -> tensor_ops::Result<()> {
+    /// # let _ = tensor_ops::tensor_core::registry(); // (a backend registers the rows)
+    /// use tensor_ops::Tensor;
+    /// let i = Tensor::from_vec(vec![0i64, 1, 1, 2, 0, 0], &[2, 3])?; // (0,2), (1,0), (1,0)
+    /// let s = Tensor::sparse_coo(&i, &Tensor::from_vec(vec![1f32, 2., 3.], &[3])?, &[2, 3])?;
+    /// # if tensor_ops::tensor_core::registry().row_set("sparse_coo_to_dense", tensor_ops::tensor_core::DeviceKind::Cpu, tensor_ops::Layout::SparseCoo).is_some() {
+    /// assert_eq!(s.to_dense()?.to_vec::<f32>()?, vec![0., 0., 1., 5., 0., 0.]);
+    /// # }
+    /// # Ok(()) }
+    /// ```
+    pub fn to_dense(&self) -> Result<Tensor> {
+        match self.sparse.as_deref() {
+            None => Ok(self.clone()),
+            Some(Parts::Coo { indices, values, coalesced }) => {
+                let out = Tensor::zeros(self.shape(), self.dtype(), self.device())?;
+                let params = [Scalar::Bool(*coalesced)];
+                run_components(&COO_TO_DENSE, Layout::SparseCoo, self.dtype(), &out, &[indices, values], &params)?;
+                Ok(out)
+            }
+            Some(Parts::Csr { .. }) => self.to_sparse_coo()?.to_dense(),
+        }
+    }
+
+    /// The COO tensor with sorted (row-major), unique indices: duplicates' values summed
+    /// (bool: or), in their original order. An already coalesced tensor is returned as it
+    /// is. `Err` for another layout.
+    ///
+    /// ```
+    /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
+    /// # fn main() -> tensor_ops::Result<()> {
+    /// use tensor_ops::Tensor;
+    /// let i = Tensor::from_vec(vec![2i64, 0, 2], &[1, 3])?;
+    /// let s = Tensor::sparse_coo(&i, &Tensor::from_vec(vec![1i32, 2, 3], &[3])?, &[4])?;
+    /// # if tensor_ops::tensor_core::registry().row_set("sparse_coo_sort", tensor_ops::tensor_core::DeviceKind::Cpu, tensor_ops::Layout::SparseCoo).is_some() {
+    /// let c = s.coalesce()?;
+    /// assert!(c.is_coalesced()?);
+    /// assert_eq!(c.indices()?.to_vec::<i64>()?, vec![0, 2]);
+    /// assert_eq!(c.values()?.to_vec::<i32>()?, vec![2, 4]);
+    /// # }
+    /// # Ok(()) }
+    /// ```
+    pub fn coalesce(&self) -> Result<Tensor> {
+        const OP: &str = "coalesce";
+        let Parts::Coo { indices, values, coalesced } = self.sparse_parts(OP)? else {
+            return Err(Error::Layout { op: OP, layout: self.layout(), msg: "needs a sparse_coo tensor".into() });
+        };
+        let (sd, nnz) = (indices.shape()[0], indices.shape()[1]);
+        if *coalesced || nnz <= 1 {
+            let parts = Parts::Coo { indices: indices.clone(), values: values.clone(), coalesced: true };
+            return Ok(Tensor::from_sparse_parts(parts, self.shape()));
+        }
+        let device = self.device();
+        let coo = |spec, dtype, out: &Tensor, inputs: &[&Tensor]| {
+            run_components(spec, Layout::SparseCoo, dtype, out, inputs, &[]).map_err(|e| e.renamed(OP))
+        };
+        let perm = Tensor::empty(&[nnz], DType::I64, device)?;
+        coo(&COO_SORT, DType::I64, &perm, &[indices])?;
+        let seg = Tensor::empty(&[nnz], DType::I64, device)?;
+        coo(&COO_SEGMENTS, DType::I64, &seg, &[indices, &perm])?;
+        let n = last_count(OP, &seg)? + 1;
+        let new_indices = Tensor::empty(&[sd, n], DType::I64, device)?;
+        coo(&COO_UNIQUE_INDICES, DType::I64, &new_indices, &[indices, &perm, &seg])?;
+        let new_values = Tensor::zeros(&with_rows(n, &values.shape()[1..]), values.dtype(), device)?;
+        coo(&COO_SEGMENT_SUM, values.dtype(), &new_values, &[values, &perm, &seg])?;
+        let parts = Parts::Coo { indices: new_indices, values: new_values, coalesced: true };
+        Ok(Tensor::from_sparse_parts(parts, self.shape()))
+    }
+
+    /// A coalesced COO tensor of this strided tensor whose first `sparse_dims` dims are
+    /// sparse: a position is specified when any element of its dense slice is nonzero
+    /// (`-0.0` counts as zero, NaN as nonzero). `sparse_dims` must be in `1..=ndim`. A COO
+    /// tensor with that many sparse dims is returned as it is; CSR goes through COO.
+    ///
+    /// ```
+    /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
+    /// # fn main() -> tensor_ops::Result<()> {
+    /// use tensor_ops::Tensor;
+    /// let d = Tensor::from_vec(vec![0f32, 3., 0., 0., 0., 4.], &[2, 3])?;
+    /// # if tensor_ops::tensor_core::registry().row_set("dense_to_sparse_count", tensor_ops::tensor_core::DeviceKind::Cpu, tensor_ops::Layout::SparseCoo).is_some() {
+    /// let s = d.to_sparse(2)?;
+    /// assert_eq!(s.indices()?.to_vec::<i64>()?, vec![0, 1, 1, 2]);
+    /// assert_eq!(s.values()?.to_vec::<f32>()?, vec![3., 4.]);
+    /// // one sparse dim: rows are specified whole
+    /// assert_eq!(d.to_sparse(1)?.values()?.shape(), &[2, 3]);
+    /// # }
+    /// # Ok(()) }
+    /// ```
+    pub fn to_sparse(&self, sparse_dims: usize) -> Result<Tensor> {
+        const OP: &str = "to_sparse";
+        match self.layout() {
+            Layout::Strided => {}
+            Layout::SparseCoo if self.sparse_dim()? == sparse_dims => return Ok(self.clone()),
+            Layout::SparseCsr if sparse_dims == 2 => return self.to_sparse_coo(),
+            layout => {
+                return Err(Error::Layout {
+                    op: OP,
+                    layout,
+                    msg: format!(
+                        "changing the number of sparse dims ({} to {sparse_dims}) is not supported",
+                        self.sparse_dim()?
+                    ),
+                })
+            }
+        }
+        if sparse_dims == 0 || sparse_dims > self.ndim() {
+            return Err(Error::invalid(
+                OP,
+                format!("sparse_dims must be in 1..={} for shape {:?}, got {sparse_dims}", self.ndim(), self.shape()),
+            ));
+        }
+        let dense = self.contiguous()?;
+        let (device, dtype) = (self.device(), self.dtype());
+        let positions: usize = self.shape()[..sparse_dims].iter().product();
+        shape::checked_numel(OP, &[positions], DType::I64)?;
+        let run = |spec, out: &Tensor, inputs: &[&Tensor], params: &[Scalar]| {
+            run_components(spec, Layout::SparseCoo, dtype, out, inputs, params).map_err(|e| e.renamed(OP))
+        };
+        let counts = Tensor::empty(&[positions], DType::I64, device)?;
+        run(&DENSE_COUNT, &counts, &[&dense], &[Scalar::Int(sparse_dims as i64)])?;
+        let nnz = if positions == 0 { 0 } else { last_count(OP, &counts)? };
+        let indices = Tensor::empty(&[sparse_dims, nnz], DType::I64, device)?;
+        run(&DENSE_INDICES, &indices, &[&counts, &dense], &[])?;
+        let values = Tensor::empty(&with_rows(nnz, &self.shape()[sparse_dims..]), dtype, device)?;
+        run(&DENSE_VALUES, &values, &[&counts, &dense], &[])?;
+        Ok(Tensor::from_sparse_parts(Parts::Coo { indices, values, coalesced: true }, self.shape()))
+    }
+
+    /// This tensor as COO: CSR's rows expanded (uncoalesced: columns within a row keep
+    /// their order), a strided tensor with every dim sparse (`to_sparse(ndim)`), COO as it
+    /// is.
+    ///
+    /// ```
+    /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
+    /// # fn main() -> tensor_ops::Result<()> {
+    /// use tensor_ops::{Layout, Tensor};
+    /// let crow = Tensor::from_vec(vec![0i64, 1, 3], &[3])?;
+    /// let col = Tensor::from_vec(vec![1i64, 0, 1], &[3])?;
+    /// let s = Tensor::sparse_csr(&crow, &col, &Tensor::from_vec(vec![7i32, 8, 9], &[3])?, &[2, 2])?;
+    /// # if tensor_ops::tensor_core::registry().row_set("sparse_crow_to_rows", tensor_ops::tensor_core::DeviceKind::Cpu, tensor_ops::Layout::SparseCsr).is_some() {
+    /// let c = s.to_sparse_coo()?;
+    /// assert_eq!(c.layout(), Layout::SparseCoo);
+    /// assert_eq!(c.indices()?.to_vec::<i64>()?, vec![0, 1, 1, 1, 0, 1]);
+    /// # }
+    /// # Ok(()) }
+    /// ```
+    pub fn to_sparse_coo(&self) -> Result<Tensor> {
+        const OP: &str = "to_sparse_coo";
+        match self.sparse.as_deref() {
+            None => self.to_sparse(self.ndim()),
+            Some(Parts::Coo { .. }) => Ok(self.clone()),
+            Some(Parts::Csr { crow, col, values, coalesced }) => {
+                let (device, nnz) = (self.device(), col.numel());
+                let rows = Tensor::empty(&[nnz], DType::I64, device)?;
+                run_components(&CROW_TO_ROWS, Layout::SparseCsr, DType::I64, &rows, &[crow], &[])
+                    .map_err(|e| e.renamed(OP))?;
+                let indices = Tensor::empty(&[2, nnz], DType::I64, device)?;
+                indices.select(0, 0)?.copy_(&rows)?;
+                indices.select(0, 1)?.copy_(col)?;
+                // Rows come out sorted: strictly increasing columns within them make the
+                // indices sorted and unique.
+                let parts = Parts::Coo { indices, values: values.clone(), coalesced: *coalesced };
+                Ok(Tensor::from_sparse_parts(parts, self.shape()))
+            }
+        }
+    }
+
+    /// This tensor as CSR (its first two dims sparse, any further dims dense): a strided
+    /// tensor of rank ≥ 2 through `to_sparse(2)`, a COO tensor with two sparse dims through
+    /// `coalesce` (so columns are sorted and unique within each row), CSR as it is.
+    ///
+    /// ```
+    /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
+    /// # fn main() -> tensor_ops::Result<()> {
+    /// use tensor_ops::Tensor;
+    /// let d = Tensor::from_vec(vec![0f64, 7., 8., 9.], &[2, 2])?;
+    /// # if tensor_ops::tensor_core::registry().row_set("sparse_rows_to_crow", tensor_ops::tensor_core::DeviceKind::Cpu, tensor_ops::Layout::SparseCsr).is_some() {
+    /// let s = d.to_sparse_csr()?;
+    /// assert_eq!(s.crow_indices()?.to_vec::<i64>()?, vec![0, 1, 3]);
+    /// assert_eq!(s.col_indices()?.to_vec::<i64>()?, vec![1, 0, 1]);
+    /// assert_eq!(s.to_dense()?.to_vec::<f64>()?, vec![0., 7., 8., 9.]);
+    /// # }
+    /// # Ok(()) }
+    /// ```
+    pub fn to_sparse_csr(&self) -> Result<Tensor> {
+        const OP: &str = "to_sparse_csr";
+        match self.layout() {
+            Layout::SparseCsr => return Ok(self.clone()),
+            Layout::Strided => {
+                if self.ndim() < 2 {
+                    return Err(Error::shape(
+                        OP,
+                        format!("needs rank >= 2 (rows, cols, *dense), got shape {:?}", self.shape()),
+                    ));
+                }
+                return self.to_sparse(2)?.to_sparse_csr();
+            }
+            _ => {}
+        }
+        if self.sparse_dim()? != 2 {
+            return Err(Error::Layout {
+                op: OP,
+                layout: Layout::SparseCoo,
+                msg: format!("needs exactly 2 sparse dims, this tensor has {}", self.sparse_dim()?),
+            });
+        }
+        let c = self.coalesce()?;
+        let Some(Parts::Coo { indices, values, .. }) = c.sparse.as_deref() else {
+            return Err(Error::invalid(OP, "coalesce returned a tensor that is not COO"));
+        };
+        let crow = Tensor::empty(&[self.shape()[0] + 1], DType::I64, self.device())?;
+        let rows = indices.select(0, 0)?;
+        run_components(&ROWS_TO_CROW, Layout::SparseCsr, DType::I64, &crow, &[&rows], &[])
+            .map_err(|e| e.renamed(OP))?;
+        let col = indices.select(0, 1)?.contiguous()?;
+        Ok(Tensor::from_sparse_parts(Parts::Csr { crow, col, values: values.clone(), coalesced: true }, self.shape()))
+    }
+}
