@@ -169,7 +169,9 @@ pub(super) fn reduce(
     out: Option<&Tensor>,
 ) -> Result<Option<Tensor>> {
     let (name, layout) = (spec.op.name, input.layout());
-    if !std::ptr::eq(spec, &crate::registry::reductions::SUM) || out.is_some() {
+    // The built-in `sum` (a `#[tensor_op(reduce)]` of tensor-ops, so the core knows it by
+    // its name: op names are unique in the registry).
+    if spec.op.name != "sum" || out.is_some() {
         let what = if out.is_some() { "an _out form" } else { "this reduction" };
         return Err(match lookup(&spec.op, layout, input.device(), input.dtype()) {
             Err(e) => e,
