@@ -76,8 +76,6 @@ fn main() -> tensor_ops::Result<()> {
         ("all dim 1", Box::new(|| drop(a.all(&[1], false).unwrap()))),
         ("all dim 0", Box::new(|| drop(a.all(&[0], false).unwrap()))),
         ("any dim 1", Box::new(|| drop(a.any(&[1], false).unwrap()))),
-        ("user_sum dim 1", Box::new(|| drop(tensor_benches::user_ops::user_sum(&a, &[1], false).unwrap()))),
-        ("user_sum dim 0", Box::new(|| drop(tensor_benches::user_ops::user_sum(&a, &[0], false).unwrap()))),
     ];
     // `REDUCE_PROBE_ONLY=argmax` runs the matching cases only (for profiling one).
     let only = std::env::var("REDUCE_PROBE_ONLY").ok();

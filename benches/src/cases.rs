@@ -63,11 +63,6 @@ pub enum Op {
     EagerSqDiffSum,
     /// `a.silu()` (defined by composition: `x * sigmoid(x)`), new output.
     SiluNew,
-    /// `user_sum(&a, &[1], false)`: Σ x written with `#[tensor_op(reduce, widen)]`
-    /// (`crate::user_ops`), the macro's reducer on `SumLast`'s shape.
-    UserSumLast,
-    /// `user_sum(&a, &[0], false)`: the same along the first, strided dim (`SumFirst`'s).
-    UserSumFirst,
 }
 
 impl Op {
@@ -101,8 +96,6 @@ impl Op {
             Op::FusedSqDiffSum => "fused_sq_diff_sum",
             Op::EagerSqDiffSum => "eager_sq_diff_sum",
             Op::SiluNew => "silu",
-            Op::UserSumLast => "user_sum_last",
-            Op::UserSumFirst => "user_sum_first",
         }
     }
 
@@ -110,12 +103,10 @@ impl Op {
     pub fn pattern(self) -> Pattern {
         match self {
             Op::Copy | Op::Transpose | Op::Permute | Op::SliceCols | Op::SoftmaxLast => Pattern::Copy,
-            Op::SumLast | Op::AmaxLast | Op::ArgmaxLast | Op::VarLast | Op::LogsumexpLast | Op::UserSumLast => {
-                Pattern::Read
-            }
+            Op::SumLast | Op::AmaxLast | Op::ArgmaxLast | Op::VarLast | Op::LogsumexpLast => Pattern::Read,
             // The targets for argmax and var hold them to the read loop on any axis.
             Op::ArgmaxFirst | Op::VarFirst => Pattern::Read,
-            Op::SumFirst | Op::AmaxFirst | Op::UserSumFirst => Pattern::ReadRows,
+            Op::SumFirst | Op::AmaxFirst => Pattern::ReadRows,
             Op::Fill => Pattern::Fill,
             Op::AddNew | Op::AddOut | Op::AddTransposed => Pattern::Add,
             Op::ExpNew | Op::ExpOut | Op::ReluNew | Op::ReluOut | Op::SiluNew => Pattern::Scale,
@@ -135,7 +126,7 @@ impl Op {
     }
 
     /// Every op.
-    pub const ALL: [Op; 29] = [
+    pub const ALL: [Op; 27] = [
         Op::Copy,
         Op::Transpose,
         Op::Permute,
@@ -163,8 +154,6 @@ impl Op {
         Op::FusedSqDiffSum,
         Op::EagerSqDiffSum,
         Op::SiluNew,
-        Op::UserSumLast,
-        Op::UserSumFirst,
     ];
 }
 
@@ -214,7 +203,7 @@ impl Case {
             Op::Transpose => vec![s[1], s[0]],
             Op::Permute => vec![s[2], s[0], s[1]],
             Op::SliceCols => vec![s[0], s[1] / 2],
-            Op::SumFirst | Op::AmaxFirst | Op::ArgmaxFirst | Op::VarFirst | Op::UserSumFirst => vec![s[1]],
+            Op::SumFirst | Op::AmaxFirst | Op::ArgmaxFirst | Op::VarFirst => vec![s[1]],
             op if op.is_reduction() => vec![s[0]],
             op if op.is_full_reduction() => vec![],
             _ => s,

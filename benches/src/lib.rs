@@ -27,7 +27,6 @@ pub mod report;
 pub mod shapes;
 pub mod stream;
 pub mod timing;
-pub mod user_ops;
 
 mod nt;
 

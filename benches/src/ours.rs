@@ -81,8 +81,6 @@ pub fn prepare_on(case: &Case, device: Device) -> BenchResult<Call> {
         Op::VarLast => reduction(mk(&shape)?, |a| a.var(&[1], 1, false)),
         Op::VarFirst => reduction(mk(&shape)?, |a| a.var(&[0], 1, false)),
         Op::LogsumexpLast => reduction(mk(&shape)?, |a| a.logsumexp(&[1], false)),
-        Op::UserSumLast => reduction(mk(&shape)?, |a| crate::user_ops::user_sum(a, &[1], false)),
-        Op::UserSumFirst => reduction(mk(&shape)?, |a| crate::user_ops::user_sum(a, &[0], false)),
         Op::SoftmaxLast => reduction(mk(&shape)?, |a| a.softmax(1)),
         Op::FusedTriad => {
             let (a, b, c) = (mk(&shape)?, mk(&shape)?, mk(&shape)?);
