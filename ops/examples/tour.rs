@@ -99,6 +99,21 @@ fn main() -> Result<()> {
     println!("m.var(&[1], 1, false) = {}", m.var(&[1], 1, false)?);
     println!("m.softmax(1) = {}", m.softmax(1)?);
 
+    println!("\n== sparse tensors (COO and CSR, CPU): your op and a reduction over the stored values");
+    let idx = Tensor::from_vec(vec![0i64, 1, 1, 2, 0, 2], &[2, 3])?; // (0,2) (1,0) (1,2)
+    let vals = Tensor::from_vec(vec![-3.0f32, 4.0, -5.0], &[3])?;
+    let s = Tensor::sparse_coo(&idx, &vals, &[2, 3])?;
+    println!("s = {s}");
+    let leaky = leaky_relu(&s, 0.1)?; // maps 0 to 0: runs over the 3 stored values only
+    println!("leaky_relu(s, 0.1) ({:?}) = {}", leaky.layout(), leaky.to_dense()?);
+    let rows = s.sum(&[1], false)?; // a sparse dim kept: the result stays COO
+    println!("s.sum(&[1], false) ({:?}) = {}; s.sum_all() = {}", rows.layout(), rows.to_dense()?, s.sum_all()?);
+    println!("s as CSR: crow {}", s.to_sparse_csr()?.crow_indices()?);
+    match s.exp() {
+        Err(e) => println!("exp(s) -> Err: {e}"),
+        Ok(t) => println!("unexpected: {t}"),
+    }
+
     println!("\n== zero-copy exchange: ndarray, safetensors, DLPack");
     let arr = tensor_ops::tensor_core::ndarray::Array::from_shape_vec((2, 3), vec![1.0f32, 2., 3., 4., 5., 6.])
         .unwrap()
