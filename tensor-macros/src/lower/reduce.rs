@@ -340,11 +340,12 @@ impl<'a> Lowerer<'a> {
         Ok(with_lets(lets, result))
     }
 
-    /// The result expression of a function or branch: an `if`/`else` whose branches may
-    /// `return`, a block, a `return`, or a value of type `ret`.
+    /// The result expression of a function or branch: an `if`/`else` whose branches are
+    /// lowered as function ends (so they may `return`), a block (likewise), a `return`, or a
+    /// value of type `ret`.
     fn fn_tail(&mut self, e: &Expr, ret: &Ty) -> syn::Result<Node> {
         match e {
-            Expr::If(i) if expr_diverges_somewhere(e) => {
+            Expr::If(i) => {
                 let cond = self.mask(&i.cond)?;
                 let Some((_, els)) = &i.else_branch else {
                     return Err(error(i, "an `if` that gives the result needs an `else`"));
@@ -353,9 +354,7 @@ impl<'a> Lowerer<'a> {
                 let els = self.fn_tail(els, ret)?;
                 Ok(Node::If { cond: Box::new(cond), then: Box::new(then), els: Box::new(els), ty: ret.clone() })
             }
-            Expr::Block(b) if b.label.is_none() && expr_diverges_somewhere(e) => {
-                self.fn_stmts(&b.block.stmts, ret, &b.block)
-            }
+            Expr::Block(b) if b.label.is_none() && b.attrs.is_empty() => self.fn_stmts(&b.block.stmts, ret, &b.block),
             Expr::Return(r) => self.returned(r, ret),
             e => self.lower_as(e, ret),
         }
@@ -442,22 +441,4 @@ impl<'a> Lowerer<'a> {
             }
         })
     }
-}
-
-/// True when `e` contains a `return` in a position [`Lowerer::fn_tail`] lowers (its
-/// branches, its blocks' statements).
-fn expr_diverges_somewhere(e: &Expr) -> bool {
-    match e {
-        Expr::Return(_) => true,
-        Expr::Block(b) => b.block.stmts.iter().any(stmt_returns),
-        Expr::If(i) => {
-            i.then_branch.stmts.iter().any(stmt_returns)
-                || i.else_branch.as_ref().is_some_and(|(_, e)| expr_diverges_somewhere(e))
-        }
-        _ => false,
-    }
-}
-
-fn stmt_returns(s: &Stmt) -> bool {
-    matches!(s, Stmt::Expr(e, _) if expr_diverges_somewhere(e))
 }
