@@ -233,7 +233,7 @@ pub mod __private {
     pub use inventory;
     pub use tensor_core;
     pub use tensor_core::call::ReduceDims;
-    pub use tensor_core::registry::{Accumulate, ReduceOutput, ReduceSpec};
+    pub use tensor_core::registry::{Accumulate, ReduceOutput, ReduceSpec, SparseReduce};
     pub use tensor_core::registry::{KernelRow, OpSpec, RowCache};
     pub use tensor_core::Element;
     pub use tensor_core::{DType, DeviceKind, Layout, Result, Scalar, Tensor};

@@ -30,6 +30,11 @@ pub struct OpAttr {
     /// `widen` (reductions): bool and integer inputs accumulate in `i64`, and a `-> T`
     /// result is `I64` for them (as `sum`).
     pub widen: Option<Ident>,
+    /// `sparse_intersection` (maps): a zero of any input gives zero (`OpSpec::sparse_intersection`).
+    pub sparse_intersection: Option<Ident>,
+    /// `sparse = sum|max|min` (reductions): what the op is on sparse entries
+    /// (`ReduceSpec::sparse`).
+    pub sparse: Option<Ident>,
 }
 
 impl Parse for OpAttr {
@@ -39,6 +44,8 @@ impl Parse for OpAttr {
         let mut name = None;
         let mut reduce = None;
         let mut widen = None;
+        let mut sparse_intersection = None;
+        let mut sparse = None;
         let mut errors = Errors::default();
         while !input.is_empty() {
             let key: Ident = input.parse()?;
@@ -46,6 +53,15 @@ impl Parse for OpAttr {
                 "debug" => debug = true,
                 "reduce" => reduce = Some(key.clone()),
                 "widen" => widen = Some(key.clone()),
+                "sparse_intersection" => sparse_intersection = Some(key.clone()),
+                "sparse" => {
+                    input.parse::<Token![=]>()?;
+                    let kind: Ident = input.parse()?;
+                    if !matches!(kind.to_string().as_str(), "sum" | "max" | "min") {
+                        errors.push(error(&kind, format!("unknown sparse kind `{kind}`: expected `sum`, `max` or `min`")));
+                    }
+                    sparse = Some(kind);
+                }
                 "name" => {
                     input.parse::<Token![=]>()?;
                     let lit: LitStr = input.parse()?;
@@ -85,7 +101,8 @@ impl Parse for OpAttr {
                     errors.push(error(
                         &key,
                         format!(
-                            "unknown argument `{other}`: expected `dtypes = [...]`, `name = \"...\"`, `debug`, `reduce` or `widen`"
+                            "unknown argument `{other}`: expected `dtypes = [...]`, `name = \"...\"`, `debug`, `reduce`, `widen`, \
+                             `sparse_intersection` or `sparse = sum|max|min`"
                         ),
                     ));
                     // Skip the rest of this argument.
@@ -103,7 +120,7 @@ impl Parse for OpAttr {
         let dtypes = dtypes.ok_or_else(|| {
             syn::Error::new(Span::call_site(), "missing `dtypes = [...]`, e.g. #[tensor_op(dtypes = [float])]")
         })?;
-        Ok(OpAttr { dtypes, debug, name, reduce, widen })
+        Ok(OpAttr { dtypes, debug, name, reduce, widen, sparse_intersection, sparse })
     }
 }
 

@@ -130,6 +130,7 @@ fn hidden_module(op: &OpDef) -> TokenStream {
     let float_only = op.sig.bound == Bound::Float;
     let summary = op.summary();
     let internal = op.is_hidden();
+    let sparse_intersection = op.sparse_intersection;
 
     let input_idents: Vec<Ident> = inputs.iter().map(|i| (*i).clone()).collect();
     let body = emit_rust(&op.body, &input_idents, &param_idents);
@@ -207,6 +208,7 @@ fn hidden_module(op: &OpDef) -> TokenStream {
                 float_only: #float_only,
                 doc: #summary,
                 internal: #internal,
+                sparse_intersection: #sparse_intersection,
                 defined_at: ::core::concat!(::core::module_path!(), " (", ::core::file!(), ":", ::core::line!(), ")"),
                 rows: #p::RowCache::new(),
             };

@@ -56,11 +56,24 @@ fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
                 "#[tensor_op(reduce)] goes on a module: `mod op { fn identity .. fold .. combine .. finish }`",
             )
         })?;
+        if let Some(s) = &attr.sparse_intersection {
+            return Err(syn::Error::new(
+                s.span(),
+                "`sparse_intersection` is for elementwise ops; a reduction states `sparse = sum|max|min`",
+            ));
+        }
         let def = reduce_def::parse_reduce(&attr, &m)?;
         return Ok(reduce_emit::expand(&def));
     }
     if let Some(w) = &attr.widen {
         return Err(syn::Error::new(w.span(), "`widen` is for reductions: #[tensor_op(reduce, widen, ...)]"));
+    }
+    if let Some(s) = &attr.sparse {
+        return Err(syn::Error::new(
+            s.span(),
+            "`sparse = ..` is for reductions: #[tensor_op(reduce, sparse = sum, ...)]; an elementwise op states \
+             `sparse_intersection`",
+        ));
     }
     let f: syn::ItemFn = syn::parse2(item)?;
     let op = op::parse_op(attr, &f)?;

@@ -28,6 +28,8 @@ pub struct OpDef {
     pub dtypes: Vec<Dtype>,
     /// Print the CUDA C at compile time.
     pub debug: bool,
+    /// `sparse_intersection`: `OpSpec::sparse_intersection`.
+    pub sparse_intersection: bool,
     /// The body's source text on one line, for docs.
     pub body_text: String,
 }
@@ -71,6 +73,7 @@ pub fn parse_op(attr: OpAttr, f: &ItemFn) -> syn::Result<OpDef> {
         body,
         dtypes,
         debug: attr.debug,
+        sparse_intersection: attr.sparse_intersection.is_some(),
         body_text: block_text(&f.block),
     })
 }

@@ -76,6 +76,8 @@ pub struct ReduceDef {
     pub dtypes: Vec<crate::dtype::Dtype>,
     /// `widen`.
     pub widen: bool,
+    /// `sparse = sum|max|min`: the `SparseReduce` variant's name, if stated.
+    pub sparse: Option<syn::Ident>,
 }
 
 const NAMES: [&str; 4] = ["identity", "fold", "combine", "finish"];
@@ -250,5 +252,6 @@ pub fn parse_reduce(attr: &OpAttr, m: &ItemMod) -> syn::Result<ReduceDef> {
         params,
         dtypes,
         widen: attr.widen.is_some(),
+        sparse: attr.sparse.clone(),
     })
 }

@@ -142,6 +142,12 @@ pub fn expand(def: &ReduceDef) -> TokenStream {
     let pidx: Vec<usize> = (0..def.params.len()).collect();
     let rule = rule_tokens(rule(def));
     let float_only = def.bound == Bound::Float;
+    let sparse = match def.sparse.as_ref().map(|k| k.to_string()).as_deref() {
+        Some("sum") => format_ident!("Sum"),
+        Some("max") => format_ident!("Max"),
+        Some("min") => format_ident!("Min"),
+        _ => format_ident!("Unsupported"),
+    };
     let summary = format!("reduction `{name}` (a #[tensor_op(reduce)])");
     let [identity, fold, combine, finish] = rust_bodies(def, &body);
     let convert = match def.finish {
@@ -225,11 +231,13 @@ pub fn expand(def: &ReduceDef) -> TokenStream {
                     float_only: #float_only,
                     doc: #summary,
                     internal: false,
+                    sparse_intersection: false,
                     defined_at: ::core::concat!(::core::module_path!(), " (", ::core::file!(), ":", ::core::line!(), ")"),
                     rows: #p::RowCache::new(),
                 },
                 output: #rule,
                 has_identity: true,
+                sparse: #p::SparseReduce::#sparse,
             };
 
             /// The reducer for input `I`, accumulating in `C`, stored as `O`.

@@ -5,24 +5,20 @@
 //! round trips — random shapes, nnz 0 included, duplicate and unsorted indices, hybrid dense
 //! dims, every dtype.
 
+mod sparse_model;
+
 use proptest::prelude::*;
+use sparse_model::{as_f64, coo, dtype, i64s, tensor_of};
 use std::collections::BTreeMap;
 use tensor_core::registry::{registry, sparse::COO_TO_DENSE};
 use tensor_ops::prelude::*;
 use tensor_ops::{DType, Device, Error, Layout, Tensor};
 
-fn i64s(v: Vec<i64>, shape: &[usize]) -> Tensor {
-    Tensor::from_vec(v, shape).unwrap()
-}
 
 fn f32s(v: Vec<f32>, shape: &[usize]) -> Tensor {
     Tensor::from_vec(v, shape).unwrap()
 }
 
-/// The elements as f64 (every test value is exact there).
-fn as_f64(t: &Tensor) -> Vec<f64> {
-    t.to_dtype(DType::F64).unwrap().to_vec::<f64>().unwrap()
-}
 
 /// A 2x3 COO tensor with a duplicate: (0,2)=1, (1,0)=2, (1,0)=3.
 fn example() -> Tensor {
@@ -152,14 +148,13 @@ fn strided_only_operations_are_layout_errors() {
         check(s.storage().read().map(drop), "Storage::read");
         check(s.storage().write().map(drop), "Storage::write");
         assert_eq!((s.dtype(), s.device(), s.is_contiguous()), (DType::F32, Device::Cpu, false));
-        // a dense op with no sparse rows: NoKernel under the sparse layout, naming the layouts it has
-        let e = assert_err(tensor_ops::add(&s, &s).map(drop), "add", &["to_dense()", "Strided"]);
+        // a reduction with no sparse form: NoKernel under the sparse layout, naming the layouts it has
+        let e = assert_err(s.logsumexp(&[0], false).map(drop), "logsumexp", &["to_dense()", "Strided"]);
         assert!(matches!(e, Error::NoKernel { layout, .. } if layout == s.layout()), "{e:?}");
+        // a sparse tensor's pattern never changes in place, and an _out is never sparse
         let dense = Tensor::ones(s.shape(), DType::F32, Device::Cpu).unwrap();
-        assert!(matches!(tensor_ops::add(&dense, &s), Err(Error::NoKernel { .. })));
-        assert!(matches!(tensor_ops::add_(&s, &dense), Err(Error::NoKernel { .. })));
-        assert!(matches!(tensor_ops::add_out(&dense, &dense, &s), Err(Error::NoKernel { .. })));
-        assert!(matches!(s.amax_all(), Err(Error::NoKernel { .. })));
+        assert!(matches!(tensor_ops::add_(&s, &dense), Err(Error::Layout { .. })));
+        assert!(matches!(tensor_ops::add_out(&dense, &dense, &s), Err(Error::Layout { .. })));
         // the fused path too
         let chain = tensor_ops::fuse::Expr::input(&s) + 1.0f32;
         assert!(chain.eval().is_err());
@@ -291,85 +286,6 @@ fn shape_and_sd() -> impl Strategy<Value = (Vec<usize>, usize)> {
     })
 }
 
-fn dtype() -> impl Strategy<Value = DType> {
-    prop::sample::select(DType::ALL.to_vec())
-}
-
-/// Small integer values (exact in every dtype; sums of a few stay exact), half of them 0.
-fn values(n: usize) -> impl Strategy<Value = Vec<f64>> {
-    prop::collection::vec(prop_oneof![Just(0.0), (1i32..=3).prop_map(f64::from)], n)
-}
-
-/// The values as `dtype` (bool: nonzero).
-fn tensor_of(vals: &[f64], shape: &[usize], dtype: DType) -> Tensor {
-    Tensor::from_vec(vals.to_vec(), shape).unwrap().to_dtype(dtype).unwrap()
-}
-
-/// A random COO tensor: its shape, sparse dims, dtype, indices (duplicates likely,
-/// unsorted) and values.
-#[derive(Debug, Clone)]
-struct Coo {
-    shape: Vec<usize>,
-    sd: usize,
-    dtype: DType,
-    idx: Vec<i64>,
-    vals: Vec<f64>,
-}
-
-impl Coo {
-    fn nnz(&self) -> usize {
-        self.idx.len() / self.sd
-    }
-    fn row(&self) -> usize {
-        self.shape[self.sd..].iter().product()
-    }
-    fn tensor(&self) -> Tensor {
-        let vshape: Vec<usize> = std::iter::once(self.nnz()).chain(self.shape[self.sd..].iter().copied()).collect();
-        let values = tensor_of(&self.vals, &vshape, self.dtype);
-        Tensor::sparse_coo(&i64s(self.idx.clone(), &[self.sd, self.nnz()]), &values, &self.shape).unwrap()
-    }
-    /// Index column → summed row (in f64; bool sums saturate at 1).
-    fn model(&self) -> BTreeMap<Vec<i64>, Vec<f64>> {
-        let (nnz, row) = (self.nnz(), self.row());
-        let mut m: BTreeMap<Vec<i64>, Vec<f64>> = BTreeMap::new();
-        for j in 0..nnz {
-            let key: Vec<i64> = (0..self.sd).map(|d| self.idx[d * nnz + j]).collect();
-            let acc = m.entry(key).or_insert_with(|| vec![0.0; row]);
-            for (a, v) in acc.iter_mut().zip(&self.vals[j * row..(j + 1) * row]) {
-                *a += if self.dtype == DType::Bool { f64::from(*v != 0.0) } else { *v };
-                if self.dtype == DType::Bool {
-                    *a = a.min(1.0);
-                }
-            }
-        }
-        m
-    }
-    /// The dense model, row-major.
-    fn dense_model(&self) -> Vec<f64> {
-        let row = self.row();
-        let mut out = vec![0.0; self.shape.iter().product()];
-        for (key, vals) in self.model() {
-            let p = key.iter().zip(&self.shape).fold(0usize, |acc, (&i, &s)| acc * s + i as usize);
-            out[p * row..(p + 1) * row].copy_from_slice(&vals);
-        }
-        out
-    }
-}
-
-/// A random COO tensor with sparse sizes ≥ 1 (so entries exist), nnz 0..=12, indices drawn
-/// from the sizes (duplicates likely).
-fn coo() -> impl Strategy<Value = Coo> {
-    (prop::collection::vec(1usize..=4, 1..=4), dtype(), 0usize..=12).prop_flat_map(|(shape, dtype, nnz)| {
-        let rank = shape.len();
-        (Just(shape), 1..=rank, Just(dtype), Just(nnz))
-            .prop_flat_map(|(shape, sd, dtype, nnz)| {
-                let idx: Vec<_> = (0..sd).map(|d| prop::collection::vec(0..shape[d] as i64, nnz)).collect();
-                let row: usize = shape[sd..].iter().product();
-                (Just(shape), Just(sd), Just(dtype), idx, values(nnz * row))
-            })
-            .prop_map(|(shape, sd, dtype, idx, vals)| Coo { shape, sd, dtype, idx: idx.concat(), vals })
-    })
-}
 
 /// A float result's elements compared as f64 with the model (bool compared as 0/1).
 fn assert_matches(t: &Tensor, want: &[f64]) {
@@ -517,9 +433,13 @@ fn zero_preserving_maps_run_over_values() {
     assert_eq!(as_f64(&c.to_dense().unwrap()), vec![0., -7., -8., -9.]);
     assert!(tensor_ops::exp_(&c).is_err());
     assert_eq!(as_f64(&c.to_dense().unwrap()), vec![0., -7., -8., -9.], "a refused in-place call writes nothing");
-    // an _out form is NoKernel
-    let out = Tensor::zeros(&[2, 2], DType::F32, Device::Cpu).unwrap();
-    assert!(matches!(tensor_ops::neg_out(&c, &out), Err(Error::NoKernel { .. })));
+    // an _out form into a strided tensor runs the dense call on to_dense(); into a sparse
+    // tensor it is a Layout error
+    let out = Tensor::full(&[2, 2], 5.0, DType::F32, Device::Cpu).unwrap();
+    tensor_ops::neg_out(&c, &out).unwrap();
+    assert_eq!(as_f64(&out), vec![0., 7., 8., 9.]);
+    let e = assert_err(tensor_ops::neg_out(&out, &c), "neg", &["_out into a sparse tensor"]);
+    assert!(matches!(e, Error::Layout { .. }));
 }
 
 #[test]
@@ -535,10 +455,14 @@ fn sums_by_example() {
     // duplicates add up as to_dense adds them: bool `or`, so the sum is the dense sum
     let total = ints.sum_all().unwrap();
     assert_eq!((total.dtype(), total.to_vec::<i64>().unwrap()), (DType::I64, vec![1]));
-    assert!(matches!(s.amax(&[0], false), Err(Error::NoKernel { .. })));
+    // a reduction with no sparse form is NoKernel naming the layout
+    assert!(matches!(s.logsumexp(&[0], false), Err(Error::NoKernel { .. })));
     assert!(s.sum(&[2], false).is_err());
+    // an _out form runs the dense call on to_dense()
     let out = Tensor::zeros(&[2], DType::F32, Device::Cpu).unwrap();
-    assert!(tensor_ops::sum_out(&s, &[1], false, &out).is_err());
+    tensor_ops::sum_out(&s, &[1], false, &out).unwrap();
+    assert_eq!(as_f64(&out), vec![1., 5.]);
+    assert!(tensor_ops::sum_out(&s, &[1], false, &Tensor::zeros(&[3], DType::F32, Device::Cpu).unwrap()).is_err());
 }
 
 /// A random non-empty set of dims of a rank.

@@ -14,8 +14,9 @@ pub fn sub<T: Num>(a: T, b: T) -> T {
     a - b
 }
 
-/// `a * b` (integers wrap; on `bool`, logical and, as PyTorch).
-#[tensor_op(dtypes = [numeric, bool])]
+/// `a * b` (integers wrap; on `bool`, logical and, as PyTorch). On sparse operands the
+/// result is specified where every sparse operand is (`sparse_intersection`).
+#[tensor_op(sparse_intersection, dtypes = [numeric, bool])]
 pub fn mul<T: Num>(a: T, b: T) -> T {
     a * b
 }

@@ -16,7 +16,7 @@ mod spec;
 pub use kernel::{
     CallExtra, CopyFn, CopyKernel, FillFn, FillKernel, KernelImpl, PreparedCall, RawTensor, REFERENCE_PRIORITY,
 };
-pub use reduce_rule::{Accumulate, ReduceOutput, ReduceSpec};
+pub use reduce_rule::{Accumulate, ReduceOutput, ReduceSpec, SparseReduce};
 pub use spec::{OpSpec, RowCache, COPY_SPEC, FILL_SPEC, FUSED_SPEC, LOG_SOFTMAX_ROWS, SOFTMAX_ROWS};
 
 use crate::{DType, Device, DeviceKind, Error, Layout, Result};

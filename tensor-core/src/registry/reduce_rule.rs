@@ -110,6 +110,31 @@ pub struct ReduceSpec {
     /// False when the reduction has no value over an empty extent (amax, argmax): reducing
     /// an empty extent into a non-empty output is then an error.
     pub has_identity: bool,
+    /// How the reduction runs on a sparse input (`Unsupported`: `NoKernel`, convert with
+    /// `to_dense()`).
+    pub sparse: SparseReduce,
+}
+
+/// What a reduction is on a sparse tensor's stored entries, for the sparse layouts' path
+/// (`call::sparse`): the sparse dims are reduced by the layouts' own segment steps, the
+/// dense dims by the op's own rows over `values`. `#[tensor_op(reduce, sparse = sum)]`
+/// states it; it is the op author's promise that the op *is* that sum, max or min.
+///
+/// ```
+/// use tensor_core::registry::{reductions::AMAX, SparseReduce};
+/// assert_eq!(AMAX.sparse, SparseReduce::Max);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SparseReduce {
+    /// No sparse path: a sparse input is `Error::NoKernel`.
+    Unsupported,
+    /// A sum: implicit zeros add nothing (`sum`).
+    Sum,
+    /// The greatest element, NaN propagating: a group with an unspecified position also
+    /// sees one zero (`amax`).
+    Max,
+    /// The least element, as `Max` (`amin`).
+    Min,
 }
 
 /// A reduction's rows, one per dtype of the one dtype list ([`crate::for_each_dtype!`]),

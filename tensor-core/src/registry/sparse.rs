@@ -62,6 +62,7 @@ macro_rules! sparse_spec {
             float_only: false,
             doc: $what,
             internal: true,
+            sparse_intersection: false,
             defined_at: concat!(module_path!(), " (", file!(), ":", line!(), ")"),
             rows: RowCache::new(),
         };
@@ -121,4 +122,41 @@ sparse_spec!(
     /// CSR → COO (keyed `SparseCsr` × I64): input `crow_indices` `[rows + 1]`; output I64
     /// `[nnz]`, the row of each entry.
     CROW_TO_ROWS, "sparse_crow_to_rows", 1, [], "the row of each CSR entry from the row pointers"
+);
+sparse_spec!(
+    /// The positions of index columns in a coalesced pattern (keyed `SparseCoo` × I64):
+    /// inputs `table` I64 `[sd, m]` (sorted row-major, unique), `queries` I64 `[sd, n]`;
+    /// output I64 `[n]`, for each query column its column number in `table` plus one, or 0
+    /// when `table` does not hold it (so the nonzero elements mark the found queries).
+    COO_LOOKUP, "sparse_coo_lookup", 2, [], "where each query column sits in a coalesced pattern (one-based, 0: absent)"
+);
+sparse_spec!(
+    /// Rows of a component by position (keyed `SparseCoo` × the source's dtype): inputs
+    /// `source` `[m, *inner]`, `positions` I64 `[n]`; param `base` (I64); output
+    /// `[n, *inner]`, row `j` = `source[positions[j] - base]`, or zeros where
+    /// `positions[j] < base`. A position past `m - 1 + base` is an `Err`.
+    GATHER_ROWS, "sparse_gather_rows", 2, ["base"], "rows of a component by position, zeros where absent"
+);
+sparse_spec!(
+    /// The greatest (`kind` 0) or least (`kind` 1) value of each segment (keyed `SparseCoo`
+    /// × values dtype), NaN propagating: inputs `values` `[nnz, *inner]`, `perm`,
+    /// `segments` (as `coalesce`'s); param `group` (I64): a segment with fewer than `group`
+    /// entries has unspecified positions, so it also takes a zero (`group` 0: never).
+    /// Output `[segments, *inner]`.
+    SEGMENT_EXTREME, "sparse_segment_extreme", 3, ["kind", "group"], "the max or min of each segment, with the implicit zeros"
+);
+sparse_spec!(
+    /// softmax (`log` false) or log_softmax (`log` true) within each segment (keyed
+    /// `SparseCoo` × a float values dtype), unspecified positions being −∞ (they take no
+    /// share): inputs `values` `[nnz, *inner]`, `perm`, `segments` (as `coalesce`'s, over the
+    /// group key); output `[nnz, *inner]` in the entries' own order (`out[perm[p]]` for
+    /// sorted position `p`), computed in f64 (f32 is f64 too: one rounding at the store).
+    SEGMENT_SOFTMAX, "sparse_segment_softmax", 3, ["log"], "softmax within each segment, unspecified entries −∞"
+);
+sparse_spec!(
+    /// A dense tensor's rows at a pattern (keyed `SparseCoo` × the dense dtype): inputs the
+    /// dense tensor (contiguous `[*sparse_sizes, *inner]`, `sd` sparse sizes), `indices` I64
+    /// `[sd, n]`; output `[n, *inner]`, row `j` the dense slice at column `j`. An index
+    /// outside its size is an `Err`.
+    DENSE_GATHER, "sparse_dense_gather", 2, [], "a dense tensor's slices at the columns of a pattern"
 );

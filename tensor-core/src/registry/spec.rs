@@ -24,6 +24,14 @@ pub struct OpSpec {
     /// an op users call: listings for users ([`super::Registry::user_entries`]) leave it out.
     /// `#[tensor_op]` sets it for a definition marked `#[doc(hidden)]`.
     pub internal: bool,
+    /// On sparse operands the result is specified only where *every* sparse operand is: a
+    /// zero in any input makes the result zero (`f(x, 0) == f(0, y) == 0`: `mul`, logical
+    /// and). Sparse ⊙ sparse then runs over the intersection of the patterns and sparse ⊙
+    /// dense over the sparse operand's pattern (the result stays sparse). False for every
+    /// other op: sparse ⊕ sparse runs over the union, and a dense operand makes the result
+    /// dense. `#[tensor_op(sparse_intersection)]` states it; it is the op author's promise
+    /// (as PyTorch's, `0 * inf` at an unspecified entry gives 0, not NaN).
+    pub sparse_intersection: bool,
     /// Where the op is defined, `module::path (file.rs:line)`, for error messages (two ops
     /// registered under one name are named by it).
     pub defined_at: &'static str,
@@ -66,6 +74,7 @@ pub static COPY_SPEC: OpSpec = OpSpec {
     float_only: false,
     doc: "strided copy into the destination, casting with Rust `as` rules",
     internal: false,
+    sparse_intersection: false,
     defined_at: concat!(module_path!(), " (", file!(), ":", line!(), ")"),
     rows: RowCache::new(),
 };
@@ -79,6 +88,7 @@ pub static FILL_SPEC: OpSpec = OpSpec {
     float_only: false,
     doc: "writes a scalar (cast with Rust `as` rules) into every element",
     internal: false,
+    sparse_intersection: false,
     defined_at: concat!(module_path!(), " (", file!(), ":", line!(), ")"),
     rows: RowCache::new(),
 };
@@ -94,6 +104,7 @@ pub static FUSED_SPEC: OpSpec = OpSpec {
     float_only: false,
     doc: "runs a chain of elementwise ops (and a final reduction) in one pass",
     internal: true,
+    sparse_intersection: false,
     defined_at: concat!(module_path!(), " (", file!(), ":", line!(), ")"),
     rows: RowCache::new(),
 };
@@ -109,6 +120,7 @@ pub static SOFTMAX_ROWS: OpSpec = OpSpec {
     float_only: true,
     doc: "softmax of dense rows, fused",
     internal: true,
+    sparse_intersection: false,
     defined_at: concat!(module_path!(), " (", file!(), ":", line!(), ")"),
     rows: RowCache::new(),
 };
@@ -122,6 +134,7 @@ pub static LOG_SOFTMAX_ROWS: OpSpec = OpSpec {
     float_only: true,
     doc: "log_softmax of dense rows, fused",
     internal: true,
+    sparse_intersection: false,
     defined_at: concat!(module_path!(), " (", file!(), ":", line!(), ")"),
     rows: RowCache::new(),
 };

@@ -31,6 +31,8 @@
 mod construct;
 mod convert;
 mod display;
+pub(crate) mod pattern;
+mod softmax;
 
 use crate::{Error, Layout, Result, Tensor};
 

@@ -9,7 +9,7 @@ use tensor_core::registry::PreparedCall;
 use tensor_core::{Error, Result};
 
 /// Elements per parallel chunk (as the map engine's split).
-const GRAIN: usize = 32 * 1024;
+pub(super) const GRAIN: usize = 32 * 1024;
 
 /// Row-major order of index columns `a` and `b` of `idx` (`[sd, nnz]`).
 fn cmp_columns(idx: &[i64], sd: usize, nnz: usize, a: usize, b: usize) -> Ordering {
@@ -122,7 +122,7 @@ pub(super) unsafe fn segments(call: &PreparedCall<'_>) -> Result<()> {
 }
 
 /// `Err` unless `perm` has `nnz` entries, each in `0..nnz`.
-fn check_perm(op: &'static str, perm: &[i64], nnz: usize) -> Result<()> {
+pub(super) fn check_perm(op: &'static str, perm: &[i64], nnz: usize) -> Result<()> {
     if perm.len() != nnz || perm.iter().any(|&p| p < 0 || p as usize >= nnz) {
         return Err(Error::invalid(op, format!("the permutation must hold {nnz} indices in 0..{nnz}")));
     }
@@ -130,7 +130,7 @@ fn check_perm(op: &'static str, perm: &[i64], nnz: usize) -> Result<()> {
 }
 
 /// `Err` unless `seg` (one per sorted entry) starts at 0 and steps by 0 or 1 up to `n - 1`.
-fn check_segments(op: &'static str, seg: &[i64], n: usize) -> Result<()> {
+pub(super) fn check_segments(op: &'static str, seg: &[i64], n: usize) -> Result<()> {
     let steps_ok = seg.first().is_none_or(|&s| s == 0) && seg.windows(2).all(|w| w[1] == w[0] || w[1] == w[0] + 1);
     if !steps_ok || seg.last().is_some_and(|&s| s as usize + 1 != n) {
         return Err(Error::invalid(op, format!("the segments must count 0, 1, ... up to {}", n.saturating_sub(1))));

@@ -1,5 +1,6 @@
-//! The CPU kernels of the sparse layouts: the steps of `to_dense`, `coalesce`, `to_sparse`
-//! and the COO ↔ CSR conversions (`tensor_core::registry::sparse` documents each), as
+//! The CPU kernels of the sparse layouts: the steps of `to_dense`, `coalesce`, `to_sparse`,
+//! the COO ↔ CSR conversions, the pattern lookups and gathers of binary ops, and the
+//! per-segment max/min and softmax (`tensor_core::registry::sparse` documents each), as
 //! [`ComponentKernel`] rows keyed by `Layout::SparseCoo` / `Layout::SparseCsr`.
 //!
 //! Every operand is a contiguous component; each kernel checks the dtype and contiguity
@@ -10,11 +11,14 @@
 
 mod coo;
 mod from_dense;
+mod lookup;
+mod segment;
 mod sort;
 
 use tensor_core::registry::sparse::{
-    ComponentKernel, COO_SEGMENTS, COO_SEGMENT_SUM, COO_SORT, COO_TO_DENSE, COO_UNIQUE_INDICES, CROW_TO_ROWS,
-    DENSE_COUNT, DENSE_INDICES, DENSE_VALUES, ROWS_TO_CROW,
+    ComponentKernel, COO_LOOKUP, COO_SEGMENTS, COO_SEGMENT_SUM, COO_SORT, COO_TO_DENSE, COO_UNIQUE_INDICES,
+    CROW_TO_ROWS, DENSE_COUNT, DENSE_GATHER, DENSE_INDICES, DENSE_VALUES, GATHER_ROWS, ROWS_TO_CROW, SEGMENT_EXTREME,
+    SEGMENT_SOFTMAX,
 };
 use tensor_core::registry::{KernelRow, PreparedCall, RawTensor};
 use tensor_core::{DType, DeviceKind, Element, Error, Layout, Result};
@@ -147,13 +151,24 @@ macro_rules! typed_rows {
         row!(DENSE_COUNT, SparseCoo, $d, from_dense::count::<tensor_core::ElemOf<{ DType::$d as u8 }>>);
         row!(DENSE_INDICES, SparseCoo, $d, from_dense::indices::<tensor_core::ElemOf<{ DType::$d as u8 }>>);
         row!(DENSE_VALUES, SparseCoo, $d, from_dense::values::<tensor_core::ElemOf<{ DType::$d as u8 }>>);
+        row!(DENSE_GATHER, SparseCoo, $d, lookup::dense_gather::<tensor_core::ElemOf<{ DType::$d as u8 }>>);
+        row!(GATHER_ROWS, SparseCoo, $d, lookup::gather_rows::<tensor_core::ElemOf<{ DType::$d as u8 }>>);
+        row!(SEGMENT_EXTREME, SparseCoo, $d, segment::extreme::<tensor_core::ElemOf<{ DType::$d as u8 }>>);
     )* };
 }
 tensor_core::for_each_dtype!(typed_rows;);
 
+macro_rules! float_rows {
+    ($($d:ident),*) => { $(
+        row!(SEGMENT_SOFTMAX, SparseCoo, $d, segment::softmax::<tensor_core::ElemOf<{ DType::$d as u8 }>>);
+    )* };
+}
+float_rows!(F16, BF16, F32, F64);
+
 row!(COO_SORT, SparseCoo, I64, coo::sort);
 row!(COO_SEGMENTS, SparseCoo, I64, coo::segments);
 row!(COO_UNIQUE_INDICES, SparseCoo, I64, coo::unique_indices);
+row!(COO_LOOKUP, SparseCoo, I64, lookup::lookup);
 row!(ROWS_TO_CROW, SparseCsr, I64, coo::rows_to_crow);
 row!(CROW_TO_ROWS, SparseCsr, I64, coo::crow_to_rows);
 

@@ -19,7 +19,7 @@ use tensor_macros::tensor_op;
 /// let s = tensor_ops::sum_all(&i).unwrap();
 /// assert_eq!((s.dtype(), s.to_vec::<i64>().unwrap()), (DType::I64, vec![4 * 127]));
 /// ```
-#[tensor_op(reduce, widen, dtypes = [all])]
+#[tensor_op(reduce, widen, sparse = sum, dtypes = [all])]
 pub mod sum {
     fn identity<T: Num>() -> T {
         T::zero()

@@ -75,12 +75,43 @@ fn takes_rows_of(spec: &'static OpSpec, a: &Tensor, len: usize) -> bool {
         .is_ok_and(|row| len <= row.kernel.max_row_len())
 }
 
+/// softmax / log_softmax of a sparse tensor (PyTorch's `torch.sparse.softmax`): along a
+/// sparse dim unspecified entries are −∞ (`Tensor::sparse_softmax`); along a dense dim each
+/// entry's slice is all specified, so it is the dense softmax of the (coalesced) values.
+/// The result has the input's pattern and layout.
+fn sparse(a: &Tensor, dim: usize, log: bool) -> Result<Tensor> {
+    let sd = a.sparse_dim()?;
+    if dim < sd || dim >= a.ndim() {
+        return a.sparse_softmax(dim, log);
+    }
+    let c = a.to_sparse_coo()?.coalesce()?;
+    let c = if a.layout() == Layout::SparseCsr { c.to_sparse_csr()? } else { c };
+    let values = c.values()?;
+    let out = new_result(&values)?;
+    run(if log { "log_softmax" } else { "softmax" }, &values, dim - sd + 1, &out, log)?;
+    c.with_values(&out)
+}
+
+/// The `_out` forms refuse a sparse input (its result is a new sparse tensor).
+fn dense_only(name: &'static str, a: &Tensor) -> Result<()> {
+    if a.is_sparse() {
+        return Err(Error::Layout {
+            op: name,
+            layout: a.layout(),
+            msg: format!("{name}_out of a sparse tensor is not supported: the result is sparse (call {name})"),
+        });
+    }
+    Ok(())
+}
+
 fn new_result(a: &Tensor) -> Result<Tensor> {
     Tensor::empty(a.shape(), ReduceOutput::Float.result(a.dtype()), a.device())
 }
 
 /// `e^x / Σ e^x` along `dim` (< ndim), max-subtracted (a row of all −∞ gives NaN).
 /// Bool/integers → f32; floats keep their dtype (f16/bf16 computed in f32, rounded once).
+/// A sparse input gives a sparse result with its pattern (unspecified entries are −∞ along
+/// a sparse dim: PyTorch's `torch.sparse.softmax`).
 ///
 /// ```
 /// use tensor_ops::prelude::*;
@@ -88,6 +119,9 @@ fn new_result(a: &Tensor) -> Result<Tensor> {
 /// assert_eq!(tensor_ops::softmax(&a, 1).unwrap().to_vec::<f32>().unwrap(), vec![0.5; 4]);
 /// ```
 pub fn softmax(a: &Tensor, dim: usize) -> Result<Tensor> {
+    if a.is_sparse() {
+        return sparse(a, dim, false);
+    }
     let out = new_result(a)?;
     run("softmax", a, dim, &out, false)?;
     Ok(out)
@@ -95,6 +129,7 @@ pub fn softmax(a: &Tensor, dim: usize) -> Result<Tensor> {
 
 /// [`softmax`] into `out` (the input's shape; a float dtype).
 pub fn softmax_out(a: &Tensor, dim: usize, out: &Tensor) -> Result<()> {
+    dense_only("softmax", a)?;
     run("softmax", a, dim, out, false)
 }
 
@@ -107,6 +142,9 @@ pub fn softmax_out(a: &Tensor, dim: usize, out: &Tensor) -> Result<()> {
 /// assert!((r[0] + std::f64::consts::LN_2).abs() < 1e-12);
 /// ```
 pub fn log_softmax(a: &Tensor, dim: usize) -> Result<Tensor> {
+    if a.is_sparse() {
+        return sparse(a, dim, true);
+    }
     let out = new_result(a)?;
     run("log_softmax", a, dim, &out, true)?;
     Ok(out)
@@ -114,5 +152,6 @@ pub fn log_softmax(a: &Tensor, dim: usize) -> Result<Tensor> {
 
 /// [`log_softmax`] into `out` (the input's shape; a float dtype).
 pub fn log_softmax_out(a: &Tensor, dim: usize, out: &Tensor) -> Result<()> {
+    dense_only("log_softmax", a)?;
     run("log_softmax", a, dim, out, true)
 }
