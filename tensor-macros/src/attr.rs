@@ -58,7 +58,10 @@ impl Parse for OpAttr {
                     input.parse::<Token![=]>()?;
                     let kind: Ident = input.parse()?;
                     if !matches!(kind.to_string().as_str(), "sum" | "max" | "min") {
-                        errors.push(error(&kind, format!("unknown sparse kind `{kind}`: expected `sum`, `max` or `min`")));
+                        errors.push(error(
+                            &kind,
+                            format!("unknown sparse kind `{kind}`: expected `sum`, `max` or `min`"),
+                        ));
                     }
                     sparse = Some(kind);
                 }

@@ -14,11 +14,9 @@ use tensor_core::registry::{registry, sparse::COO_TO_DENSE};
 use tensor_ops::prelude::*;
 use tensor_ops::{DType, Device, Error, Layout, Tensor};
 
-
 fn f32s(v: Vec<f32>, shape: &[usize]) -> Tensor {
     Tensor::from_vec(v, shape).unwrap()
 }
-
 
 /// A 2x3 COO tensor with a duplicate: (0,2)=1, (1,0)=2, (1,0)=3.
 fn example() -> Tensor {
@@ -285,7 +283,6 @@ fn shape_and_sd() -> impl Strategy<Value = (Vec<usize>, usize)> {
         (Just(shape), 1..=rank)
     })
 }
-
 
 /// A float result's elements compared as f64 with the model (bool compared as 0/1).
 fn assert_matches(t: &Tensor, want: &[f64]) {

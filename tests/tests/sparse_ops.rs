@@ -35,7 +35,15 @@ pub fn plus_one<T: Num>(a: T, b: T) -> T {
 fn bits(t: &Tensor) -> Vec<u64> {
     as_f64(t)
         .into_iter()
-        .map(|x| if x == 0.0 { 0u64 } else if x.is_nan() { f64::NAN.to_bits() } else { x.to_bits() })
+        .map(|x| {
+            if x == 0.0 {
+                0u64
+            } else if x.is_nan() {
+                f64::NAN.to_bits()
+            } else {
+                x.to_bits()
+            }
+        })
         .collect()
 }
 
@@ -150,7 +158,8 @@ fn f32s(v: Vec<f32>, shape: &[usize]) -> Tensor {
 
 /// [[1, _, 2], [_, _, -3]] and [[_, 4, 5], [_, _, 6]] (f32).
 fn two() -> (Tensor, Tensor) {
-    let a = Tensor::sparse_coo(&i64s(vec![0, 0, 1, 0, 2, 2], &[2, 3]), &f32s(vec![1., 2., -3.], &[3]), &[2, 3]).unwrap();
+    let a =
+        Tensor::sparse_coo(&i64s(vec![0, 0, 1, 0, 2, 2], &[2, 3]), &f32s(vec![1., 2., -3.], &[3]), &[2, 3]).unwrap();
     let b = Tensor::sparse_coo(&i64s(vec![1, 0, 0, 2, 1, 2], &[2, 3]), &f32s(vec![6., 4., 5.], &[3]), &[2, 3]).unwrap();
     (a, b)
 }

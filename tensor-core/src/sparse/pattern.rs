@@ -22,7 +22,14 @@ pub(crate) struct Groups {
 }
 
 /// Runs the step `spec` of dtype `dtype` into `out`, errors named `op`.
-fn step(op: &'static str, spec: &'static crate::registry::OpSpec, dtype: DType, out: &Tensor, inputs: &[&Tensor], params: &[Scalar]) -> Result<()> {
+fn step(
+    op: &'static str,
+    spec: &'static crate::registry::OpSpec,
+    dtype: DType,
+    out: &Tensor,
+    inputs: &[&Tensor],
+    params: &[Scalar],
+) -> Result<()> {
     run_components(spec, Layout::SparseCoo, dtype, out, inputs, params).map_err(|e| e.renamed(op))
 }
 

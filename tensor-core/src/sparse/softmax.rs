@@ -43,7 +43,9 @@ impl Tensor {
             return Err(Error::Layout {
                 op,
                 layout,
-                msg: format!("dim {dim} is a dense dim (sparse dims: 0..{sd}): tensor_ops::{op} maps the values along it"),
+                msg: format!(
+                    "dim {dim} is a dense dim (sparse dims: 0..{sd}): tensor_ops::{op} maps the values along it"
+                ),
             });
         }
         let coo = coalesced_coo(self)?;

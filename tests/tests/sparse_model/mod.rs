@@ -95,4 +95,3 @@ pub fn coo() -> impl Strategy<Value = Coo> {
             .prop_map(|(shape, sd, dtype, idx, vals)| Coo { shape, sd, dtype, idx: idx.concat(), vals })
     })
 }
-

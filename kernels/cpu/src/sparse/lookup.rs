@@ -20,10 +20,14 @@ pub(super) unsafe fn lookup(call: &PreparedCall<'_>) -> Result<()> {
     let op = call.op.name;
     let (tab, qry, out) = (input(call, 0)?, input(call, 1)?, output(call)?);
     // SAFETY: the ComponentFn contract; the output is disjoint from the inputs.
-    let (table, queries, found) = unsafe { (elems::<i64>(op, tab)?, elems::<i64>(op, qry)?, elems_mut::<i64>(op, out)?) };
+    let (table, queries, found) =
+        unsafe { (elems::<i64>(op, tab)?, elems::<i64>(op, qry)?, elems_mut::<i64>(op, out)?) };
     let (sd, m, n) = (tab.shape[0], tab.shape[1], qry.shape[1]);
     if qry.shape[0] != sd || found.len() != n {
-        return Err(Error::shape(op, format!("table {:?}, queries {:?}, output {:?} disagree", tab.shape, qry.shape, out.shape)));
+        return Err(Error::shape(
+            op,
+            format!("table {:?}, queries {:?}, output {:?} disagree", tab.shape, qry.shape, out.shape),
+        ));
     }
     // Row-major order of table column `t` against query column `q`.
     let cmp = |t: usize, q: usize| {
@@ -64,7 +68,10 @@ pub(super) unsafe fn gather_rows<T: Element>(call: &PreparedCall<'_>) -> Result<
     let row: usize = src.shape[1..].iter().product();
     let n = positions.len();
     if out.shape.first() != Some(&n) || out.shape[1..] != src.shape[1..] {
-        return Err(Error::shape(op, format!("source {:?}, positions [{n}], output {:?} disagree", src.shape, out.shape)));
+        return Err(Error::shape(
+            op,
+            format!("source {:?}, positions [{n}], output {:?} disagree", src.shape, out.shape),
+        ));
     }
     let base = call.params.first().map_or(0, |p| p.to::<i64>());
     let (dst, failed) = (Shared(rows.as_mut_ptr()), AtomicBool::new(false));

@@ -111,7 +111,11 @@ pub(super) unsafe fn softmax<T: Element>(call: &PreparedCall<'_>) -> Result<()> 
             let entries = &perm[j..end];
             for c in 0..row {
                 let at = |src: i64| values[src as usize * row + c].cast::<f64>();
-                let hi = entries.iter().map(|&s| at(s)).fold(f64::NEG_INFINITY, |m, v| if v > m || v.is_nan() { v } else { m });
+                let hi =
+                    entries
+                        .iter()
+                        .map(|&s| at(s))
+                        .fold(f64::NEG_INFINITY, |m, v| if v > m || v.is_nan() { v } else { m });
                 let hi = if entries.iter().any(|&s| at(s).is_nan()) { f64::NAN } else { hi };
                 let total: f64 = entries.iter().map(|&s| (at(s) - hi).exp()).sum();
                 for &s in entries {

@@ -165,7 +165,10 @@ fn intersection(spec: &'static OpSpec, inputs: &[&Tensor], params: &[Scalar]) ->
         if b.as_slice() != shape {
             return Err(Error::shape(
                 name,
-                format!("a dense operand of shape {:?} must broadcast to the sparse operand's shape {shape:?}", t.shape()),
+                format!(
+                    "a dense operand of shape {:?} must broadcast to the sparse operand's shape {shape:?}",
+                    t.shape()
+                ),
             ));
         }
     }
@@ -176,7 +179,8 @@ fn intersection(spec: &'static OpSpec, inputs: &[&Tensor], params: &[Scalar]) ->
         let found = lookup(name, &other.indices()?, &pattern)?;
         pattern = take_columns(name, &pattern, &nonzero_positions(name, &found)?)?;
     }
-    let mut sparse_values = coo.iter().map(|t| gather_rows(name, &t.values()?, &lookup(name, &t.indices()?, &pattern)?, 1));
+    let mut sparse_values =
+        coo.iter().map(|t| gather_rows(name, &t.values()?, &lookup(name, &t.indices()?, &pattern)?, 1));
     let operands = inputs
         .iter()
         .map(|t| match t.is_sparse() {

@@ -37,7 +37,11 @@ pub(in crate::call) fn reduce(
     if spec.sparse == SparseReduce::Unsupported {
         return Err(match lookup(&spec.op, layout, input.device(), input.dtype()) {
             Err(e) => e,
-            Ok(_) => Error::Layout { op: name, layout, msg: "this reduction has no sparse form; convert with to_dense()".into() },
+            Ok(_) => Error::Layout {
+                op: name,
+                layout,
+                msg: "this reduction has no sparse form; convert with to_dense()".into(),
+            },
         });
     }
     let geo = ReduceGeometry::new(name, input.shape(), dims, keepdim)?;
@@ -153,8 +157,15 @@ fn extreme(
     let extremes = Tensor::empty(&shape, values.dtype(), values.device())?;
     if groups.count > 0 {
         let params = [Scalar::Int(i64::from(!max)), Scalar::Int(positions.unwrap_or(i64::MAX))];
-        super::run_components(&SEGMENT_EXTREME, Layout::SparseCoo, values.dtype(), &extremes, &[&values, &groups.perm, &groups.seg], &params)
-            .map_err(|e| e.renamed(name))?;
+        super::run_components(
+            &SEGMENT_EXTREME,
+            Layout::SparseCoo,
+            values.dtype(),
+            &extremes,
+            &[&values, &groups.perm, &groups.seg],
+            &params,
+        )
+        .map_err(|e| e.renamed(name))?;
     }
     if keys.shape()[0] == 0 {
         // Every sparse dim reduced: one group (or none: all zeros), a dense result.
