@@ -109,6 +109,12 @@ fn main() -> Result<()> {
     let rows = s.sum(&[1], false)?; // a sparse dim kept: the result stays COO
     println!("s.sum(&[1], false) ({:?}) = {}; s.sum_all() = {}", rows.layout(), rows.to_dense()?, s.sum_all()?);
     println!("s as CSR: crow {}", s.to_sparse_csr()?.crow_indices()?);
+    let t = Tensor::sparse_coo(&Tensor::from_vec(vec![0i64, 0], &[2, 1])?, &Tensor::from_vec(vec![2.0f32], &[1])?, &[2, 3])?;
+    println!("s + t (the union of the patterns) = {}", s.add(&t)?.to_dense()?);
+    let scale = Tensor::from_vec(vec![10.0f32, 20.0, 30.0], &[3])?;
+    println!("s * [10, 20, 30] (s's pattern, stays sparse) = {}", s.mul(&scale)?);
+    println!("s.amax(&[1]) (implicit zeros count) = {}", s.amax(&[1], false)?.to_dense()?);
+    println!("softmax(s, 1) (unspecified entries are -inf) = {}", s.softmax(1)?.to_dense()?);
     match s.exp() {
         Err(e) => println!("exp(s) -> Err: {e}"),
         Ok(t) => println!("unexpected: {t}"),
@@ -141,6 +147,15 @@ fn main() -> Result<()> {
     for (op, device, layout, dtypes) in tensor_ops::registry().user_entries() {
         let names: Vec<&str> = dtypes.iter().map(|d| d.name()).collect();
         println!("{op:>10} {device:>4} {layout:?}  {}", names.join(" "));
+    }
+    // Maps and reductions reach sparse tensors through these steps and their own strided
+    // rows over the stored values; the steps themselves are rows keyed by the sparse layouts.
+    println!("\n== the sparse layouts' steps (op × device × layout → dtypes)");
+    for (op, device, layout, dtypes) in tensor_ops::registry().entries() {
+        if layout != tensor_ops::Layout::Strided {
+            let names: Vec<&str> = dtypes.iter().map(|d| d.name()).collect();
+            println!("{op:>26} {device:>4} {layout:?}  {}", names.join(" "));
+        }
     }
     Ok(())
 }
