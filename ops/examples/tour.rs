@@ -109,7 +109,11 @@ fn main() -> Result<()> {
     let rows = s.sum(&[1], false)?; // a sparse dim kept: the result stays COO
     println!("s.sum(&[1], false) ({:?}) = {}; s.sum_all() = {}", rows.layout(), rows.to_dense()?, s.sum_all()?);
     println!("s as CSR: crow {}", s.to_sparse_csr()?.crow_indices()?);
-    let t = Tensor::sparse_coo(&Tensor::from_vec(vec![0i64, 0], &[2, 1])?, &Tensor::from_vec(vec![2.0f32], &[1])?, &[2, 3])?;
+    let t = Tensor::sparse_coo(
+        &Tensor::from_vec(vec![0i64, 0], &[2, 1])?,
+        &Tensor::from_vec(vec![2.0f32], &[1])?,
+        &[2, 3],
+    )?;
     println!("s + t (the union of the patterns) = {}", s.add(&t)?.to_dense()?);
     let scale = Tensor::from_vec(vec![10.0f32, 20.0, 30.0], &[3])?;
     println!("s * [10, 20, 30] (s's pattern, stays sparse) = {}", s.mul(&scale)?);

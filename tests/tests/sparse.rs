@@ -95,13 +95,17 @@ fn csr_constructor_errors() {
         &["col_indices must be i64"],
     );
     assert_err(Tensor::sparse_csr(&crow, &col, &v, &[4]), "sparse_csr", &["rank >= 2"]);
-    assert_err(Tensor::sparse_csr(&crow, &col, &v, &[3, 2]), "sparse_csr", &["[rows + 1] = [4]", "[3]"]);
+    assert_err(Tensor::sparse_csr(&crow, &col, &v, &[3, 2]), "sparse_csr", &["rows + 1] = [4]", "[3]"]);
     assert_err(
         Tensor::sparse_csr(&i64s(vec![0, 1, 3, 0, 1, 3], &[2, 3]), &col, &v, &[2, 2]),
         "sparse_csr",
-        &["batched CSR is not supported"],
+        &["1 batch dims", "[2, 2]"],
     );
-    assert_err(Tensor::sparse_csr(&crow, &i64s(vec![1, 0, 1], &[3, 1]), &v, &[2, 2]), "sparse_csr", &["1-D"]);
+    assert_err(
+        Tensor::sparse_csr(&crow, &i64s(vec![1, 0, 1], &[3, 1]), &v, &[2, 2]),
+        "sparse_csr",
+        &["[*batch, nnz]", "[3, 1]"],
+    );
     assert_err(Tensor::sparse_csr(&i64s(vec![1, 1, 3], &[3]), &col, &v, &[2, 2]), "sparse_csr", &["start at 0"]);
     assert_err(Tensor::sparse_csr(&i64s(vec![0, 1, 2], &[3]), &col, &v, &[2, 2]), "sparse_csr", &["nnz = 3"]);
     assert_err(
@@ -342,8 +346,21 @@ proptest! {
     #[test]
     fn coo_csr_round_trips(c in coo()) {
         let s = c.tensor();
-        if c.sd != 2 {
+        if c.sd == 1 {
             prop_assert!(s.to_sparse_csr().is_err());
+            return Ok(());
+        }
+        if c.sd > 2 {
+            // batched CSR (leading sparse dims as batch dims) when every batch holds the
+            // same nnz, else an Err saying so
+            match s.to_sparse_csr() {
+                Ok(b) => {
+                    prop_assert_eq!(b.crow_indices().unwrap().ndim(), c.sd - 1);
+                    assert_matches(&b.to_dense().unwrap(), &c.dense_model());
+                    assert_matches(&b.to_sparse_coo().unwrap().to_dense().unwrap(), &c.dense_model());
+                }
+                Err(e) => prop_assert!(e.to_string().contains("same nnz in every batch"), "{}", e),
+            }
             return Ok(());
         }
         let dense = c.dense_model();

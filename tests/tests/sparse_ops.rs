@@ -359,3 +359,99 @@ fn softmax_by_example() {
     let out = Tensor::zeros(&[2, 3], DType::F32, Device::Cpu).unwrap();
     assert_err(tensor_ops::softmax_out(&a, 1, &out), "softmax", &["sparse"]);
 }
+
+// ---- batched CSR ----
+
+/// Two 2x3 matrices, two entries each: [[1, _, 2], [_, _, _]] and [[_, 3, _], [4, _, _]].
+fn batched() -> Tensor {
+    let crow = i64s(vec![0, 2, 2, 0, 1, 2], &[2, 3]);
+    let col = i64s(vec![0, 2, 1, 0], &[2, 2]);
+    Tensor::sparse_csr(&crow, &col, &f32s(vec![1., 2., 3., 4.], &[2, 2]), &[2, 2, 3]).unwrap()
+}
+
+#[test]
+fn batched_csr() {
+    let b = batched();
+    let dense = vec![1., 0., 2., 0., 0., 0., 0., 3., 0., 4., 0., 0.];
+    assert_eq!((b.nnz().unwrap(), b.sparse_dim().unwrap(), b.dense_dim().unwrap()), (2, 2, 0));
+    assert_eq!(as_f64(&b.to_dense().unwrap()), dense);
+    let coo = b.to_sparse_coo().unwrap();
+    assert_eq!(coo.indices().unwrap().to_vec::<i64>().unwrap(), vec![0, 0, 1, 1, 0, 0, 0, 1, 0, 2, 1, 0]);
+    assert!(coo.is_coalesced().unwrap());
+    // back to batched CSR, from COO and from its dense form through COO
+    let again = coo.to_sparse_csr().unwrap();
+    assert_eq!(again.crow_indices().unwrap().shape(), &[2, 3]);
+    assert_eq!(again.crow_indices().unwrap().to_vec::<i64>().unwrap(), vec![0, 2, 2, 0, 1, 2]);
+    assert_eq!(again.col_indices().unwrap().to_vec::<i64>().unwrap(), vec![0, 2, 1, 0]);
+    let from_dense = b.to_dense().unwrap().to_sparse(3).unwrap().to_sparse_csr().unwrap();
+    assert_eq!(as_f64(&from_dense.to_dense().unwrap()), dense);
+    // unequal nnz per batch cannot be batched CSR
+    let uneven =
+        Tensor::sparse_coo(&i64s(vec![0, 0, 1, 0, 0, 0, 0, 1, 2], &[3, 3]), &f32s(vec![1., 2., 3.], &[3]), &[2, 2, 3])
+            .unwrap();
+    assert_err(uneven.to_sparse_csr(), "to_sparse_csr", &["same nnz in every batch", "[2, 1]"]);
+    // ops: a map over the values, a union, an intersection with a dense tensor, sums,
+    // amax and softmax, each against the dense result
+    let d = b.to_dense().unwrap();
+    let n = tensor_ops::neg(&b).unwrap();
+    assert_eq!(
+        (n.layout(), as_f64(&n.to_dense().unwrap())),
+        (Layout::SparseCsr, as_f64(&tensor_ops::neg(&d).unwrap()))
+    );
+    let s = tensor_ops::add(&b, &b).unwrap();
+    assert_eq!(
+        (s.layout(), as_f64(&s.to_dense().unwrap())),
+        (Layout::SparseCsr, as_f64(&tensor_ops::add(&d, &d).unwrap()))
+    );
+    let m = tensor_ops::mul(&b, &d).unwrap();
+    assert_eq!(as_f64(&m.to_dense().unwrap()), as_f64(&tensor_ops::mul(&d, &d).unwrap()));
+    tensor_ops::mul_(&b.deep_clone().unwrap(), &d).unwrap();
+    assert_eq!(as_f64(&b.sum(&[0], false).unwrap().to_dense().unwrap()), as_f64(&d.sum(&[0], false).unwrap()));
+    assert_eq!(as_f64(&b.amax(&[2], false).unwrap().to_dense().unwrap()), as_f64(&d.amax(&[2], false).unwrap()));
+    let p = tensor_ops::softmax(&b, 2).unwrap();
+    assert_eq!(p.layout(), Layout::SparseCsr);
+    assert_eq!(
+        as_f64(&p.values().unwrap()),
+        vec![1. / (1. + 1f64.exp()), 1f64.exp() / (1. + 1f64.exp()), 1., 1.]
+            .into_iter()
+            .map(|x| x as f32 as f64)
+            .collect::<Vec<_>>()
+    );
+    // constructor errors name the batch
+    let bad = i64s(vec![0, 2, 2, 0, 2, 1], &[2, 3]);
+    assert_err(
+        Tensor::sparse_csr(&bad, &i64s(vec![0, 2, 1, 0], &[2, 2]), &f32s(vec![0.; 4], &[2, 2]), &[2, 2, 3]),
+        "sparse_csr",
+        &["batch 1"],
+    );
+    assert_err(
+        Tensor::sparse_csr(
+            &i64s(vec![0, 2, 2, 0, 1, 2], &[2, 3]),
+            &i64s(vec![0, 2, 1, 0], &[4]),
+            &f32s(vec![0.; 4], &[4]),
+            &[2, 2, 3],
+        ),
+        "sparse_csr",
+        &["[*batch, nnz]"],
+    );
+    assert_err(
+        Tensor::sparse_csr(
+            &i64s(vec![0, 2, 2, 0, 1, 2], &[2, 3]),
+            &i64s(vec![0, 2, 1, 0], &[2, 2]),
+            &f32s(vec![0.; 4], &[4]),
+            &[2, 2, 3],
+        ),
+        "sparse_csr",
+        &["[*batch, nnz, *dense_dims] = [2, 2]"],
+    );
+    assert_err(
+        Tensor::sparse_csr(
+            &i64s(vec![0, 2, 2, 0, 1, 2], &[2, 3]),
+            &i64s(vec![0, 2, 1, 0], &[2, 2]),
+            &f32s(vec![0.; 4], &[2, 2]),
+            &[3, 2, 3],
+        ),
+        "sparse_csr",
+        &["[*batch, rows + 1] = [3, 3]"],
+    );
+}

@@ -99,11 +99,13 @@ impl Tensor {
         Ok(Tensor::from_sparse_parts(parts, shape))
     }
 
-    /// A CSR tensor of `shape` (`[rows, cols, *dense_dims]`) from `crow` (I64 `[rows + 1]`:
-    /// `crow[0] == 0`, non-decreasing, `crow[rows] == nnz`), `col` (I64 `[nnz]`, each in
-    /// `0..cols`) and `values` (`[nnz, *dense_dims]`, any dtype, on the same device). Row
-    /// `r`'s entries are `crow[r]..crow[r + 1]`; columns within a row need not be sorted or
-    /// unique (duplicates add up). Batched CSR (a 2-D `crow`) is not supported yet: `Err`.
+    /// A CSR tensor of `shape` (`[*batch, rows, cols, *dense_dims]`) from `crow` (I64
+    /// `[*batch, rows + 1]`: in each batch `crow[0] == 0`, non-decreasing, `crow[rows] ==
+    /// nnz`), `col` (I64 `[*batch, nnz]`, each in `0..cols`) and `values` (`[*batch, nnz,
+    /// *dense_dims]`, any dtype, on the same device). Row `r`'s entries are
+    /// `crow[r]..crow[r + 1]`; columns within a row need not be sorted or unique
+    /// (duplicates add up). Batched CSR (PyTorch's): the batch dims lead the shape and every
+    /// batch has the same `nnz` (`nnz()` is that per-batch count).
     ///
     /// ```
     /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
@@ -117,67 +119,101 @@ impl Tensor {
     /// // row pointers must not decrease
     /// let bad = Tensor::from_vec(vec![0i64, 2, 1], &[3]).unwrap();
     /// assert!(Tensor::sparse_csr(&bad, &col, &v, &[2, 2]).is_err());
+    /// // a batch of two 2x2 matrices with one entry each
+    /// let crow = Tensor::from_vec(vec![0i64, 1, 1, 0, 0, 1], &[2, 3]).unwrap();
+    /// let col = Tensor::from_vec(vec![0i64, 1], &[2, 1]).unwrap();
+    /// let v = Tensor::from_vec(vec![5f32, 6.], &[2, 1]).unwrap();
+    /// let b = Tensor::sparse_csr(&crow, &col, &v, &[2, 2, 2]).unwrap();
+    /// assert_eq!((b.nnz().unwrap(), b.sparse_dim().unwrap(), b.dense_dim().unwrap()), (1, 2, 0));
     /// ```
     pub fn sparse_csr(crow: &Tensor, col: &Tensor, values: &Tensor, shape: &[usize]) -> Result<Tensor> {
         const OP: &str = "sparse_csr";
         index_tensor(OP, "crow_indices", crow)?;
         index_tensor(OP, "col_indices", col)?;
-        if shape.len() < 2 {
-            return Err(Error::shape(
-                OP,
-                format!("the shape must be [rows, cols, *dense_dims] (rank >= 2), got {shape:?}"),
-            ));
-        }
-        let (rows, cols) = (shape[0], shape[1]);
-        if crow.ndim() != 1 || crow.shape()[0] != rows + 1 {
+        let batch = crow.ndim().saturating_sub(1);
+        if crow.ndim() == 0 || shape.len() < batch + 2 {
             return Err(Error::shape(
                 OP,
                 format!(
-                    "crow_indices must have shape [rows + 1] = [{}] for shape {shape:?}, got {:?}{}",
-                    rows + 1,
-                    crow.shape(),
-                    if crow.ndim() > 1 { " (batched CSR is not supported yet)" } else { "" }
+                    "the shape must be [*batch, rows, cols, *dense_dims] (rank >= 2 + {batch} batch dims, from \
+                     crow_indices {:?}), got {shape:?}",
+                    crow.shape()
                 ),
             ));
         }
-        if col.ndim() != 1 {
-            return Err(Error::shape(OP, format!("col_indices must be 1-D [nnz], got shape {:?}", col.shape())));
+        let (batch_shape, rows, cols) = (&shape[..batch], shape[batch], shape[batch + 1]);
+        let want_crow: Vec<usize> = batch_shape.iter().copied().chain([rows + 1]).collect();
+        if crow.shape() != want_crow.as_slice() {
+            return Err(Error::shape(
+                OP,
+                format!(
+                    "crow_indices must have shape [*batch, rows + 1] = {want_crow:?} for shape {shape:?}, got {:?}",
+                    crow.shape()
+                ),
+            ));
+        }
+        if col.ndim() != batch + 1 || &col.shape()[..batch] != batch_shape {
+            return Err(Error::shape(
+                OP,
+                format!("col_indices must have shape [*batch, nnz] with batch {batch_shape:?}, got {:?}", col.shape()),
+            ));
         }
         crow.check_same_device(OP, col)?;
-        let nnz = col.shape()[0];
-        check_values(OP, values, col, nnz, &shape[2..])?;
+        let nnz = col.shape()[batch];
+        let want_values: Vec<usize> =
+            batch_shape.iter().copied().chain([nnz]).chain(shape[batch + 2..].iter().copied()).collect();
+        values.strided_only(OP)?;
+        col.check_same_device(OP, values)?;
+        if values.shape() != want_values.as_slice() {
+            return Err(Error::shape(
+                OP,
+                format!(
+                    "values must have shape [*batch, nnz, *dense_dims] = {want_values:?} (nnz {nnz}, dense dims {:?} from the shape), got {:?}",
+                    &shape[batch + 2..],
+                    values.shape()
+                ),
+            ));
+        }
         shape::checked_numel(OP, shape, values.dtype())?;
-        let c = crow.to_vec::<i64>()?;
-        if c[0] != 0 || c[rows] != nnz as i64 {
-            return Err(Error::invalid(
-                OP,
-                format!("crow_indices must start at 0 and end at nnz = {nnz}, got first {} and last {}", c[0], c[rows]),
-            ));
+        let (c, k) = (crow.to_vec::<i64>()?, col.to_vec::<i64>()?);
+        let mut coalesced = true;
+        let batches: usize = batch_shape.iter().product();
+        for b in 0..batches {
+            let (c, k) = (&c[b * (rows + 1)..(b + 1) * (rows + 1)], &k[b * nnz..(b + 1) * nnz]);
+            let at = if batch == 0 { String::new() } else { format!(" (batch {b})") };
+            if c[0] != 0 || c[rows] != nnz as i64 {
+                return Err(Error::invalid(
+                    OP,
+                    format!(
+                        "crow_indices must start at 0 and end at nnz = {nnz}{at}, got first {} and last {}",
+                        c[0], c[rows]
+                    ),
+                ));
+            }
+            if let Some(r) = c.windows(2).position(|w| w[1] < w[0]) {
+                return Err(Error::invalid(
+                    OP,
+                    format!(
+                        "crow_indices must not decrease, but crow_indices[{}] = {} > crow_indices[{}] = {}{at}",
+                        r,
+                        c[r],
+                        r + 1,
+                        c[r + 1]
+                    ),
+                ));
+            }
+            if let Some(j) = k.iter().position(|&v| v < 0 || v as u64 >= cols as u64) {
+                return Err(Error::out_of_bounds(
+                    OP,
+                    format!(
+                        "col_indices[{j}] = {} is out of range for {cols} columns of shape {shape:?} (valid: 0..{cols}){at}",
+                        k[j]
+                    ),
+                ));
+            }
+            // Columns strictly increasing within every row: no duplicates.
+            coalesced &= c.windows(2).all(|w| k[w[0] as usize..w[1] as usize].windows(2).all(|p| p[0] < p[1]));
         }
-        if let Some(r) = c.windows(2).position(|w| w[1] < w[0]) {
-            return Err(Error::invalid(
-                OP,
-                format!(
-                    "crow_indices must not decrease, but crow_indices[{}] = {} > crow_indices[{}] = {}",
-                    r,
-                    c[r],
-                    r + 1,
-                    c[r + 1]
-                ),
-            ));
-        }
-        let k = col.to_vec::<i64>()?;
-        if let Some(j) = k.iter().position(|&v| v < 0 || v as u64 >= cols as u64) {
-            return Err(Error::out_of_bounds(
-                OP,
-                format!(
-                    "col_indices[{j}] = {} is out of range for {cols} columns of shape {shape:?} (valid: 0..{cols})",
-                    k[j]
-                ),
-            ));
-        }
-        // Columns strictly increasing within every row: no duplicates.
-        let coalesced = c.windows(2).all(|w| k[w[0] as usize..w[1] as usize].windows(2).all(|p| p[0] < p[1]));
         let parts =
             Parts::Csr { crow: crow.contiguous()?, col: col.contiguous()?, values: values.contiguous()?, coalesced };
         Ok(Tensor::from_sparse_parts(parts, shape))

@@ -6,8 +6,7 @@
 use super::Parts;
 use crate::call::sparse::run_components;
 use crate::registry::sparse::{
-    COO_SEGMENTS, COO_SEGMENT_SUM, COO_SORT, COO_TO_DENSE, COO_UNIQUE_INDICES, CROW_TO_ROWS, DENSE_COUNT,
-    DENSE_INDICES, DENSE_VALUES, ROWS_TO_CROW,
+    COO_SEGMENTS, COO_SEGMENT_SUM, COO_SORT, COO_TO_DENSE, COO_UNIQUE_INDICES, DENSE_COUNT, DENSE_INDICES, DENSE_VALUES,
 };
 use crate::{shape, DType, Error, Layout, Result, Scalar, Tensor};
 
@@ -180,25 +179,15 @@ impl Tensor {
         match self.sparse.as_deref() {
             None => self.to_sparse(self.ndim()),
             Some(Parts::Coo { .. }) => Ok(self.clone()),
-            Some(Parts::Csr { crow, col, values, coalesced }) => {
-                let (device, nnz) = (self.device(), col.numel());
-                let rows = Tensor::empty(&[nnz], DType::I64, device)?;
-                run_components(&CROW_TO_ROWS, Layout::SparseCsr, DType::I64, &rows, &[crow], &[])
-                    .map_err(|e| e.renamed(OP))?;
-                let indices = Tensor::empty(&[2, nnz], DType::I64, device)?;
-                indices.select(0, 0)?.copy_(&rows)?;
-                indices.select(0, 1)?.copy_(col)?;
-                // Rows come out sorted: strictly increasing columns within them make the
-                // indices sorted and unique.
-                let parts = Parts::Coo { indices, values: values.clone(), coalesced: *coalesced };
-                Ok(Tensor::from_sparse_parts(parts, self.shape()))
-            }
+            Some(parts @ Parts::Csr { .. }) => self.csr_to_coo(OP, parts),
         }
     }
 
-    /// This tensor as CSR (its first two dims sparse, any further dims dense): a strided
-    /// tensor of rank ≥ 2 through `to_sparse(2)`, a COO tensor with two sparse dims through
-    /// `coalesce` (so columns are sorted and unique within each row), CSR as it is.
+    /// This tensor as CSR: a strided tensor of rank ≥ 2 through `to_sparse(2)` (its first
+    /// two dims sparse, any further dims dense), a COO tensor through `coalesce` (so columns
+    /// are sorted and unique within each row) — with more than two sparse dims, the leading
+    /// ones become batch dims (batched CSR: every batch must hold the same nnz, else `Err`)
+    /// —, CSR as it is.
     ///
     /// ```
     /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
@@ -228,22 +217,16 @@ impl Tensor {
             }
             _ => {}
         }
-        if self.sparse_dim()? != 2 {
+        if self.sparse_dim()? < 2 {
             return Err(Error::Layout {
                 op: OP,
                 layout: Layout::SparseCoo,
-                msg: format!("needs exactly 2 sparse dims, this tensor has {}", self.sparse_dim()?),
+                msg: format!(
+                    "needs at least 2 sparse dims (rows, cols; more lead as batch dims), this tensor has {}",
+                    self.sparse_dim()?
+                ),
             });
         }
-        let c = self.coalesce()?;
-        let Some(Parts::Coo { indices, values, .. }) = c.sparse.as_deref() else {
-            return Err(Error::invalid(OP, "coalesce returned a tensor that is not COO"));
-        };
-        let crow = Tensor::empty(&[self.shape()[0] + 1], DType::I64, self.device())?;
-        let rows = indices.select(0, 0)?;
-        run_components(&ROWS_TO_CROW, Layout::SparseCsr, DType::I64, &crow, &[&rows], &[])
-            .map_err(|e| e.renamed(OP))?;
-        let col = indices.select(0, 1)?.contiguous()?;
-        Ok(Tensor::from_sparse_parts(Parts::Csr { crow, col, values: values.clone(), coalesced: true }, self.shape()))
+        self.coalesce()?.coalesced_coo_to_csr(OP)
     }
 }

@@ -43,6 +43,6 @@ impl Tensor {
                 comp(f, "values", values)?;
             }
         }
-        write!(f, "{sep}size={:?}, nnz={}, layout={})", self.shape(), parts.values().shape()[0], parts.layout())
+        write!(f, "{sep}size={:?}, nnz={}, layout={})", self.shape(), parts.nnz(), parts.layout())
     }
 }

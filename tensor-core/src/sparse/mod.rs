@@ -30,6 +30,7 @@
 
 mod construct;
 mod convert;
+mod csr;
 mod display;
 pub(crate) mod pattern;
 mod softmax;
@@ -75,6 +76,20 @@ impl Parts {
     pub(crate) fn coalesced(&self) -> bool {
         match self {
             Parts::Coo { coalesced, .. } | Parts::Csr { coalesced, .. } => *coalesced,
+        }
+    }
+    /// Leading batch dims (batched CSR; 0 for COO and plain CSR).
+    pub(crate) fn batch_dims(&self) -> usize {
+        match self {
+            Parts::Coo { .. } => 0,
+            Parts::Csr { crow, .. } => crow.ndim() - 1,
+        }
+    }
+    /// The specified entries (per batch for batched CSR).
+    pub(crate) fn nnz(&self) -> usize {
+        match self {
+            Parts::Coo { values, .. } => values.shape()[0],
+            Parts::Csr { col, .. } => col.shape()[col.ndim() - 1],
         }
     }
     /// The values tensor.
@@ -182,7 +197,7 @@ impl Tensor {
     }
 
     /// The number of specified entries (duplicates of an uncoalesced COO tensor count
-    /// each). `Err` for a strided tensor.
+    /// each; per batch for batched CSR). `Err` for a strided tensor.
     ///
     /// ```
     /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
@@ -192,11 +207,11 @@ impl Tensor {
     /// assert_eq!(s.nnz().unwrap(), 2);
     /// ```
     pub fn nnz(&self) -> Result<usize> {
-        Ok(self.sparse_parts("nnz")?.values().shape()[0])
+        Ok(self.sparse_parts("nnz")?.nnz())
     }
 
-    /// How many leading dims are sparse (COO: `indices` rows; CSR: 2). `Err` for a strided
-    /// tensor.
+    /// How many dims are sparse (COO: `indices` rows, leading; CSR: 2, after any batch
+    /// dims). `Err` for a strided tensor.
     ///
     /// ```
     /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
@@ -210,8 +225,8 @@ impl Tensor {
         Ok(self.ndim() + 1 - parts.values().ndim())
     }
 
-    /// How many trailing dims are dense (the values' dims after the first). `Err` for a
-    /// strided tensor.
+    /// How many trailing dims are dense (the values' dims after the entries' dim). `Err`
+    /// for a strided tensor.
     ///
     /// ```
     /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
@@ -221,7 +236,8 @@ impl Tensor {
     /// assert_eq!(s.dense_dim().unwrap(), 0);
     /// ```
     pub fn dense_dim(&self) -> Result<usize> {
-        Ok(self.sparse_parts("dense_dim")?.values().ndim() - 1)
+        let parts = self.sparse_parts("dense_dim")?;
+        Ok(parts.values().ndim() - 1 - parts.batch_dims())
     }
 
     /// True for a COO tensor known to have sorted, unique indices (made by `coalesce`,

@@ -35,7 +35,9 @@ impl Tensor {
     pub fn sparse_softmax(&self, dim: usize, log: bool) -> Result<Tensor> {
         let op = if log { "log_softmax" } else { "softmax" };
         let layout = self.layout();
-        let sd = self.sparse_parts(op).and_then(|_| self.sparse_dim())?;
+        self.sparse_parts(op)?;
+        // Dims before the dense ones are sparse (batched CSR's batch dims included).
+        let sd = self.ndim() - self.dense_dim()?;
         if dim >= self.ndim() {
             return Err(Error::DimOutOfRange { op, dim, ndim: self.ndim() });
         }

@@ -80,16 +80,21 @@ fn takes_rows_of(spec: &'static OpSpec, a: &Tensor, len: usize) -> bool {
 /// entry's slice is all specified, so it is the dense softmax of the (coalesced) values.
 /// The result has the input's pattern and layout.
 fn sparse(a: &Tensor, dim: usize, log: bool) -> Result<Tensor> {
-    let sd = a.sparse_dim()?;
+    // Dims before the dense ones are sparse (batched CSR's batch dims included).
+    let sd = a.ndim() - a.dense_dim()?;
     if dim < sd || dim >= a.ndim() {
         return a.sparse_softmax(dim, log);
     }
     let c = a.to_sparse_coo()?.coalesce()?;
-    let c = if a.layout() == Layout::SparseCsr { c.to_sparse_csr()? } else { c };
     let values = c.values()?;
     let out = new_result(&values)?;
     run(if log { "log_softmax" } else { "softmax" }, &values, dim - sd + 1, &out, log)?;
-    c.with_values(&out)
+    let result = c.with_values(&out)?;
+    if a.layout() == Layout::SparseCsr {
+        result.to_sparse_csr()
+    } else {
+        Ok(result)
+    }
 }
 
 /// The `_out` forms refuse a sparse input (its result is a new sparse tensor).

@@ -69,13 +69,14 @@ fn coalesced(s: &Tensor) -> Result<Tensor> {
     }
 }
 
-/// A COO result in CSR when every sparse operand was CSR (and it has two sparse dims).
+/// A COO result in CSR when every sparse operand was CSR (batched CSR when it has more
+/// than two sparse dims and every batch holds the same nnz; else it stays COO).
 fn in_layout_of(result: Tensor, inputs: &[&Tensor]) -> Result<Tensor> {
     let all_csr = inputs.iter().filter(|t| t.is_sparse()).all(|t| t.layout() == Layout::SparseCsr);
-    if all_csr && result.sparse_dim()? == 2 {
-        result.to_sparse_csr()
-    } else {
-        Ok(result)
+    match result.sparse_dim()? {
+        2 if all_csr => result.to_sparse_csr(),
+        sd if all_csr && sd > 2 => Ok(result.to_sparse_csr().unwrap_or(result)),
+        _ => Ok(result),
     }
 }
 
@@ -111,16 +112,16 @@ pub(in crate::call) fn map_new(
 fn check_same_pattern_space(spec: &'static OpSpec, sparse: &[&Tensor]) -> Result<()> {
     let first = sparse[0];
     for t in &sparse[1..] {
-        if t.shape() != first.shape() || t.sparse_dim()? != first.sparse_dim()? {
+        if t.shape() != first.shape() || t.dense_dim()? != first.dense_dim()? {
             return Err(Error::shape(
                 spec.name,
                 format!(
                     "sparse operands need the same shape and sparse dims (no broadcasting between sparse \
-                     tensors): {:?} with {} sparse dims vs {:?} with {}",
+                     tensors): {:?} with {} dense dims vs {:?} with {}",
                     first.shape(),
-                    first.sparse_dim()?,
+                    first.dense_dim()?,
                     t.shape(),
-                    t.sparse_dim()?
+                    t.dense_dim()?
                 ),
             ));
         }
@@ -239,8 +240,10 @@ pub(in crate::call) fn map_into(
     let coo = target.to_sparse_coo()?;
     let pattern = coo.indices()?;
     let mut operands = vec![values.clone()];
+    let values_shape: Vec<isize> = values.shape().iter().map(|&d| d as isize).collect();
     for t in &inputs[1..] {
-        operands.push(dense_gather(name, &t.broadcast_to(shape)?, &pattern)?);
+        // (batched CSR values are `[*batch, nnz, *dense]`: the same elements in order)
+        operands.push(dense_gather(name, &t.broadcast_to(shape)?, &pattern)?.reshape(&values_shape)?);
     }
     super::super::map_into(spec, &operands.iter().collect::<Vec<_>>(), params, None)
 }

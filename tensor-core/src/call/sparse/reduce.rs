@@ -73,12 +73,13 @@ fn kept_rows(indices: &Tensor, sd: usize, reduced: &[usize], keepdim: bool) -> R
     Ok(out)
 }
 
-/// A COO result in CSR when the input was CSR and it has two sparse dims.
+/// A COO result in CSR when the input was CSR (batched when it has more sparse dims).
 fn in_layout(result: Tensor, layout: Layout) -> Result<Tensor> {
-    if layout == Layout::SparseCsr && result.sparse_dim()? == 2 {
-        result.to_sparse_csr()
-    } else {
-        Ok(result)
+    match result.sparse_dim()? {
+        2 if layout == Layout::SparseCsr => result.to_sparse_csr(),
+        // batched CSR when every batch holds the same nnz, else COO
+        sd if layout == Layout::SparseCsr && sd > 2 => Ok(result.to_sparse_csr().unwrap_or(result)),
+        _ => Ok(result),
     }
 }
 
