@@ -43,6 +43,7 @@ mod reduce_rows;
 pub mod register;
 pub mod runtime;
 pub mod softmax_rows;
+pub mod sparse;
 pub mod transfer;
 
 pub use launch::launch_map;
