@@ -13,7 +13,7 @@ use tensor_core::{DType, Element, Scalar};
 use tensor_cuda_testing::samples;
 use tensor_cuda_testing::shim::{self, ShimError, ShimLib};
 use tensor_kernels_cuda::args::{
-    ContigArgs, FusedReduceArgs, SparseArgs, KernelParam, ReduceArgs, StridedArgs32, StridedArgs64, TransposeArgs,
+    ContigArgs, FusedReduceArgs, KernelParam, ReduceArgs, SparseArgs, StridedArgs32, StridedArgs64, TransposeArgs,
 };
 use tensor_kernels_cuda::codegen::{self, ArgsKind, Generated, Index, KernelSpec, MapLayout};
 

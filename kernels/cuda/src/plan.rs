@@ -23,8 +23,8 @@ use tensor_core::shape::{Dims, Strides};
 use tensor_core::{with_dtype, DType, Element, Error, Result, Scalar};
 
 use super::args::{
-    fits_i32, ContigArgs, FusedReduceArgs, KernelParam, ReduceArgs, SparseArgs, StridedArgs32, StridedArgs64, TransposeArgs,
-    MAX_DIMS,
+    fits_i32, ContigArgs, FusedReduceArgs, KernelParam, ReduceArgs, SparseArgs, StridedArgs32, StridedArgs64,
+    TransposeArgs, MAX_DIMS,
 };
 use super::codegen::{ArgsKind, DeviceFn, Index, KernelSpec, MapLayout, BLOCK, TILE, TILE_ROWS};
 

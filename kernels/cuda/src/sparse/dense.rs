@@ -97,7 +97,8 @@ pub(super) unsafe fn crow(
     } else {
         (out.numel(), input.numel().checked_sub(1).ok_or_else(|| Error::shape(op, "crow_indices is empty"))?)
     };
-    let (kernel, count) = if to_crow { (SparseKernel::RowsToCrow, n.max(p)) } else { (SparseKernel::CrowToRows, n.max(p + 1)) };
+    let (kernel, count) =
+        if to_crow { (SparseKernel::RowsToCrow, n.max(p)) } else { (SparseKernel::CrowToRows, n.max(p + 1)) };
     let steps = strided_over(e, kernel, args(&[out.addr, input.addr, flag.addr], n, &[p as i64]), count);
     let bad = || {
         if to_crow {
