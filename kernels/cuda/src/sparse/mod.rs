@@ -127,12 +127,15 @@ pub unsafe fn run_step(
     }
 }
 
-/// `raw` as an [`Operand`], when it is contiguous.
+/// `raw` as an [`Operand`], when it is contiguous. An empty one gets a null address (its
+/// storage may be no allocation at all; the kernels never read it), which the driver
+/// accepts where a dangling one would not be a device allocation.
 fn operand<'a>(op: &'static str, raw: &RawTensor<'a>) -> Result<Operand<'a>> {
     if !tensor_core::shape::is_contiguous(raw.shape, raw.strides) {
         return Err(Error::invalid(op, format!("a component must be contiguous, got strides {:?}", raw.strides)));
     }
-    Ok(Operand { addr: raw.ptr as usize as u64, dtype: raw.dtype, shape: raw.shape })
+    let addr = if raw.shape.contains(&0) { 0 } else { raw.ptr as usize as u64 };
+    Ok(Operand { addr, dtype: raw.dtype, shape: raw.shape })
 }
 
 /// The `ComponentFn` of every CUDA row: the call's operands (one CUDA device, contiguous)
