@@ -70,6 +70,15 @@ pub struct DeviceExec(pub Arc<CudaDevice>);
 
 impl DeviceExec {
     /// The executor of a `Device::Cuda(n)` (an `Err` without a driver or that device).
+    ///
+    /// ```
+    /// use tensor_kernels_cuda::sparse::DeviceExec;
+    /// // On a machine without a GPU this is an error value, never a panic.
+    /// if let Err(e) = DeviceExec::of(tensor_core::Device::Cuda(0)) {
+    ///     assert!(e.to_string().starts_with("cuda:"));
+    /// }
+    /// assert!(DeviceExec::of(tensor_core::Device::Cpu).is_err());
+    /// ```
     pub fn of(device: Device) -> Result<DeviceExec> {
         runtime::device_of(device).map(DeviceExec)
     }
