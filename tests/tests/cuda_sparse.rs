@@ -15,6 +15,8 @@ mod shim;
 
 use std::path::PathBuf;
 
+use proptest::prelude::*;
+
 use cases::{cases, naive_crow, naive_nonzero, naive_order, naive_unique, Case};
 use common::bits;
 use shim::{nvrtc_available, with_raw};
@@ -211,6 +213,39 @@ fn csr_round_trip(e: &HostExec, cpu: &Tensor, what: &str) {
     let back = empty(&[r.len()], DType::I64);
     step(e, &CROW_TO_ROWS, &back, &[&crow], &[]).unwrap();
     assert_eq!(back.to_vec::<i64>().unwrap(), r, "{what}: rows from crow");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    /// Random shapes (rank 1..=4, sizes 1..=5), sparse dims, dtypes and nnz 0..=24: to_dense
+    /// and coalesce on the shim equal the CPU's bit for bit.
+    #[test]
+    #[cfg_attr(tops_cuda_checks_unavailable, ignore = "needs NVRTC, the CUDA headers and a host C++ compiler: run .ci/install-nvrtc.sh")]
+    fn random_coo_tensors_on_the_shim_match_the_cpu(
+        shape in prop::collection::vec(1usize..=5, 1..=4),
+        sd_pick in 0usize..4,
+        dtype in prop::sample::select(DType::ALL.to_vec()),
+        nnz in 0usize..=24,
+        seed in any::<u64>(),
+    ) {
+        let e = shared_exec();
+        let sd = 1 + sd_pick % shape.len();
+        let c = Case::random(&shape, sd, dtype, nnz, &mut cases::Rng(seed | 1));
+        let s = c.tensor();
+        prop_assert_eq!(bits(&to_dense(e, &c, false).unwrap()), bits(&s.to_dense().unwrap()));
+        let (perm, uniq, sums) = coalesce(e, &c);
+        prop_assert_eq!(perm, naive_order(&c));
+        let cpu = s.coalesce().unwrap();
+        prop_assert_eq!(uniq.to_vec::<i64>().unwrap(), cpu.indices().unwrap().to_vec::<i64>().unwrap());
+        prop_assert_eq!(bits(&sums), bits(&cpu.values().unwrap()));
+    }
+}
+
+/// One shim library for the property test's cases.
+fn shared_exec() -> &'static HostExec {
+    static EXEC: std::sync::OnceLock<HostExec> = std::sync::OnceLock::new();
+    EXEC.get_or_init(host_exec)
 }
 
 #[test]
