@@ -378,7 +378,7 @@ pub fn generate(spec: &KernelSpec<'_>) -> Result<Generated> {
                 shared_memory: true,
             })
         }
-        KernelSpec::Sparse(k) => Ok(super::sparse::kernels::generate(*k)),
+        KernelSpec::Sparse(k) => super::sparse::kernels::generate(*k),
     }
 }
 

@@ -2,7 +2,7 @@
 //! `extern "C"` wrappers around the templates of `kernels/cuda/include/sparse.cuh` and
 //! `sparse_sort.cuh` ([`generate`]), and the list the NVRTC check compiles ([`all`]).
 
-use tensor_core::DType;
+use tensor_core::{DType, Error, Result};
 
 use crate::codegen::{ArgsKind, Generated, KernelSpec};
 use crate::ctype::CType;
@@ -81,14 +81,14 @@ impl SparseKernel {
     }
 
     /// (name, call of the template) of the kernel.
-    fn parts(self) -> (String, String) {
+    fn parts(self) -> Result<(String, String)> {
         let t = |d: DType| CType::of(d);
         let (scan, radix) = (format!("{SCAN_THREADS}, {SCAN_ITEMS}"), format!("{RADIX_THREADS}, {RADIX_ITEMS}"));
         let plain = |name: &str| (format!("tops_sparse_{name}"), format!("tops_sp_{name}(a)"));
         let typed = |name: &str, d: DType| {
             (format!("tops_sparse_{name}__{}", t(d).tag), format!("tops_sp_{name}<{}>(a)", t(d).name))
         };
-        match self {
+        Ok(match self {
             SparseKernel::ScanTiles => ("tops_sparse_scan_tiles".into(), format!("tops_sp_scan_tiles<{scan}>(a)")),
             SparseKernel::ScanAdd => ("tops_sparse_scan_add".into(), format!("tops_sp_scan_add<{scan}>(a)")),
             SparseKernel::Iota => plain("iota"),
@@ -106,12 +106,13 @@ impl SparseKernel {
             SparseKernel::DenseFlags(d) => typed("dense_flags", d),
             SparseKernel::DenseIndices => plain("dense_indices"),
             SparseKernel::DenseValues(bytes) => {
-                let b = CType::bits(bytes).unwrap_or(CType::bits(1).expect("1 byte"));
+                let b = CType::bits(bytes)
+                    .ok_or_else(|| Error::Cuda(format!("no raw element type of {bytes} bytes (1, 2, 4 or 8)")))?;
                 (format!("tops_sparse_dense_values__{}", b.tag), format!("tops_sp_dense_values<{}>(a)", b.name))
             }
             SparseKernel::RowsToCrow => plain("rows_to_crow"),
             SparseKernel::CrowToRows => plain("crow_to_rows"),
-        }
+        })
     }
 }
 
@@ -119,13 +120,14 @@ impl SparseKernel {
 ///
 /// ```
 /// use tensor_kernels_cuda::sparse::kernels::{generate, SparseKernel};
-/// use tensor_core::DType;
-/// let g = generate(SparseKernel::SegmentSum(DType::F16));
+/// use tensor_core::{DType, Error, Result};
+/// let g = generate(SparseKernel::SegmentSum(DType::F16)).unwrap();
 /// assert_eq!(g.name, "tops_sparse_segment_sum__f16");
 /// assert!(g.kernel.contains("tops_sp_segment_sum<__half>(a)"));
+/// assert!(generate(SparseKernel::DenseValues(3)).is_err());
 /// ```
-pub fn generate(k: SparseKernel) -> Generated {
-    let (name, call) = k.parts();
+pub fn generate(k: SparseKernel) -> Result<Generated> {
+    let (name, call) = k.parts()?;
     let kernel = format!("extern \"C\" __global__ void {name}(tops_sparse_args a) {{\n    {call};\n}}\n");
     let sort = matches!(k, SparseKernel::ScanAdd | SparseKernel::Iota) || k.synchronises();
     let header = if sort {
@@ -133,7 +135,7 @@ pub fn generate(k: SparseKernel) -> Generated {
     } else {
         ("tops_sparse_header".to_string(), SPARSE_HEADER.to_string())
     };
-    Generated { name, kernel, device_fns: vec![header], args: ArgsKind::Sparse, shared_memory: k.synchronises() }
+    Ok(Generated { name, kernel, device_fns: vec![header], args: ArgsKind::Sparse, shared_memory: k.synchronises() })
 }
 
 /// Every kernel the sparse rows launch: the NVRTC check's list.
