@@ -8,10 +8,14 @@
 //! would not notice, and injects faults: the `standin_only` tests (`cuda_device/standin_checks.rs`)
 //! show each check firing, and that every injected failure is an `Err` value that leaks nothing.
 
+#[path = "cuda_sparse/cases.rs"]
+mod cases;
 mod chains;
 mod common;
 #[path = "reduce/cuda_rows.rs"]
 mod cuda_rows;
+#[path = "cuda_device/sparse.rs"]
+mod sparse;
 mod standin;
 #[path = "cuda_device/standin_checks.rs"]
 mod standin_checks;
@@ -23,6 +27,7 @@ use chains::{case, eager_and_fused, fused_expr, leaf_tensors};
 use common::{assert_close, gen_values, input, make, params_for, poison, values, Lay};
 use cuda_rows::{close, cpu_result, order_free, reduce_rows, scale_of, Case, SHAPES};
 use proptest::strategy::{Strategy, ValueTree};
+use sparse::*;
 use standin::{control, Test};
 use standin_checks::*;
 use tensor_core::registry::OpSpec;
@@ -58,6 +63,8 @@ fn main() -> ExitCode {
         non_finite_values_reduce_as_numpy_has_them;
         fused_softmax_rows_match_the_cpu;
         fused_chains_match_the_cpu;
+        sparse_conversions_match_the_cpu_for_every_dtype;
+        sparse_steps_with_bad_indices_are_errors_on_the_device;
         fused_chains_equal_the_eager_device_chain_bit_for_bit;
         fused_chains_with_numbers_equal_the_eager_device_chain;
         allocator_round_trip;

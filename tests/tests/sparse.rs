@@ -236,11 +236,18 @@ fn conversions_by_example() {
 }
 
 #[test]
-fn cuda_has_no_sparse_rows_yet() {
-    // A CUDA sparse tensor's conversions look their steps up here: NoKernel, never a panic.
-    let e = registry().lookup_spec(&COO_TO_DENSE, Device::Cuda(0), Layout::SparseCoo, DType::F32).unwrap_err();
-    assert!(matches!(e, Error::NoKernel { layout: Layout::SparseCoo, .. }), "{e:?}");
-    assert!(e.to_string().contains("cpu/SparseCoo"), "{e}");
+fn cuda_has_every_sparse_row_and_no_driver_is_an_err() {
+    // Every CPU step has a CUDA row (tests/tests/cuda_sparse.rs and cuda_device.rs run them).
+    for dtype in DType::ALL {
+        assert!(registry().lookup_spec(&COO_TO_DENSE, Device::Cuda(0), Layout::SparseCoo, dtype).is_ok(), "{dtype}");
+    }
+    // Without a driver, a CUDA sparse tensor is an Err value, never a panic; with one (or the
+    // stand-in) its conversions equal the CPU's.
+    let s = example();
+    match s.to_device(Device::Cuda(0)) {
+        Err(e) => assert!(e.to_string().contains("cuda"), "{e}"),
+        Ok(g) => assert_eq!(as_f64(&g.to_dense().unwrap()), as_f64(&s.to_dense().unwrap())),
+    }
 }
 
 #[test]

@@ -3,8 +3,9 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use tensor_core::registry::sparse::ComponentKernel;
 use tensor_core::registry::KernelRow;
-use tensor_core::{Error, Result};
+use tensor_core::{DeviceKind, Error, Result};
 use tensor_kernels_cuda::kernel::{CudaMapKernel, CudaReduceKernel};
 use tensor_kernels_cuda::softmax_rows::CudaSoftmaxRows;
 
@@ -35,7 +36,7 @@ pub struct KernelReport {
 
 /// Every kernel spec for the CUDA rows among `rows` (maps: each layout class, with inputs
 /// and output stored as the row's dtype; reductions: their row, column and finishing
-/// kernels; the fused softmax rows), plus every copy, cast, fill and transpose kernel, each once.
+/// kernels; the fused softmax rows; the sparse layouts' steps), plus every copy, cast, fill and transpose kernel, each once.
 pub fn specs_for<'a>(rows: impl Iterator<Item = &'a KernelRow>) -> Vec<KernelSpec<'static>> {
     let mut specs = Vec::new();
     for row in rows {
@@ -48,6 +49,10 @@ pub fn specs_for<'a>(rows: impl Iterator<Item = &'a KernelRow>) -> Vec<KernelSpe
         }
         if let Some(k) = row.kernel.as_any().downcast_ref::<CudaSoftmaxRows>() {
             specs.push(KernelSpec::SoftmaxRows { dtype: k.dtype, log: k.log });
+        }
+        if row.device == DeviceKind::Cuda && row.kernel.as_any().is::<ComponentKernel>() {
+            // The sparse layouts' steps: one set of kernels serves every row.
+            specs.extend(tensor_kernels_cuda::sparse::kernels::all());
         }
     }
     specs.extend(codegen::data_movement_kernels());

@@ -58,7 +58,8 @@ pub fn launcher(g: &Generated) -> String {
 const SIZEOF: &str = "extern \"C\" unsigned long long tops_sizeof(int k) {\n\
     switch (k) { case 0: return sizeof(tops_contig_args); case 1: return sizeof(tops_strided_args32);\n\
     case 2: return sizeof(tops_strided_args64); case 3: return sizeof(tops_transpose_args);\n\
-    case 4: return sizeof(tops_reduce_args); default: return sizeof(tops_fused_reduce_args); }\n}\n";
+    case 4: return sizeof(tops_reduce_args); case 6: return sizeof(tops_sparse_args);\n\
+    default: return sizeof(tops_fused_reduce_args); }\n}\n";
 
 /// `-Og`: about 30% less compile time per kernel than `-O1` (CI builds a thousand of them),
 /// and the tests' grids are small enough that the run time does not notice.
@@ -227,6 +228,7 @@ impl ShimLib {
             ArgsKind::Transpose => 3,
             ArgsKind::Reduce => 4,
             ArgsKind::FusedReduce => 5,
+            ArgsKind::Sparse => 6,
         };
         // SAFETY: a pure function.
         Ok(unsafe { f(k) } as usize)

@@ -13,7 +13,7 @@ use tensor_core::{DType, Element, Scalar};
 use tensor_cuda_testing::samples;
 use tensor_cuda_testing::shim::{self, ShimError, ShimLib};
 use tensor_kernels_cuda::args::{
-    ContigArgs, FusedReduceArgs, KernelParam, ReduceArgs, StridedArgs32, StridedArgs64, TransposeArgs,
+    ContigArgs, FusedReduceArgs, KernelParam, ReduceArgs, SparseArgs, StridedArgs32, StridedArgs64, TransposeArgs,
 };
 use tensor_kernels_cuda::codegen::{self, ArgsKind, Generated, Index, KernelSpec, MapLayout};
 
@@ -305,6 +305,7 @@ fn arg_structs_match_the_c_layout() {
         (ArgsKind::Transpose, std::mem::size_of::<TransposeArgs>()),
         (ArgsKind::Reduce, std::mem::size_of::<ReduceArgs>()),
         (ArgsKind::FusedReduce, std::mem::size_of::<FusedReduceArgs>()),
+        (ArgsKind::Sparse, std::mem::size_of::<SparseArgs>()),
     ];
     for (kind, rust) in sizes {
         assert_eq!(shim.lib.c_sizeof(kind).unwrap(), rust, "{kind:?}");

@@ -102,3 +102,11 @@ struct tops_fused_reduce_args {
     tops_reduce_args r;       // the reduction over the chain's virtual (dense) result
     tops_strided_args64 m;    // the leaves (ptr[1..]) on the map plan of that result
 };
+
+/// A kernel of the sparse layouts' steps (kernels/cuda/include/sparse*.cuh): device addresses
+/// (null where unused), the count its grid covers and integer parameters.
+struct tops_sparse_args {
+    void* ptr[8];
+    long long n;
+    long long p[6];
+};

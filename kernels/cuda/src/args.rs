@@ -284,3 +284,22 @@ pub struct FusedReduceArgs {
     /// The leaves.
     pub m: StridedArgs64,
 }
+
+/// Most operands of a sparse layout's kernel ([`SparseArgs`]).
+pub const SPARSE_OPERANDS: usize = 8;
+/// Most integer parameters of a sparse layout's kernel ([`SparseArgs`]).
+pub const SPARSE_PARAMS: usize = 6;
+
+/// `tops_sparse_args`: a kernel of the sparse layouts' steps (`super::sparse`): device
+/// addresses (components, scratch, an error flag; null where unused), a count and integer
+/// parameters, each kernel documenting its own.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SparseArgs {
+    /// Device addresses.
+    pub ptr: [u64; SPARSE_OPERANDS],
+    /// The count the grid covers (entries, positions, ...).
+    pub n: i64,
+    /// Integer parameters.
+    pub p: [i64; SPARSE_PARAMS],
+}

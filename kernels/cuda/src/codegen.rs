@@ -98,6 +98,8 @@ pub enum ArgsKind {
     Reduce,
     /// [`super::args::FusedReduceArgs`].
     FusedReduce,
+    /// [`super::args::SparseArgs`].
+    Sparse,
 }
 
 impl ArgsKind {
@@ -110,6 +112,7 @@ impl ArgsKind {
             ArgsKind::Transpose => "tops_transpose_args",
             ArgsKind::Reduce => "tops_reduce_args",
             ArgsKind::FusedReduce => "tops_fused_reduce_args",
+            ArgsKind::Sparse => "tops_sparse_args",
         }
     }
 }
@@ -226,6 +229,8 @@ pub enum KernelSpec<'a> {
         /// log_softmax instead of softmax.
         log: bool,
     },
+    /// A kernel of the sparse layouts' steps ([`super::sparse::kernels`]).
+    Sparse(super::sparse::SparseKernel),
 }
 
 /// A generated kernel: its name, its `__global__` text and what it needs around it.
@@ -373,6 +378,7 @@ pub fn generate(spec: &KernelSpec<'_>) -> Result<Generated> {
                 shared_memory: true,
             })
         }
+        KernelSpec::Sparse(k) => super::sparse::kernels::generate(*k),
     }
 }
 

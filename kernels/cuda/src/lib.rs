@@ -15,6 +15,8 @@
 //!   over the reducers of `kernels/cuda/include/reduce.cuh`), launched by [`launch`]; the
 //!   built-in reductions' and fused softmax rows' registry rows (`reduce_rows.rs`, against
 //!   the core's specs and dtype rule);
+//! - [`sparse`]: the rows of the sparse layouts' steps (scatter, radix sort, scans, segment
+//!   sums, to_sparse, CSR row pointers; CUDA C in `include/sparse.cuh`, `sparse_sort.cuh`);
 //!
 //! CUDA C headers: `kernels/cuda/include/prelude.cuh` (helpers of generated code) and
 //! `args.cuh` (argument structs). The test harnesses (the NVRTC check of every kernel, the
@@ -43,6 +45,7 @@ mod reduce_rows;
 pub mod register;
 pub mod runtime;
 pub mod softmax_rows;
+pub mod sparse;
 pub mod transfer;
 
 pub use launch::launch_map;

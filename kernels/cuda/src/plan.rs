@@ -23,8 +23,8 @@ use tensor_core::shape::{Dims, Strides};
 use tensor_core::{with_dtype, DType, Element, Error, Result, Scalar};
 
 use super::args::{
-    fits_i32, ContigArgs, FusedReduceArgs, KernelParam, ReduceArgs, StridedArgs32, StridedArgs64, TransposeArgs,
-    MAX_DIMS,
+    fits_i32, ContigArgs, FusedReduceArgs, KernelParam, ReduceArgs, SparseArgs, StridedArgs32, StridedArgs64,
+    TransposeArgs, MAX_DIMS,
 };
 use super::codegen::{ArgsKind, DeviceFn, Index, KernelSpec, MapLayout, BLOCK, TILE, TILE_ROWS};
 
@@ -51,6 +51,8 @@ pub enum Args {
     Reduce(ReduceArgs),
     /// [`FusedReduceArgs`].
     FusedReduce(FusedReduceArgs),
+    /// [`SparseArgs`].
+    Sparse(SparseArgs),
 }
 
 impl Args {
@@ -63,6 +65,7 @@ impl Args {
             Args::Transpose(a) => a as *const TransposeArgs as *const c_void,
             Args::Reduce(a) => a as *const ReduceArgs as *const c_void,
             Args::FusedReduce(a) => a as *const FusedReduceArgs as *const c_void,
+            Args::Sparse(a) => a as *const SparseArgs as *const c_void,
         }
     }
     /// Size of the struct in bytes: the kernel parameter's size.
@@ -74,6 +77,7 @@ impl Args {
             Args::Transpose(_) => std::mem::size_of::<TransposeArgs>(),
             Args::Reduce(_) => std::mem::size_of::<ReduceArgs>(),
             Args::FusedReduce(_) => std::mem::size_of::<FusedReduceArgs>(),
+            Args::Sparse(_) => std::mem::size_of::<SparseArgs>(),
         }
     }
     /// Which struct it is.
@@ -85,6 +89,7 @@ impl Args {
             Args::Transpose(_) => ArgsKind::Transpose,
             Args::Reduce(_) => ArgsKind::Reduce,
             Args::FusedReduce(_) => ArgsKind::FusedReduce,
+            Args::Sparse(_) => ArgsKind::Sparse,
         }
     }
 }

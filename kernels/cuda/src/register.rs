@@ -34,4 +34,5 @@ pub fn ensure_linked() {
     std::hint::black_box((copy as tensor_core::registry::CopyFn, fill as tensor_core::registry::FillFn));
     super::fused::ensure_linked();
     super::reduce_rows::ensure_linked();
+    super::sparse::ensure_linked();
 }

@@ -1,0 +1,166 @@
+//! The kernels of the sparse layouts' steps: which ones exist ([`SparseKernel`]), their
+//! `extern "C"` wrappers around the templates of `kernels/cuda/include/sparse.cuh` and
+//! `sparse_sort.cuh` ([`generate`]), and the list the NVRTC check compiles ([`all`]).
+
+use tensor_core::{DType, Error, Result};
+
+use crate::codegen::{ArgsKind, Generated, KernelSpec};
+use crate::ctype::CType;
+
+/// The steps' kernels (`kernels/cuda/include/sparse.cuh`).
+pub const SPARSE_HEADER: &str = include_str!("../../include/sparse.cuh");
+/// The sort's and scans' kernels (`kernels/cuda/include/sparse_sort.cuh`).
+pub const SORT_HEADER: &str = include_str!("../../include/sparse_sort.cuh");
+
+/// Threads per block of the elementwise-style sparse kernels (grid-strided).
+pub const THREADS: u32 = 256;
+/// Threads per block of a scan tile.
+pub const SCAN_THREADS: u32 = 256;
+/// Elements per thread of a scan tile.
+pub const SCAN_ITEMS: u32 = 8;
+/// Threads per block of a radix pass's tile.
+pub const RADIX_THREADS: u32 = 128;
+/// Entries per thread of a radix pass's tile.
+pub const RADIX_ITEMS: u32 = 8;
+/// Bits of one radix digit (`TOPS_SP_RADIX` = 16 buckets in the header).
+pub const RADIX_BITS: u32 = 4;
+/// Threads per block of the min/max kernel.
+pub const MINMAX_THREADS: u32 = 256;
+
+/// One kernel of the sparse steps; the dtype-dependent ones name the values' dtype.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SparseKernel {
+    /// A scan tile (inclusive or exclusive by its param).
+    ScanTiles,
+    /// Adds the scanned tile totals to each tile.
+    ScanAdd,
+    /// The identity permutation.
+    Iota,
+    /// Per-block minimum and maximum of each index row.
+    MinMax,
+    /// Radix pass: per-tile digit histograms.
+    RadixHist,
+    /// Radix pass: the stable scatter.
+    RadixScatter,
+    /// to_dense of distinct positions.
+    ScatterUnique(DType),
+    /// to_dense with atomics (integer and bool dtypes).
+    ScatterAtomic(DType),
+    /// to_dense over the sorted runs (float dtypes).
+    ScatterRuns(DType),
+    /// coalesce: the segment-start flags.
+    SegmentFlags,
+    /// coalesce: each segment's index column.
+    UniqueIndices,
+    /// coalesce: each segment's values summed in sorted order.
+    SegmentSum(DType),
+    /// to_sparse: a position's nonzero flag.
+    DenseFlags(DType),
+    /// to_sparse: the specified positions' multi-indices.
+    DenseIndices,
+    /// to_sparse: the specified positions' rows, as raw words of this many bytes.
+    DenseValues(usize),
+    /// COO → CSR row pointers.
+    RowsToCrow,
+    /// CSR → COO rows.
+    CrowToRows,
+}
+
+impl SparseKernel {
+    /// The kernel as a [`KernelSpec`].
+    pub fn spec(self) -> KernelSpec<'static> {
+        KernelSpec::Sparse(self)
+    }
+
+    /// Whether its tiles cooperate through shared memory and barriers.
+    fn synchronises(self) -> bool {
+        matches!(
+            self,
+            SparseKernel::ScanTiles | SparseKernel::MinMax | SparseKernel::RadixHist | SparseKernel::RadixScatter
+        )
+    }
+
+    /// (name, call of the template) of the kernel.
+    fn parts(self) -> Result<(String, String)> {
+        let t = |d: DType| CType::of(d);
+        let (scan, radix) = (format!("{SCAN_THREADS}, {SCAN_ITEMS}"), format!("{RADIX_THREADS}, {RADIX_ITEMS}"));
+        let plain = |name: &str| (format!("tops_sparse_{name}"), format!("tops_sp_{name}(a)"));
+        let typed = |name: &str, d: DType| {
+            (format!("tops_sparse_{name}__{}", t(d).tag), format!("tops_sp_{name}<{}>(a)", t(d).name))
+        };
+        Ok(match self {
+            SparseKernel::ScanTiles => ("tops_sparse_scan_tiles".into(), format!("tops_sp_scan_tiles<{scan}>(a)")),
+            SparseKernel::ScanAdd => ("tops_sparse_scan_add".into(), format!("tops_sp_scan_add<{scan}>(a)")),
+            SparseKernel::Iota => plain("iota"),
+            SparseKernel::MinMax => ("tops_sparse_minmax".into(), format!("tops_sp_minmax<{MINMAX_THREADS}>(a)")),
+            SparseKernel::RadixHist => ("tops_sparse_radix_hist".into(), format!("tops_sp_radix_hist<{radix}>(a)")),
+            SparseKernel::RadixScatter => {
+                ("tops_sparse_radix_scatter".into(), format!("tops_sp_radix_scatter<{radix}>(a)"))
+            }
+            SparseKernel::ScatterUnique(d) => typed("scatter_unique", d),
+            SparseKernel::ScatterAtomic(d) => typed("scatter_atomic", d),
+            SparseKernel::ScatterRuns(d) => typed("scatter_runs", d),
+            SparseKernel::SegmentFlags => plain("segment_flags"),
+            SparseKernel::UniqueIndices => plain("unique_indices"),
+            SparseKernel::SegmentSum(d) => typed("segment_sum", d),
+            SparseKernel::DenseFlags(d) => typed("dense_flags", d),
+            SparseKernel::DenseIndices => plain("dense_indices"),
+            SparseKernel::DenseValues(bytes) => {
+                let b = CType::bits(bytes)
+                    .ok_or_else(|| Error::Cuda(format!("no raw element type of {bytes} bytes (1, 2, 4 or 8)")))?;
+                (format!("tops_sparse_dense_values__{}", b.tag), format!("tops_sp_dense_values<{}>(a)", b.name))
+            }
+            SparseKernel::RowsToCrow => plain("rows_to_crow"),
+            SparseKernel::CrowToRows => plain("crow_to_rows"),
+        })
+    }
+}
+
+/// The kernel `k`: an `extern "C"` wrapper calling its template, after the header it needs.
+///
+/// ```
+/// use tensor_kernels_cuda::sparse::kernels::{generate, SparseKernel};
+/// use tensor_core::{DType, Error, Result};
+/// let g = generate(SparseKernel::SegmentSum(DType::F16)).unwrap();
+/// assert_eq!(g.name, "tops_sparse_segment_sum__f16");
+/// assert!(g.kernel.contains("tops_sp_segment_sum<__half>(a)"));
+/// assert!(generate(SparseKernel::DenseValues(3)).is_err());
+/// ```
+pub fn generate(k: SparseKernel) -> Result<Generated> {
+    let (name, call) = k.parts()?;
+    let kernel = format!("extern \"C\" __global__ void {name}(tops_sparse_args a) {{\n    {call};\n}}\n");
+    let sort = matches!(k, SparseKernel::ScanAdd | SparseKernel::Iota) || k.synchronises();
+    let header = if sort {
+        ("tops_sparse_sort_header".to_string(), SORT_HEADER.to_string())
+    } else {
+        ("tops_sparse_header".to_string(), SPARSE_HEADER.to_string())
+    };
+    Ok(Generated { name, kernel, device_fns: vec![header], args: ArgsKind::Sparse, shared_memory: k.synchronises() })
+}
+
+/// Every kernel the sparse rows launch: the NVRTC check's list.
+pub fn all() -> Vec<KernelSpec<'static>> {
+    let mut v: Vec<SparseKernel> = vec![
+        SparseKernel::ScanTiles,
+        SparseKernel::ScanAdd,
+        SparseKernel::Iota,
+        SparseKernel::MinMax,
+        SparseKernel::RadixHist,
+        SparseKernel::RadixScatter,
+        SparseKernel::SegmentFlags,
+        SparseKernel::UniqueIndices,
+        SparseKernel::DenseIndices,
+        SparseKernel::RowsToCrow,
+        SparseKernel::CrowToRows,
+    ];
+    for d in DType::ALL {
+        v.push(SparseKernel::ScatterUnique(d));
+        v.push(if d.is_float() { SparseKernel::ScatterRuns(d) } else { SparseKernel::ScatterAtomic(d) });
+        v.push(SparseKernel::SegmentSum(d));
+        v.push(SparseKernel::DenseFlags(d));
+    }
+    for bytes in [1, 2, 4, 8] {
+        v.push(SparseKernel::DenseValues(bytes));
+    }
+    v.into_iter().map(SparseKernel::spec).collect()
+}
