@@ -153,6 +153,48 @@ template <class T> TOPS_D void tops_sp_segment_extreme(const tops_sparse_args& a
     }
 }
 
+/// An f64 result stored as `T` the way the CPU rows store it (`Element::cast`, i.e. the
+/// `half` crate's `from_f64`): f32 and f64 rounded once; f16 through f32 (the conversion of
+/// an x86 host with F16C: two roundings); bf16 rounded to nearest-even from the f64 with its
+/// low 32 bits dropped (`half`'s `bf16::from_f64`). Not `__double2half`/`__double2bfloat16`,
+/// which round once and would differ from the CPU near halfway points.
+template <class T> TOPS_D T tops_sp_store_f64(double x) { return tops_cast<T>(x); }
+template <> TOPS_D __half tops_sp_store_f64<__half>(double x) { return __float2half_rn((float)x); }
+template <> TOPS_D __nv_bfloat16 tops_sp_store_f64<__nv_bfloat16>(double x) {
+#ifdef __CUDA_ARCH__
+    const unsigned long long u = (unsigned long long)__double_as_longlong(x);
+#else
+    unsigned long long u;
+    __builtin_memcpy(&u, &x, sizeof u);
+#endif
+    const unsigned int hi = (unsigned int)(u >> 32); // sign, 11 exponent bits, 20 mantissa bits
+    const unsigned int sign = (hi >> 16) & 0x8000u;
+    const int exp = (int)((hi >> 20) & 0x7ffu);
+    const unsigned int man = hi & 0xfffffu;
+    unsigned int r;
+    if (exp == 0x7ff) {
+        const bool nan = man != 0 || (unsigned int)u != 0;
+        r = sign | 0x7f80u | (nan ? 0x40u | (man >> 13) : 0u);
+    } else {
+        const int e = exp - 1023 + 127; // the bf16 biased exponent
+        if (e >= 0xff) {
+            r = sign | 0x7f80u;
+        } else {
+            // the significand with its hidden bit, shifted down to 7 (normal) or fewer bits
+            const unsigned int m = man | 0x100000u;
+            const int shift = e > 0 ? 13 : 14 - e;
+            unsigned int q = 0;
+            if (shift < 32) {
+                q = m >> shift;
+                const unsigned int rem = m & ((1u << shift) - 1u), half = 1u << (shift - 1);
+                if (rem > half || (rem == half && (q & 1u))) q += 1; // a carry moves the exponent
+            }
+            r = e > 0 ? sign | (((unsigned int)e << 7) + (q - 0x80u)) : sign | q;
+        }
+    }
+    return __ushort_as_bfloat16((unsigned short)r);
+}
+
 /// sparse_segment_softmax: the first sorted entry of each segment computes the softmax (or,
 /// `log`, log_softmax) of the segment's values in f64, one dense element at a time, as the CPU
 /// does: the max in sorted order (NaN if any is), the sum of exp in sorted order, then each
@@ -189,7 +231,7 @@ template <class T> TOPS_D void tops_sp_segment_softmax(const tops_sparse_args& a
         for (long long k = j; k < end; ++k) {
             const double shifted = tops_cast<double>(vals[perm[k] * row + e]) - hi;
             const double r = log_out ? shifted - lse : exp(shifted) / total;
-            out[perm[k] * row + e] = tops_cast<T>(r);
+            out[perm[k] * row + e] = tops_sp_store_f64<T>(r);
         }
     }
 }
