@@ -16,12 +16,13 @@ use super::cases::{cases, naive_unique};
 use super::common::bits;
 use super::DEV;
 
-fn cpu(t: &Tensor) -> Tensor {
+/// `t` on the CPU.
+pub fn cpu(t: &Tensor) -> Tensor {
     t.to_device(Device::Cpu).unwrap()
 }
 
 /// `got` (on the device) and `want` (CPU) hold the same layout, components and flag.
-fn assert_same(got: &Tensor, want: &Tensor, what: &str) {
+pub fn assert_same(got: &Tensor, want: &Tensor, what: &str) {
     assert_eq!(got.device(), DEV, "{what}: left the device");
     assert_eq!((got.layout(), got.shape()), (want.layout(), want.shape()), "{what}");
     match want.layout() {
