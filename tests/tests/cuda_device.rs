@@ -16,6 +16,8 @@ mod common;
 mod cuda_rows;
 #[path = "cuda_device/sparse.rs"]
 mod sparse;
+#[path = "cuda_device/sparse_ops.rs"]
+mod sparse_ops;
 mod standin;
 #[path = "cuda_device/standin_checks.rs"]
 mod standin_checks;
@@ -28,6 +30,7 @@ use common::{assert_close, gen_values, input, make, params_for, poison, values, 
 use cuda_rows::{close, cpu_result, order_free, reduce_rows, scale_of, Case, SHAPES};
 use proptest::strategy::{Strategy, ValueTree};
 use sparse::*;
+use sparse_ops::*;
 use standin::{control, Test};
 use standin_checks::*;
 use tensor_core::registry::OpSpec;
@@ -65,6 +68,10 @@ fn main() -> ExitCode {
         fused_chains_match_the_cpu;
         sparse_conversions_match_the_cpu_for_every_dtype;
         sparse_steps_with_bad_indices_are_errors_on_the_device;
+        sparse_binary_ops_match_the_cpu;
+        sparse_amax_amin_match_the_cpu;
+        sparse_softmax_matches_the_cpu;
+        batched_csr_ops_match_the_cpu;
         fused_chains_equal_the_eager_device_chain_bit_for_bit;
         fused_chains_with_numbers_equal_the_eager_device_chain;
         allocator_round_trip;

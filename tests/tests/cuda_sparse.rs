@@ -6,11 +6,14 @@
 //! hybrid dense dims, several sort tiles and scan levels). Results equal the CPU's bit for
 //! bit, and the structure (the sort's order, unique columns, nonzero positions, row
 //! pointers) equals naive references. Bad indices are `Err`s, with nothing written out of
-//! bounds. `cuda_device.rs` runs the same rows end to end on `Device::Cuda`.
+//! bounds. The ops' steps (lookups, gathers, segment max/min and softmax) are in
+//! `cuda_sparse/ops.rs`. `cuda_device.rs` runs the same rows end to end on `Device::Cuda`.
 
 #[path = "cuda_sparse/cases.rs"]
 mod cases;
 mod common;
+#[path = "cuda_sparse/ops.rs"]
+mod ops;
 mod shim;
 
 use std::path::PathBuf;

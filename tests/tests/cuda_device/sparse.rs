@@ -3,10 +3,10 @@
 //! coalesce, to_sparse, to_sparse_csr, to_sparse_coo — for every dtype over random COO
 //! tensors (nnz 0, duplicates, unsorted, hybrid dense dims, several sort tiles), equal to
 //! the CPU bit for bit (values, indices, row pointers, the coalesced flag); and a bad index
-//! handed to the device's step directly (the constructors refuse them) is an `Err` that
-//! writes nothing outside the output.
+//! handed to the device's step directly (the constructors refuse them) — to_dense's, or a
+//! gather's position or index — is an `Err` that writes nothing outside the output.
 
-use tensor_core::registry::sparse::{COO_TO_DENSE, CROW_TO_ROWS, ROWS_TO_CROW};
+use tensor_core::registry::sparse::{COO_TO_DENSE, CROW_TO_ROWS, DENSE_GATHER, GATHER_ROWS, ROWS_TO_CROW};
 use tensor_core::registry::{OpSpec, RawTensor};
 use tensor_core::{lock_many, Access};
 use tensor_kernels_cuda::sparse::{run_step, DeviceExec, Operand};
@@ -16,12 +16,13 @@ use super::cases::{cases, naive_unique};
 use super::common::bits;
 use super::DEV;
 
-fn cpu(t: &Tensor) -> Tensor {
+/// `t` on the CPU.
+pub fn cpu(t: &Tensor) -> Tensor {
     t.to_device(Device::Cpu).unwrap()
 }
 
 /// `got` (on the device) and `want` (CPU) hold the same layout, components and flag.
-fn assert_same(got: &Tensor, want: &Tensor, what: &str) {
+pub fn assert_same(got: &Tensor, want: &Tensor, what: &str) {
     assert_eq!(got.device(), DEV, "{what}: left the device");
     assert_eq!((got.layout(), got.shape()), (want.layout(), want.shape()), "{what}");
     match want.layout() {
@@ -125,6 +126,23 @@ pub fn sparse_steps_with_bad_indices_are_errors_on_the_device() {
             assert!(matches!(r, Err(tensor_core::Error::OutOfBounds { .. })), "{dtype} {bad}: {r:?}");
             let g = cpu(&guarded).to_dtype(DType::F64).unwrap().to_vec::<f64>().unwrap();
             assert!(g[..2].iter().chain(&g[8..]).all(|&x| x == 0.0), "{dtype} {bad}: a guard was written: {g:?}");
+        }
+    }
+    // the binary ops' gathers: a position past the source's rows, an index outside the
+    // dense tensor's sizes
+    for dtype in [DType::F32, DType::I8, DType::BF16] {
+        let src = Tensor::ones(&[3, 2], dtype, DEV).unwrap();
+        for (bad, base) in [(4i64, 1i64), (i64::MAX, -5)] {
+            let positions = Tensor::from_vec(vec![1i64, bad, 0], &[3]).unwrap().to_device(DEV).unwrap();
+            let guarded = Tensor::zeros(&[10], dtype, DEV).unwrap();
+            let out = guarded.narrow(0, 2, 6).unwrap().reshape(&[3, 2]).unwrap();
+            let r = step(&GATHER_ROWS, &out, &[&src, &positions], &[Scalar::Int(base)]);
+            assert!(matches!(r, Err(tensor_core::Error::OutOfBounds { .. })), "{dtype} {bad}: {r:?}");
+            let g = cpu(&guarded).to_dtype(DType::F64).unwrap().to_vec::<f64>().unwrap();
+            assert!(g[..2].iter().chain(&g[8..]).all(|&x| x == 0.0), "{dtype} {bad}: a guard was written: {g:?}");
+            let idx = Tensor::from_vec(vec![0i64, bad, 2], &[1, 3]).unwrap().to_device(DEV).unwrap();
+            let r = step(&DENSE_GATHER, &out, &[&src, &idx], &[]);
+            assert!(matches!(r, Err(tensor_core::Error::OutOfBounds { .. })), "{dtype} {bad}: {r:?}");
         }
     }
     let crow = Tensor::zeros(&[4], DType::I64, DEV).unwrap();

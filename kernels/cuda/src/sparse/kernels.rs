@@ -1,6 +1,7 @@
 //! The kernels of the sparse layouts' steps: which ones exist ([`SparseKernel`]), their
-//! `extern "C"` wrappers around the templates of `kernels/cuda/include/sparse.cuh` and
-//! `sparse_sort.cuh` ([`generate`]), and the list the NVRTC check compiles ([`all`]).
+//! `extern "C"` wrappers around the templates of `kernels/cuda/include/sparse.cuh`,
+//! `sparse_sort.cuh` and `sparse_ops.cuh` ([`generate`]), and the list the NVRTC check
+//! compiles ([`all`]).
 
 use tensor_core::{DType, Error, Result};
 
@@ -11,6 +12,9 @@ use crate::ctype::CType;
 pub const SPARSE_HEADER: &str = include_str!("../../include/sparse.cuh");
 /// The sort's and scans' kernels (`kernels/cuda/include/sparse_sort.cuh`).
 pub const SORT_HEADER: &str = include_str!("../../include/sparse_sort.cuh");
+/// The ops' kernels: lookups, gathers, segment max/min and softmax
+/// (`kernels/cuda/include/sparse_ops.cuh`, after [`SPARSE_HEADER`]).
+pub const OPS_HEADER: &str = include_str!("../../include/sparse_ops.cuh");
 
 /// Threads per block of the elementwise-style sparse kernels (grid-strided).
 pub const THREADS: u32 = 256;
@@ -64,6 +68,16 @@ pub enum SparseKernel {
     RowsToCrow,
     /// CSR → COO rows.
     CrowToRows,
+    /// Binary ops: each query column's one-based place in a coalesced pattern.
+    Lookup,
+    /// Binary ops: rows by position, as raw words of this many bytes.
+    GatherRows(usize),
+    /// Binary ops: a dense tensor's slices at index columns, as raw words of this many bytes.
+    DenseGather(usize),
+    /// amax/amin: each segment's max or min.
+    SegmentExtreme(DType),
+    /// softmax/log_softmax within each segment (float dtypes).
+    SegmentSoftmax(DType),
 }
 
 impl SparseKernel {
@@ -88,6 +102,11 @@ impl SparseKernel {
         let typed = |name: &str, d: DType| {
             (format!("tops_sparse_{name}__{}", t(d).tag), format!("tops_sp_{name}<{}>(a)", t(d).name))
         };
+        let raw = |name: &str, bytes: usize| -> Result<(String, String)> {
+            let b = CType::bits(bytes)
+                .ok_or_else(|| Error::Cuda(format!("no raw element type of {bytes} bytes (1, 2, 4 or 8)")))?;
+            Ok((format!("tops_sparse_{name}__{}", b.tag), format!("tops_sp_{name}<{}>(a)", b.name)))
+        };
         Ok(match self {
             SparseKernel::ScanTiles => ("tops_sparse_scan_tiles".into(), format!("tops_sp_scan_tiles<{scan}>(a)")),
             SparseKernel::ScanAdd => ("tops_sparse_scan_add".into(), format!("tops_sp_scan_add<{scan}>(a)")),
@@ -105,13 +124,14 @@ impl SparseKernel {
             SparseKernel::SegmentSum(d) => typed("segment_sum", d),
             SparseKernel::DenseFlags(d) => typed("dense_flags", d),
             SparseKernel::DenseIndices => plain("dense_indices"),
-            SparseKernel::DenseValues(bytes) => {
-                let b = CType::bits(bytes)
-                    .ok_or_else(|| Error::Cuda(format!("no raw element type of {bytes} bytes (1, 2, 4 or 8)")))?;
-                (format!("tops_sparse_dense_values__{}", b.tag), format!("tops_sp_dense_values<{}>(a)", b.name))
-            }
+            SparseKernel::DenseValues(bytes) => raw("dense_values", bytes)?,
             SparseKernel::RowsToCrow => plain("rows_to_crow"),
             SparseKernel::CrowToRows => plain("crow_to_rows"),
+            SparseKernel::Lookup => plain("lookup"),
+            SparseKernel::GatherRows(bytes) => raw("gather_rows", bytes)?,
+            SparseKernel::DenseGather(bytes) => raw("dense_gather", bytes)?,
+            SparseKernel::SegmentExtreme(d) => typed("segment_extreme", d),
+            SparseKernel::SegmentSoftmax(d) => typed("segment_softmax", d),
         })
     }
 }
@@ -130,12 +150,23 @@ pub fn generate(k: SparseKernel) -> Result<Generated> {
     let (name, call) = k.parts()?;
     let kernel = format!("extern \"C\" __global__ void {name}(tops_sparse_args a) {{\n    {call};\n}}\n");
     let sort = matches!(k, SparseKernel::ScanAdd | SparseKernel::Iota) || k.synchronises();
-    let header = if sort {
-        ("tops_sparse_sort_header".to_string(), SORT_HEADER.to_string())
+    let ops = matches!(
+        k,
+        SparseKernel::Lookup
+            | SparseKernel::GatherRows(_)
+            | SparseKernel::DenseGather(_)
+            | SparseKernel::SegmentExtreme(_)
+            | SparseKernel::SegmentSoftmax(_)
+    );
+    let sparse = ("tops_sparse_header".to_string(), SPARSE_HEADER.to_string());
+    let device_fns = if sort {
+        vec![("tops_sparse_sort_header".to_string(), SORT_HEADER.to_string())]
+    } else if ops {
+        vec![sparse, ("tops_sparse_ops_header".to_string(), OPS_HEADER.to_string())]
     } else {
-        ("tops_sparse_header".to_string(), SPARSE_HEADER.to_string())
+        vec![sparse]
     };
-    Ok(Generated { name, kernel, device_fns: vec![header], args: ArgsKind::Sparse, shared_memory: k.synchronises() })
+    Ok(Generated { name, kernel, device_fns, args: ArgsKind::Sparse, shared_memory: k.synchronises() })
 }
 
 /// Every kernel the sparse rows launch: the NVRTC check's list.
@@ -152,15 +183,22 @@ pub fn all() -> Vec<KernelSpec<'static>> {
         SparseKernel::DenseIndices,
         SparseKernel::RowsToCrow,
         SparseKernel::CrowToRows,
+        SparseKernel::Lookup,
     ];
     for d in DType::ALL {
         v.push(SparseKernel::ScatterUnique(d));
         v.push(if d.is_float() { SparseKernel::ScatterRuns(d) } else { SparseKernel::ScatterAtomic(d) });
         v.push(SparseKernel::SegmentSum(d));
         v.push(SparseKernel::DenseFlags(d));
+        v.push(SparseKernel::SegmentExtreme(d));
+        if d.is_float() {
+            v.push(SparseKernel::SegmentSoftmax(d));
+        }
     }
     for bytes in [1, 2, 4, 8] {
         v.push(SparseKernel::DenseValues(bytes));
+        v.push(SparseKernel::GatherRows(bytes));
+        v.push(SparseKernel::DenseGather(bytes));
     }
     v.into_iter().map(SparseKernel::spec).collect()
 }

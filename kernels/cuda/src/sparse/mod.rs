@@ -15,26 +15,32 @@
 //!   on the CPU).
 //! - `to_sparse`: nonzero flags + an inclusive scan, then gathers (`dense.rs`), and the CSR
 //!   row pointers by binary searches.
+//! - the binary ops: pattern lookups by binary search and row gathers (`gather.rs`);
+//!   `amax`/`amin` and softmax: a thread per segment start walking its segment in sorted
+//!   order (`segment.rs`), so NaN rules and f64 sums are the CPU's.
 //!
 //! An index read from the data is checked before anything is addressed through it: a bad
 //! one sets a device flag the step reads back, an `Err` (the CPU rows' errors), never a
 //! write out of bounds. The steps run on an [`Exec`]: a CUDA device ([`DeviceExec`]), or in
-//! tests the CPU shim over host memory. The CUDA C is in `kernels/cuda/include/sparse.cuh`
-//! and `sparse_sort.cuh` ([`kernels`]).
+//! tests the CPU shim over host memory. The CUDA C is in `kernels/cuda/include/sparse.cuh`,
+//! `sparse_sort.cuh` and `sparse_ops.cuh` ([`kernels`]).
 
 mod coo;
 mod dense;
 mod exec;
+mod gather;
 pub mod kernels;
 pub mod scan;
+mod segment;
 mod sort;
 
 pub use exec::{DeviceExec, Exec, Scratch};
 pub use kernels::SparseKernel;
 
 use tensor_core::registry::sparse::{
-    ComponentKernel, COO_SEGMENTS, COO_SEGMENT_SUM, COO_SORT, COO_TO_DENSE, COO_UNIQUE_INDICES, CROW_TO_ROWS,
-    DENSE_COUNT, DENSE_INDICES, DENSE_VALUES, ROWS_TO_CROW,
+    ComponentKernel, COO_LOOKUP, COO_SEGMENTS, COO_SEGMENT_SUM, COO_SORT, COO_TO_DENSE, COO_UNIQUE_INDICES,
+    CROW_TO_ROWS, DENSE_COUNT, DENSE_GATHER, DENSE_INDICES, DENSE_VALUES, GATHER_ROWS, ROWS_TO_CROW, SEGMENT_EXTREME,
+    SEGMENT_SOFTMAX,
 };
 use tensor_core::registry::{KernelRow, OpSpec, PreparedCall, RawTensor};
 use tensor_core::{DType, DeviceKind, Error, Layout, Result, Scalar};
@@ -65,7 +71,7 @@ impl Operand<'_> {
     }
 }
 
-/// Runs the step `op` (one of the ten specs of `tensor_core::registry::sparse`) on `e`:
+/// Runs the step `op` (one of the specs of `tensor_core::registry::sparse`) on `e`:
 /// `out` from `inputs` and `params`, as the spec documents.
 ///
 /// # Safety
@@ -121,6 +127,23 @@ pub unsafe fn run_step(
         } else if is(&ROWS_TO_CROW) || is(&CROW_TO_ROWS) {
             [out, input(0)?].into_iter().try_for_each(index)?;
             dense::crow(e, name, out, input(0)?, is(&ROWS_TO_CROW))
+        } else if is(&COO_LOOKUP) {
+            [out, input(0)?, input(1)?].into_iter().try_for_each(index)?;
+            gather::lookup(e, name, out, input(0)?, input(1)?)
+        } else if is(&GATHER_ROWS) {
+            index(input(1)?)?;
+            let base = params.first().map_or(0, |p| p.to::<i64>());
+            gather::gather_rows(e, name, out, [input(0)?, input(1)?], base)
+        } else if is(&DENSE_GATHER) {
+            index(input(1)?)?;
+            gather::dense_gather(e, name, out, input(0)?, input(1)?)
+        } else if is(&SEGMENT_EXTREME) {
+            let kind = params.first().map_or(0, |p| p.to::<i64>());
+            let group = params.get(1).map_or(0, |p| p.to::<i64>());
+            segment::extreme(e, name, out, [input(0)?, input(1)?, input(2)?], kind, group)
+        } else if is(&SEGMENT_SOFTMAX) {
+            let log = params.first().is_some_and(|p| p.to::<bool>());
+            segment::softmax(e, name, out, [input(0)?, input(1)?, input(2)?], log)
         } else {
             Err(Error::invalid(name, "is not a step of the sparse layouts"))
         }
@@ -179,13 +202,24 @@ macro_rules! typed_rows {
         row!(DENSE_COUNT, SparseCoo, $d);
         row!(DENSE_INDICES, SparseCoo, $d);
         row!(DENSE_VALUES, SparseCoo, $d);
+        row!(DENSE_GATHER, SparseCoo, $d);
+        row!(GATHER_ROWS, SparseCoo, $d);
+        row!(SEGMENT_EXTREME, SparseCoo, $d);
     )* };
 }
 tensor_core::for_each_dtype!(typed_rows;);
 
+macro_rules! float_rows {
+    ($($d:ident),*) => { $(
+        row!(SEGMENT_SOFTMAX, SparseCoo, $d);
+    )* };
+}
+float_rows!(F16, BF16, F32, F64);
+
 row!(COO_SORT, SparseCoo, I64);
 row!(COO_SEGMENTS, SparseCoo, I64);
 row!(COO_UNIQUE_INDICES, SparseCoo, I64);
+row!(COO_LOOKUP, SparseCoo, I64);
 row!(ROWS_TO_CROW, SparseCsr, I64);
 row!(CROW_TO_ROWS, SparseCsr, I64);
 
