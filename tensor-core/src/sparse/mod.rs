@@ -31,6 +31,7 @@
 mod construct;
 mod convert;
 mod display;
+mod product;
 
 use crate::{Error, Layout, Result, Tensor};
 
