@@ -86,6 +86,23 @@ struct Mm<'a, T> {
     out: Shared<T>,
 }
 
+/// Output columns summed at once, in registers (a tile of the `n` columns).
+const TILE: usize = 16;
+/// How many entries ahead the dense rows (the vector's elements) are prefetched: the
+/// gathers are random, so the hardware prefetchers cannot guess them, and a row's gathers
+/// alone do not keep enough misses in flight (measured: spmm n = 16 about 2× faster).
+const AHEAD: usize = 16;
+
+/// Asks for the dense row of column `col[j]` (a hint: any address, even of a corrupt
+/// column, is allowed).
+#[inline(always)]
+fn prefetch_row<T>(mm: &Mm<'_, T>, j: usize) {
+    if let Some(&c) = mm.col.get(j) {
+        let row = mm.dense.as_ptr().wrapping_add((c as usize).wrapping_mul(mm.n));
+        crate::map::prefetch_lines(row as *const u8, mm.n * std::mem::size_of::<T>());
+    }
+}
+
 /// Writes output rows `lo..hi`; `false` when a row pointer or a column is invalid (the
 /// remaining rows of the range are then left unwritten).
 ///
@@ -100,10 +117,12 @@ unsafe fn rows_generic<T: MmElem>(mm: &Mm<'_, T>, lo: usize, hi: usize, acc: &mu
         if a < 0 || a > b || b as u64 > nnz as u64 {
             return false;
         }
-        let (cols, vals) = (&mm.col[a as usize..b as usize], &mm.vals[a as usize..b as usize]);
+        let (a, b) = (a as usize, b as usize);
+        let (cols, vals) = (&mm.col[a..b], &mm.vals[a..b]);
         if n == 1 {
             let mut s = T::Acc::default();
-            for (&c, &v) in cols.iter().zip(vals) {
+            for (i, (&c, &v)) in cols.iter().zip(vals).enumerate() {
+                prefetch_row(mm, a + i + AHEAD);
                 // `c as usize` of a negative column is huge: `get` refuses it too.
                 let Some(&x) = mm.dense.get(c as usize) else { return false };
                 s += v.widen() * x.widen();
@@ -112,19 +131,60 @@ unsafe fn rows_generic<T: MmElem>(mm: &Mm<'_, T>, lo: usize, hi: usize, acc: &mu
             unsafe { *mm.out.at(r) = T::narrow(s) };
             continue;
         }
-        acc.fill(T::Acc::default());
-        for (&c, &v) in cols.iter().zip(vals) {
-            let start = (c as usize).wrapping_mul(n);
-            let Some(row) = (c >= 0).then(|| mm.dense.get(start..start + n)).flatten() else { return false };
+        // Whole tiles of TILE columns, each summed in registers.
+        let mut t0 = 0;
+        while t0 + TILE <= n {
+            let mut tile = [T::Acc::default(); TILE];
+            for (i, (&c, &v)) in cols.iter().zip(vals).enumerate() {
+                if t0 == 0 {
+                    prefetch_row(mm, a + i + AHEAD);
+                }
+                let start = (c as usize).wrapping_mul(n).wrapping_add(t0);
+                let Some(src) = (c >= 0 && (c as u64) < (mm.dense.len() / n) as u64)
+                    .then(|| mm.dense.get(start..start + TILE))
+                    .flatten()
+                else {
+                    return false;
+                };
+                let v = v.widen();
+                for (o, &x) in tile.iter_mut().zip(src) {
+                    *o += v * x.widen();
+                }
+            }
+            // SAFETY: columns `t0..t0 + TILE <= n` of row `r < m` of the `[m, n]` output,
+            // written by this worker only.
+            let dst = unsafe { std::slice::from_raw_parts_mut(mm.out.at(r * n + t0), TILE) };
+            for (o, &s) in dst.iter_mut().zip(&tile) {
+                *o = T::narrow(s);
+            }
+            t0 += TILE;
+        }
+        if t0 == n {
+            continue;
+        }
+        // The remaining columns (fewer than TILE), in `acc`.
+        let rest = &mut acc[..n - t0];
+        rest.fill(T::Acc::default());
+        for (i, (&c, &v)) in cols.iter().zip(vals).enumerate() {
+            if t0 == 0 {
+                prefetch_row(mm, a + i + AHEAD);
+            }
+            let start = (c as usize).wrapping_mul(n).wrapping_add(t0);
+            let Some(src) = (c >= 0 && (c as u64) < (mm.dense.len() / n) as u64)
+                .then(|| mm.dense.get(start..start + rest.len()))
+                .flatten()
+            else {
+                return false;
+            };
             let v = v.widen();
-            for (o, &x) in acc.iter_mut().zip(row) {
+            for (o, &x) in rest.iter_mut().zip(src) {
                 *o += v * x.widen();
             }
         }
-        // SAFETY: row `r < m` of the `[m, n]` output, written by this worker only.
-        let dst = unsafe { std::slice::from_raw_parts_mut(mm.out.at(r * n), n) };
-        for (o, &a) in dst.iter_mut().zip(acc.iter()) {
-            *o = T::narrow(a);
+        // SAFETY: columns `t0..n` of row `r < m` of the output, this worker's row.
+        let dst = unsafe { std::slice::from_raw_parts_mut(mm.out.at(r * n + t0), n - t0) };
+        for (o, &s) in dst.iter_mut().zip(rest.iter()) {
+            *o = T::narrow(s);
         }
     }
     true
