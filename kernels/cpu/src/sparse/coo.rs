@@ -83,6 +83,11 @@ pub(super) unsafe fn sort(call: &PreparedCall<'_>) -> Result<()> {
     // SAFETY: the ComponentFn contract.
     let (idx, perm) = unsafe { (elems::<i64>(op, ind)?, elems_mut::<i64>(op, out)?) };
     let (sd, nnz) = (ind.shape[0], ind.shape[1]);
+    // Index columns that pack into 64 bits beside the entry number: a radix sort.
+    if let Some(p) = super::radix::sorted_perm(idx, sd, nnz) {
+        perm.copy_from_slice(&p);
+        return Ok(());
+    }
     for_each_chunk(nnz, GRAIN, {
         let base = Shared(perm.as_mut_ptr());
         move |range| {

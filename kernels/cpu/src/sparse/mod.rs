@@ -10,6 +10,7 @@
 
 mod coo;
 mod from_dense;
+mod radix;
 mod sort;
 mod spmm;
 
