@@ -253,3 +253,32 @@ fn large_parallel_product_matches() {
     let v = tensor(&random_dense(&mut rng, k, 1, 1.0), &[k], DType::F32);
     assert_close(&a.spmv(&v).unwrap(), &a, &v, "large spmv");
 }
+
+#[test]
+fn large_coalesce_matches_a_naive_sum() {
+    // Big enough for the parallel radix sort, segments and unique indices: 300k entries of
+    // a 500 × 700 matrix (many duplicates), against a dense sum in f64.
+    let (nnz, r, c) = (300_000, 500, 700);
+    let mut rng = Rng(3);
+    let rows: Vec<i64> = (0..nnz).map(|_| (rng.next() % r as u64) as i64).collect();
+    let cols: Vec<i64> = (0..nnz).map(|_| (rng.next() % c as u64) as i64).collect();
+    let vals: Vec<f64> = (0..nnz).map(|_| rng.value()).collect();
+    let (mut want, mut seen) = (vec![0.0; r * c], vec![false; r * c]);
+    for j in 0..nnz {
+        want[rows[j] as usize * c + cols[j] as usize] += vals[j];
+        seen[rows[j] as usize * c + cols[j] as usize] = true;
+    }
+    let idx = Tensor::from_vec([rows, cols].concat(), &[2, nnz]).unwrap();
+    let s = Tensor::sparse_coo(&idx, &Tensor::from_vec(vals, &[nnz]).unwrap(), &[r, c]).unwrap();
+    let k = s.coalesce().unwrap();
+    let ki = k.indices().unwrap().to_vec::<i64>().unwrap();
+    let n = k.nnz().unwrap();
+    let keys: Vec<i64> = (0..n).map(|j| ki[j] * c as i64 + ki[n + j]).collect();
+    assert!(keys.windows(2).all(|w| w[0] < w[1]), "sorted and unique");
+    let distinct: Vec<i64> = (0..r * c).filter(|&p| seen[p]).map(|p| p as i64).collect();
+    assert_eq!(keys, distinct, "one entry per distinct index");
+    assert_eq!(as_f64(&k.to_dense().unwrap()), want);
+    // spmm of it (through to_sparse_csr) as well
+    let b = tensor(&random_dense(&mut rng, c, 3, 1.0), &[c, 3], DType::F64);
+    assert_close(&s.spmm(&b).unwrap(), &s, &b, "coalesced spmm");
+}

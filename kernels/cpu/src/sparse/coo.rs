@@ -2,7 +2,7 @@
 //! segment sums) and the CSR row-pointer conversions.
 
 use super::{elems, elems_mut, input, output, Shared, SparseElem};
-use crate::parallel::for_each_chunk;
+use crate::parallel::{for_each_chunk, for_each_index};
 use std::cmp::Ordering;
 use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
 use tensor_core::registry::PreparedCall;
@@ -116,13 +116,38 @@ pub(super) unsafe fn segments(call: &PreparedCall<'_>) -> Result<()> {
     let (idx, perm, seg) = unsafe { (elems::<i64>(op, ind)?, elems::<i64>(op, per)?, elems_mut::<i64>(op, out)?) };
     let (sd, nnz) = (ind.shape[0], ind.shape[1]);
     check_perm(op, perm, nnz)?;
-    let mut s = 0i64;
-    for j in 0..nnz {
-        if j > 0 && cmp_columns(idx, sd, nnz, perm[j - 1] as usize, perm[j] as usize).is_ne() {
-            s += 1;
+    // In parallel: each chunk marks where a new index column starts (1, else 0) and counts
+    // them; then each chunk turns its marks into running counts from its offset.
+    let chunks = (rayon::current_num_threads() * 4).min(nnz / GRAIN).max(1);
+    let step = nnz.div_ceil(chunks);
+    let mut starts = vec![0i64; chunks];
+    let (base, counts) = (Shared(seg.as_mut_ptr()), Shared(starts.as_mut_ptr()));
+    for_each_index(chunks, &|c| {
+        let mut count = 0;
+        for j in (c * step).min(nnz)..((c + 1) * step).min(nnz) {
+            let new = j > 0 && cmp_columns(idx, sd, nnz, perm[j - 1] as usize, perm[j] as usize).is_ne();
+            count += new as i64;
+            // SAFETY: `j < nnz`, the output's length, in this chunk's range only.
+            unsafe { *base.at(j) = new as i64 };
         }
-        seg[j] = s;
+        // SAFETY: chunk `c < chunks` writes only its own count.
+        unsafe { *counts.at(c) = count };
+    });
+    let mut at = 0;
+    for s in starts.iter_mut() {
+        (*s, at) = (at, at + *s);
     }
+    let starts = &starts;
+    for_each_index(chunks, &|c| {
+        let mut s = starts[c];
+        for j in (c * step).min(nnz)..((c + 1) * step).min(nnz) {
+            // SAFETY: as above, `j` is in this chunk's range of the output.
+            unsafe {
+                s += *base.at(j);
+                *base.at(j) = s;
+            }
+        }
+    });
     Ok(())
 }
 
@@ -156,14 +181,20 @@ pub(super) unsafe fn unique_indices(call: &PreparedCall<'_>) -> Result<()> {
     let (sd, nnz, n) = (ind.shape[0], ind.shape[1], out.shape[1]);
     check_perm(op, perm, nnz)?;
     check_segments(op, seg, n)?;
-    for j in 0..nnz {
-        if j == 0 || seg[j] != seg[j - 1] {
-            let (k, src) = (seg[j] as usize, perm[j] as usize);
-            for d in 0..sd {
-                uniq[d * n + k] = idx[d * nnz + src];
+    let base = Shared(uniq.as_mut_ptr());
+    for_each_chunk(nnz, GRAIN, |range| {
+        for j in range {
+            if j == 0 || seg[j] != seg[j - 1] {
+                let (k, src) = (seg[j] as usize, perm[j] as usize);
+                for d in 0..sd {
+                    // SAFETY: `k < n` (the segments were checked to count up to n - 1),
+                    // so `d * n + k` is inside the `[sd, n]` output; entry `j` is the
+                    // first of segment `k`, the only one that writes its column.
+                    unsafe { *base.at(d * n + k) = idx[d * nnz + src] };
+                }
             }
         }
-    }
+    });
     Ok(())
 }
 
