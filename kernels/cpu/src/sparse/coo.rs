@@ -11,6 +11,25 @@ use tensor_core::{Error, Result};
 /// Elements per parallel chunk (as the map engine's split).
 const GRAIN: usize = 32 * 1024;
 
+/// How many sorted entries ahead the gathers through `perm` are prefetched (the
+/// permutation is random, so the hardware prefetchers cannot follow it; the loops would
+/// otherwise wait on one miss at a time).
+const AHEAD: usize = 16;
+
+/// Asks for the index column `perm[j]` of `idx` (`[sd, nnz]`) and, when `row > 0`, its
+/// values row (a hint: any address is allowed).
+#[inline(always)]
+fn prefetch_entry<T>(idx: &[i64], sd: usize, nnz: usize, perm: &[i64], j: usize, values: &[T], row: usize) {
+    if let Some(&p) = perm.get(j) {
+        for d in 0..sd {
+            crate::map::prefetch(idx.as_ptr().wrapping_add(d * nnz).wrapping_add(p as usize));
+        }
+        if row > 0 {
+            crate::map::prefetch(values.as_ptr().wrapping_add((p as usize).wrapping_mul(row)));
+        }
+    }
+}
+
 /// Row-major order of index columns `a` and `b` of `idx` (`[sd, nnz]`).
 fn cmp_columns(idx: &[i64], sd: usize, nnz: usize, a: usize, b: usize) -> Ordering {
     (0..sd).map(|d| idx[d * nnz + a].cmp(&idx[d * nnz + b])).find(|o| o.is_ne()).unwrap_or(Ordering::Equal)
@@ -125,6 +144,7 @@ pub(super) unsafe fn segments(call: &PreparedCall<'_>) -> Result<()> {
     for_each_index(chunks, &|c| {
         let mut count = 0;
         for j in (c * step).min(nnz)..((c + 1) * step).min(nnz) {
+            prefetch_entry::<i64>(idx, sd, nnz, perm, j + AHEAD, &[], 0);
             let new = j > 0 && cmp_columns(idx, sd, nnz, perm[j - 1] as usize, perm[j] as usize).is_ne();
             count += new as i64;
             // SAFETY: `j < nnz`, the output's length, in this chunk's range only.
@@ -184,6 +204,7 @@ pub(super) unsafe fn unique_indices(call: &PreparedCall<'_>) -> Result<()> {
     let base = Shared(uniq.as_mut_ptr());
     for_each_chunk(nnz, GRAIN, |range| {
         for j in range {
+            prefetch_entry::<i64>(idx, sd, nnz, perm, j + AHEAD, &[], 0);
             if j == 0 || seg[j] != seg[j - 1] {
                 let (k, src) = (seg[j] as usize, perm[j] as usize);
                 for d in 0..sd {
@@ -218,6 +239,7 @@ pub(super) unsafe fn segment_sum<T: SparseElem>(call: &PreparedCall<'_>) -> Resu
         let lo = seg.partition_point(|&s| (s as usize) < segs.start);
         let hi = seg.partition_point(|&s| (s as usize) < segs.end);
         for j in lo..hi {
+            prefetch_entry(&[], 0, 0, perm, j + AHEAD, values, row);
             let (k, src) = (seg[j] as usize, perm[j] as usize);
             // SAFETY: `k` is in this chunk's segments (`segs`, inside `0..n`: checked), so
             // its row is inside the output and written by this worker only.
