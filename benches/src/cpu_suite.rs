@@ -45,6 +45,16 @@ pub fn run(opts: &Options) -> BenchResult<Report> {
         eprintln!("  {key:<36} {:>7.2} GB/s  ratio {:.3}", t.gbps(case.bytes()), metric.ratio().unwrap_or(0.0));
         entries.push(Entry { key, metric });
     }
+    // The sparse cases (issue 34), held to the same run's STREAM read at the DRAM size
+    // (`to_dense`: to its own memset + scatter yardstick).
+    let read = sizes.all().last().and_then(|&b| stream.get(Pattern::Read, b)).map_or(0.0, |f| f.best_gbps());
+    for case in crate::sparse::cpu_set(opts.quick).into_iter().filter(|c| opts.selects(&c.key())) {
+        let key = case.key();
+        let (secs, limit, limit_gbps) = crate::sparse::measure_case(&case, &sampling(opts.quick, case.bytes()), read)?;
+        let metric = Metric::throughput(case.bytes(), secs, limit, limit_gbps);
+        eprintln!("  {key:<36} {:>7.2} ms  ratio {:.3}", secs * 1e3, metric.ratio().unwrap_or(0.0));
+        entries.push(Entry { key, metric });
+    }
     let latency_cases = LATENCY_ELEMS
         .iter()
         .map(|&n| (latency_key(n), n, false))

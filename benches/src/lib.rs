@@ -25,6 +25,7 @@ pub mod ours;
 pub mod par;
 pub mod report;
 pub mod shapes;
+pub mod sparse;
 pub mod stream;
 pub mod timing;
 

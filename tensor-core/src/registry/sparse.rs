@@ -160,3 +160,12 @@ sparse_spec!(
     /// outside its size is an `Err`.
     DENSE_GATHER, "sparse_dense_gather", 2, [], "a dense tensor's slices at the columns of a pattern"
 );
+sparse_spec!(
+    /// `spmm`/`spmv` (keyed `SparseCsr` × values dtype, float dtypes): inputs `crow_indices`
+    /// I64 `[m + 1]`, `col_indices` I64 `[nnz]`, `values` `[nnz]`, the dense operand
+    /// `[k, n]` (contiguous, of the values' dtype); output `[m, n]`, every element written:
+    /// `out[i, :] = Σ values[j] * dense[col[j], :]` over `j` in `crow[i]..crow[i + 1]`
+    /// (f16/bf16 accumulate in f32). The kernel checks `crow` (from 0, monotone, up to nnz)
+    /// and every column against `k`: a corrupt component is an `Err`, never a read outside.
+    CSR_SPMM, "sparse_csr_spmm", 4, [], "the CSR × dense product"
+);

@@ -34,6 +34,7 @@ mod csr;
 mod display;
 pub(crate) mod pattern;
 mod softmax;
+mod product;
 
 use crate::{Error, Layout, Result, Tensor};
 

@@ -2,7 +2,7 @@
 //! segment sums) and the CSR row-pointer conversions.
 
 use super::{elems, elems_mut, input, output, Shared, SparseElem};
-use crate::parallel::for_each_chunk;
+use crate::parallel::{for_each_chunk, for_each_index};
 use std::cmp::Ordering;
 use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
 use tensor_core::registry::PreparedCall;
@@ -10,6 +10,25 @@ use tensor_core::{Error, Result};
 
 /// Elements per parallel chunk (as the map engine's split).
 pub(super) const GRAIN: usize = 32 * 1024;
+
+/// How many sorted entries ahead the gathers through `perm` are prefetched (the
+/// permutation is random, so the hardware prefetchers cannot follow it; the loops would
+/// otherwise wait on one miss at a time).
+const AHEAD: usize = 16;
+
+/// Asks for the index column `perm[j]` of `idx` (`[sd, nnz]`) and, when `row > 0`, its
+/// values row (a hint: any address is allowed).
+#[inline(always)]
+fn prefetch_entry<T>(idx: &[i64], sd: usize, nnz: usize, perm: &[i64], j: usize, values: &[T], row: usize) {
+    if let Some(&p) = perm.get(j) {
+        for d in 0..sd {
+            crate::map::prefetch(idx.as_ptr().wrapping_add(d * nnz).wrapping_add(p as usize));
+        }
+        if row > 0 {
+            crate::map::prefetch(values.as_ptr().wrapping_add((p as usize).wrapping_mul(row)));
+        }
+    }
+}
 
 /// Row-major order of index columns `a` and `b` of `idx` (`[sd, nnz]`).
 fn cmp_columns(idx: &[i64], sd: usize, nnz: usize, a: usize, b: usize) -> Ordering {
@@ -55,6 +74,12 @@ pub(super) unsafe fn to_dense<T: SparseElem>(call: &PreparedCall<'_>) -> Result<
     let failed = AtomicBool::new(false);
     for_each_chunk(nnz, GRAIN.div_ceil(row.max(1)), |range| {
         for j in range {
+            // The writes land on random lines: ask for the line AHEAD entries on now.
+            if j + AHEAD < nnz {
+                if let Some(q) = position(j + AHEAD) {
+                    crate::map::prefetch(base.at(q * row));
+                }
+            }
             let Some(p) = position(j) else {
                 failed.store(true, AtomicOrdering::Relaxed);
                 return;
@@ -83,6 +108,11 @@ pub(super) unsafe fn sort(call: &PreparedCall<'_>) -> Result<()> {
     // SAFETY: the ComponentFn contract.
     let (idx, perm) = unsafe { (elems::<i64>(op, ind)?, elems_mut::<i64>(op, out)?) };
     let (sd, nnz) = (ind.shape[0], ind.shape[1]);
+    // Index columns that pack into 64 bits beside the entry number: a radix sort.
+    if let Some(p) = super::radix::sorted_perm(idx, sd, nnz) {
+        perm.copy_from_slice(&p);
+        return Ok(());
+    }
     for_each_chunk(nnz, GRAIN, {
         let base = Shared(perm.as_mut_ptr());
         move |range| {
@@ -111,13 +141,39 @@ pub(super) unsafe fn segments(call: &PreparedCall<'_>) -> Result<()> {
     let (idx, perm, seg) = unsafe { (elems::<i64>(op, ind)?, elems::<i64>(op, per)?, elems_mut::<i64>(op, out)?) };
     let (sd, nnz) = (ind.shape[0], ind.shape[1]);
     check_perm(op, perm, nnz)?;
-    let mut s = 0i64;
-    for j in 0..nnz {
-        if j > 0 && cmp_columns(idx, sd, nnz, perm[j - 1] as usize, perm[j] as usize).is_ne() {
-            s += 1;
+    // In parallel: each chunk marks where a new index column starts (1, else 0) and counts
+    // them; then each chunk turns its marks into running counts from its offset.
+    let chunks = (rayon::current_num_threads() * 4).min(nnz / GRAIN).max(1);
+    let step = nnz.div_ceil(chunks);
+    let mut starts = vec![0i64; chunks];
+    let (base, counts) = (Shared(seg.as_mut_ptr()), Shared(starts.as_mut_ptr()));
+    for_each_index(chunks, &|c| {
+        let mut count = 0;
+        for j in (c * step).min(nnz)..((c + 1) * step).min(nnz) {
+            prefetch_entry::<i64>(idx, sd, nnz, perm, j + AHEAD, &[], 0);
+            let new = j > 0 && cmp_columns(idx, sd, nnz, perm[j - 1] as usize, perm[j] as usize).is_ne();
+            count += new as i64;
+            // SAFETY: `j < nnz`, the output's length, in this chunk's range only.
+            unsafe { *base.at(j) = new as i64 };
         }
-        seg[j] = s;
+        // SAFETY: chunk `c < chunks` writes only its own count.
+        unsafe { *counts.at(c) = count };
+    });
+    let mut at = 0;
+    for s in starts.iter_mut() {
+        (*s, at) = (at, at + *s);
     }
+    let starts = &starts;
+    for_each_index(chunks, &|c| {
+        let mut s = starts[c];
+        for j in (c * step).min(nnz)..((c + 1) * step).min(nnz) {
+            // SAFETY: as above, `j` is in this chunk's range of the output.
+            unsafe {
+                s += *base.at(j);
+                *base.at(j) = s;
+            }
+        }
+    });
     Ok(())
 }
 
@@ -151,14 +207,21 @@ pub(super) unsafe fn unique_indices(call: &PreparedCall<'_>) -> Result<()> {
     let (sd, nnz, n) = (ind.shape[0], ind.shape[1], out.shape[1]);
     check_perm(op, perm, nnz)?;
     check_segments(op, seg, n)?;
-    for j in 0..nnz {
-        if j == 0 || seg[j] != seg[j - 1] {
-            let (k, src) = (seg[j] as usize, perm[j] as usize);
-            for d in 0..sd {
-                uniq[d * n + k] = idx[d * nnz + src];
+    let base = Shared(uniq.as_mut_ptr());
+    for_each_chunk(nnz, GRAIN, |range| {
+        for j in range {
+            prefetch_entry::<i64>(idx, sd, nnz, perm, j + AHEAD, &[], 0);
+            if j == 0 || seg[j] != seg[j - 1] {
+                let (k, src) = (seg[j] as usize, perm[j] as usize);
+                for d in 0..sd {
+                    // SAFETY: `k < n` (the segments were checked to count up to n - 1),
+                    // so `d * n + k` is inside the `[sd, n]` output; entry `j` is the
+                    // first of segment `k`, the only one that writes its column.
+                    unsafe { *base.at(d * n + k) = idx[d * nnz + src] };
+                }
             }
         }
-    }
+    });
     Ok(())
 }
 
@@ -182,6 +245,7 @@ pub(super) unsafe fn segment_sum<T: SparseElem>(call: &PreparedCall<'_>) -> Resu
         let lo = seg.partition_point(|&s| (s as usize) < segs.start);
         let hi = seg.partition_point(|&s| (s as usize) < segs.end);
         for j in lo..hi {
+            prefetch_entry(&[], 0, 0, perm, j + AHEAD, values, row);
             let (k, src) = (seg[j] as usize, perm[j] as usize);
             // SAFETY: `k` is in this chunk's segments (`segs`, inside `0..n`: checked), so
             // its row is inside the output and written by this worker only.

@@ -13,7 +13,9 @@ mod coo;
 mod from_dense;
 mod lookup;
 mod segment;
+mod radix;
 mod sort;
+mod spmm;
 
 use tensor_core::registry::sparse::{
     ComponentKernel, COO_LOOKUP, COO_SEGMENTS, COO_SEGMENT_SUM, COO_SORT, COO_TO_DENSE, COO_UNIQUE_INDICES,
@@ -176,4 +178,5 @@ row!(CROW_TO_ROWS, SparseCsr, I64, coo::crow_to_rows);
 #[inline(never)]
 pub(crate) fn ensure_linked() {
     std::hint::black_box(coo::sort as tensor_core::registry::sparse::ComponentFn);
+    std::hint::black_box(spmm::spmm::<f32> as tensor_core::registry::sparse::ComponentFn);
 }

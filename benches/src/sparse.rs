@@ -1,0 +1,241 @@
+//! The sparse cases (issue 34): `spmv`/`spmm` of a CSR matrix, `to_dense` of a COO matrix
+//! at 1 % and 10 % density beside a same-run memset + scatter yardstick, and `coalesce` of
+//! random COO entries with duplicates. Shared by `cpu-perf` and the criterion bench
+//! (`benches/sparse.rs`).
+//!
+//! The patterns come from [`splitmix64`] of the entry number, so `benches/python/
+//! sparse_peers.py` builds the very same matrices for scipy (same formulas, numpy's
+//! wrapping `uint64`):
+//! - CSR `[rows, rows]`, `per_row` entries per row: entry `j`'s column is
+//!   `splitmix64(j) % rows`, each row's columns sorted (duplicates kept); values in [-1, 1).
+//! - `to_dense`: an `[r, c]` f32 result (`dims2`), element `i` specified when
+//!   `splitmix64(i) % 1000 < permille` (sorted, unique: a coalesced COO tensor).
+//! - `coalesce`: `nnz` entries of a `[side, side]` COO tensor, row `splitmix64(j) % side`,
+//!   column `splitmix64(j + nnz) % side` (in that random order; with `nnz = side²` about
+//!   37 % of the entries are duplicates).
+
+use crate::error::BenchResult;
+use crate::ours::Call;
+use crate::par::split_mut;
+use crate::shapes::dims2;
+use crate::timing::{gbps, measure, measure_infallible, Sampling};
+use rayon::prelude::*;
+use std::hint::black_box;
+use tensor_kernels_cpu::parallel::{for_each_chunk, GRAIN};
+use tensor_ops::{DType, Tensor};
+
+/// The splitmix64 finaliser of `x` (the patterns' hash).
+pub fn splitmix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// A value in [-1, 1) from a hash (exact in f32).
+fn unit(h: u64) -> f32 {
+    (h >> 40) as f32 / (1u64 << 23) as f32 - 1.0
+}
+
+/// One sparse case.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SparseCase {
+    /// `a.spmv(&x)`: CSR `[rows, rows]` with `per_row` entries per row, f32.
+    Spmv { rows: usize, per_row: usize },
+    /// `a.spmm(&b)`: the same CSR times a dense `[rows, n]`.
+    Spmm { rows: usize, per_row: usize, n: usize },
+    /// `s.to_dense()` of a coalesced COO matrix filling `bytes` of f32 at `permille` ‰.
+    ToDense { bytes: u64, permille: u64 },
+    /// `s.coalesce()` of `nnz` random COO entries of a `[side, side]` f32 matrix.
+    Coalesce { nnz: usize, side: usize },
+}
+
+impl SparseCase {
+    /// Stable key, e.g. `spmv/f32/1048576x1048576/nnz16777216`.
+    pub fn key(&self) -> String {
+        match *self {
+            SparseCase::Spmv { rows, per_row } => format!("spmv/f32/{rows}x{rows}/nnz{}", rows * per_row),
+            SparseCase::Spmm { rows, per_row, n } => format!("spmm/f32/{rows}x{rows}x{n}/nnz{}", rows * per_row),
+            SparseCase::ToDense { bytes, permille } => {
+                let [r, c] = dims2(bytes as usize / 4);
+                format!("to_dense/f32/{r}x{c}/{}pct", permille as f64 / 10.0)
+            }
+            SparseCase::Coalesce { nnz, side } => format!("coalesce/f32/{side}x{side}/nnz{nnz}"),
+        }
+    }
+
+    /// Bytes each call must move at least (every component and operand read once, the
+    /// result written once; the vector/dense rows gathered once per entry).
+    pub fn bytes(&self) -> u64 {
+        let b = match *self {
+            SparseCase::Spmv { rows, per_row } => rows * per_row * (4 + 8 + 4) + rows * (8 + 4),
+            SparseCase::Spmm { rows, per_row, n } => rows * per_row * (4 + 8 + 4 * n) + rows * (8 + 4 * n),
+            SparseCase::ToDense { bytes, permille } => {
+                bytes as usize + (bytes as usize / 4) * permille as usize / 1000 * (16 + 4)
+            }
+            SparseCase::Coalesce { nnz, .. } => nnz * (16 + 4) * 2,
+        };
+        b as u64
+    }
+}
+
+/// The `cpu-perf` set (the issue's sizes: 2^24 entries, a 256 MiB result), or a quick one.
+pub fn cpu_set(quick: bool) -> Vec<SparseCase> {
+    let s = if quick { 4 } else { 0 };
+    vec![
+        SparseCase::Spmv { rows: 1 << (20 - s), per_row: 16 },
+        SparseCase::Spmm { rows: 1 << (18 - s), per_row: 16, n: 16 },
+        SparseCase::Spmm { rows: 1 << (18 - s), per_row: 16, n: 64 },
+        SparseCase::ToDense { bytes: 256 << (20 - s), permille: 10 },
+        SparseCase::ToDense { bytes: 256 << (20 - s), permille: 100 },
+        SparseCase::Coalesce { nnz: 1 << (24 - s), side: 1 << (12 - s / 2) },
+    ]
+}
+
+/// The CSR matrix of a spmv/spmm case.
+pub fn csr(rows: usize, per_row: usize) -> BenchResult<Tensor> {
+    let nnz = rows * per_row;
+    let mut col: Vec<i64> = (0..nnz).into_par_iter().map(|j| (splitmix64(j as u64) % rows as u64) as i64).collect();
+    col.par_chunks_mut(per_row.max(1)).for_each(|r| r.sort_unstable());
+    let values: Vec<f32> = (0..nnz).into_par_iter().map(|j| unit(splitmix64((j + nnz) as u64))).collect();
+    let crow: Vec<i64> = (0..=rows).map(|r| (r * per_row) as i64).collect();
+    Ok(Tensor::sparse_csr(
+        &Tensor::from_vec(crow, &[rows + 1])?,
+        &Tensor::from_vec(col, &[nnz])?,
+        &Tensor::from_vec(values, &[nnz])?,
+        &[rows, rows],
+    )?)
+}
+
+/// The sorted element numbers of a `to_dense` case's specified elements.
+fn dense_positions(total: usize, permille: u64) -> Vec<usize> {
+    (0..total).into_par_iter().filter(|&i| splitmix64(i as u64) % 1000 < permille).collect()
+}
+
+/// The COO components (`rows`, `cols`, `values`) of a `to_dense` or `coalesce` case.
+fn coo_parts(case: &SparseCase) -> (Vec<i64>, Vec<i64>, Vec<f32>, [usize; 2]) {
+    match *case {
+        SparseCase::ToDense { bytes, permille } => {
+            let [r, c] = dims2(bytes as usize / 4);
+            let pos = dense_positions(r * c, permille);
+            let rows = pos.par_iter().map(|&p| (p / c) as i64).collect();
+            let cols = pos.par_iter().map(|&p| (p % c) as i64).collect();
+            let values = pos.par_iter().map(|&p| unit(splitmix64(!(p as u64)))).collect();
+            (rows, cols, values, [r, c])
+        }
+        SparseCase::Coalesce { nnz, side } => {
+            let h = |j: usize| (splitmix64(j as u64) % side as u64) as i64;
+            let rows = (0..nnz).into_par_iter().map(h).collect();
+            let cols = (0..nnz).into_par_iter().map(|j| h(j + nnz)).collect();
+            let values = (0..nnz).into_par_iter().map(|j| unit(splitmix64((2 * nnz + j) as u64))).collect();
+            (rows, cols, values, [side, side])
+        }
+        _ => (Vec::new(), Vec::new(), Vec::new(), [0, 0]),
+    }
+}
+
+/// A COO tensor from [`coo_parts`].
+fn coo(rows: &[i64], cols: &[i64], values: Vec<f32>, shape: [usize; 2]) -> BenchResult<Tensor> {
+    let nnz = rows.len();
+    let mut idx = Vec::with_capacity(2 * nnz);
+    idx.extend_from_slice(rows);
+    idx.extend_from_slice(cols);
+    Ok(Tensor::sparse_coo(&Tensor::from_vec(idx, &[2, nnz])?, &Tensor::from_vec(values, &[nnz])?, &shape)?)
+}
+
+/// Prepares `case`: the call through tensor-ops.
+pub fn prepare(case: &SparseCase) -> BenchResult<Call> {
+    Ok(match *case {
+        SparseCase::Spmv { rows, per_row } => {
+            let (a, x) = (csr(rows, per_row)?, crate::ours::input(DType::F32, &[rows])?);
+            Box::new(move || {
+                black_box(a.spmv(&x)?);
+                Ok(())
+            })
+        }
+        SparseCase::Spmm { rows, per_row, n } => {
+            let (a, b) = (csr(rows, per_row)?, crate::ours::input(DType::F32, &[rows, n])?);
+            Box::new(move || {
+                black_box(a.spmm(&b)?);
+                Ok(())
+            })
+        }
+        SparseCase::ToDense { .. } | SparseCase::Coalesce { .. } => {
+            let (rows, cols, values, shape) = coo_parts(case);
+            let s = coo(&rows, &cols, values, shape)?;
+            let densify = matches!(case, SparseCase::ToDense { .. });
+            Box::new(move || {
+                black_box(if densify { s.to_dense()? } else { s.coalesce()? });
+                Ok(())
+            })
+        }
+    })
+}
+
+/// The same-run yardstick of a `to_dense` case: a zeroed output (parallel memset of a
+/// buffer allocated once) and the scatter's writes, reading the same row and column
+/// components; seconds per call (median). `None` for other cases.
+pub fn yardstick(case: &SparseCase, cfg: &Sampling) -> Option<f64> {
+    let SparseCase::ToDense { .. } = case else { return None };
+    let (rows, cols, values, [r, c]) = coo_parts(case);
+    let mut out = vec![1f32; r * c];
+    let nnz = rows.len();
+    let t = measure_infallible(cfg, || {
+        split_mut(&mut out, |_, d| d.fill(0.0));
+        let base = SyncOut(out.as_mut_ptr());
+        for_each_chunk(nnz, GRAIN, |range| {
+            for j in range {
+                let p = rows[j] as usize * c + cols[j] as usize;
+                if p < r * c {
+                    // SAFETY: `p` is in bounds (checked) and the positions are unique, so
+                    // no two workers write one element.
+                    unsafe { *base.at(p) = values[j] };
+                }
+            }
+        });
+        black_box(&out);
+    });
+    Some(t.secs())
+}
+
+/// The output pointer shared by the yardstick's workers (disjoint elements).
+#[derive(Clone, Copy)]
+struct SyncOut(*mut f32);
+// SAFETY: workers write disjoint elements (unique positions) while the buffer lives.
+unsafe impl Sync for SyncOut {}
+impl SyncOut {
+    fn at(self, i: usize) -> *mut f32 {
+        self.0.wrapping_add(i)
+    }
+}
+
+/// Measures `case` (and its yardstick): `(ours_secs, limit label, limit GB/s)`, the limit
+/// being the yardstick for `to_dense` and `read_gbps` (the same run's STREAM read)
+/// otherwise.
+pub fn measure_case(case: &SparseCase, cfg: &Sampling, read_gbps: f64) -> BenchResult<(f64, String, f64)> {
+    let mut call = prepare(case)?;
+    let t = measure(cfg, &mut call)?;
+    drop(call);
+    Ok(match yardstick(case, cfg) {
+        Some(y) => (t.secs(), "memset+scatter".into(), gbps(case.bytes(), y)),
+        None => (t.secs(), "stream read".into(), read_gbps),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn patterns_are_the_documented_ones() {
+        // Python's sparse_peers.py checks the same figures.
+        assert_eq!(splitmix64(0), 0xe220_a839_7b1d_cdaf);
+        let a = csr(64, 4).unwrap();
+        assert_eq!(a.nnz().unwrap(), 256);
+        let case = SparseCase::Coalesce { nnz: 1 << 10, side: 1 << 5 };
+        let c = prepare(&case).map(|_| ()).is_ok();
+        assert!(c);
+        assert_eq!(SparseCase::ToDense { bytes: 256 << 20, permille: 10 }.key(), "to_dense/f32/8192x8192/1pct");
+        assert!(cpu_set(true).iter().all(|c| prepare(c).is_ok()));
+    }
+}
