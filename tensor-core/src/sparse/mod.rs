@@ -33,8 +33,8 @@ mod convert;
 mod csr;
 mod display;
 pub(crate) mod pattern;
-mod softmax;
 mod product;
+mod softmax;
 
 use crate::{Error, Layout, Result, Tensor};
 

@@ -22,10 +22,11 @@ fn csr_operand(op: &'static str, s: &Tensor) -> Result<(Tensor, Tensor, Tensor, 
     let csr = match s.layout() {
         Layout::SparseCsr => s.clone(),
         Layout::SparseCoo if s.sparse_dim()? == 2 => s.to_sparse_csr()?,
-        layout => return Err(Error::Layout {
-            op,
-            layout,
-            msg: format!(
+        layout => {
+            return Err(Error::Layout {
+                op,
+                layout,
+                msg: format!(
                 "the first operand must be a sparse CSR (or COO with 2 sparse dims) matrix [m, k], got a {} tensor \
                      of shape {:?}{}",
                 layout.name(),
@@ -36,7 +37,8 @@ fn csr_operand(op: &'static str, s: &Tensor) -> Result<(Tensor, Tensor, Tensor, 
                     ""
                 }
             ),
-        }),
+            })
+        }
     };
     if csr.ndim() != 2 {
         return Err(Error::shape(

@@ -12,8 +12,8 @@
 mod coo;
 mod from_dense;
 mod lookup;
-mod segment;
 mod radix;
+mod segment;
 mod sort;
 mod spmm;
 
