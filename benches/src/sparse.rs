@@ -48,6 +48,9 @@ pub enum SparseCase {
     ToDense { bytes: u64, permille: u64 },
     /// `s.coalesce()` of `nnz` random COO entries of a `[side, side]` f32 matrix.
     Coalesce { nnz: usize, side: usize },
+    /// `relu(&s)` of a coalesced COO matrix with `nnz` entries (a zero-preserving map over
+    /// the stored values), against the dense map engine's `relu` of a `[nnz]` tensor.
+    Map { nnz: usize },
 }
 
 impl SparseCase {
@@ -61,6 +64,7 @@ impl SparseCase {
                 format!("to_dense/f32/{r}x{c}/{}pct", permille as f64 / 10.0)
             }
             SparseCase::Coalesce { nnz, side } => format!("coalesce/f32/{side}x{side}/nnz{nnz}"),
+            SparseCase::Map { nnz } => format!("sparse_relu/f32/nnz{nnz}"),
         }
     }
 
@@ -74,6 +78,7 @@ impl SparseCase {
                 bytes as usize + (bytes as usize / 4) * permille as usize / 1000 * (16 + 4)
             }
             SparseCase::Coalesce { nnz, .. } => nnz * (16 + 4) * 2,
+            SparseCase::Map { nnz } => nnz * 4 * 2,
         };
         b as u64
     }
@@ -89,6 +94,7 @@ pub fn cpu_set(quick: bool) -> Vec<SparseCase> {
         SparseCase::ToDense { bytes: 256 << (20 - s), permille: 10 },
         SparseCase::ToDense { bytes: 256 << (20 - s), permille: 100 },
         SparseCase::Coalesce { nnz: 1 << (24 - s), side: 1 << (12 - s / 2) },
+        SparseCase::Map { nnz: 1 << (24 - s) },
     ]
 }
 
@@ -130,6 +136,13 @@ fn coo_parts(case: &SparseCase) -> (Vec<i64>, Vec<i64>, Vec<f32>, [usize; 2]) {
             let values = (0..nnz).into_par_iter().map(|j| unit(splitmix64((2 * nnz + j) as u64))).collect();
             (rows, cols, values, [side, side])
         }
+        SparseCase::Map { nnz } => {
+            // One entry per row of a [nnz, 4] matrix: sorted, unique (coalesced).
+            let rows = (0..nnz as i64).collect();
+            let cols = (0..nnz).into_par_iter().map(|j| (splitmix64(j as u64) % 4) as i64).collect();
+            let values = (0..nnz).into_par_iter().map(|j| unit(splitmix64((nnz + j) as u64)) - 0.5).collect();
+            (rows, cols, values, [nnz, 4])
+        }
         _ => (Vec::new(), Vec::new(), Vec::new(), [0, 0]),
     }
 }
@@ -160,6 +173,14 @@ pub fn prepare(case: &SparseCase) -> BenchResult<Call> {
                 Ok(())
             })
         }
+        SparseCase::Map { .. } => {
+            let (rows, cols, values, shape) = coo_parts(case);
+            let s = coo(&rows, &cols, values, shape)?;
+            Box::new(move || {
+                black_box(tensor_ops::relu(&s)?);
+                Ok(())
+            })
+        }
         SparseCase::ToDense { .. } | SparseCase::Coalesce { .. } => {
             let (rows, cols, values, shape) = coo_parts(case);
             let s = coo(&rows, &cols, values, shape)?;
@@ -174,8 +195,18 @@ pub fn prepare(case: &SparseCase) -> BenchResult<Call> {
 
 /// The same-run yardstick of a `to_dense` case: a zeroed output (parallel memset of a
 /// buffer allocated once) and the scatter's writes, reading the same row and column
-/// components; seconds per call (median). `None` for other cases.
+/// components; of a sparse map: the dense map engine over a tensor of the same values.
+/// Seconds per call (median). `None` for other cases.
 pub fn yardstick(case: &SparseCase, cfg: &Sampling) -> Option<f64> {
+    if let SparseCase::Map { nnz } = *case {
+        // The dense map engine over the same values: relu of a [nnz] f32 tensor.
+        let (_, _, values, _) = coo_parts(case);
+        let dense = Tensor::from_vec(values, &[nnz]).ok()?;
+        let t = measure_infallible(cfg, || {
+            black_box(tensor_ops::relu(&dense).expect("relu of a dense f32 tensor"));
+        });
+        return Some(t.secs());
+    }
     let SparseCase::ToDense { .. } = case else { return None };
     let (rows, cols, values, [r, c]) = coo_parts(case);
     let mut out = vec![1f32; r * c];
@@ -217,6 +248,7 @@ pub fn measure_case(case: &SparseCase, cfg: &Sampling, read_gbps: f64) -> BenchR
     let t = measure(cfg, &mut call)?;
     drop(call);
     Ok(match yardstick(case, cfg) {
+        Some(y) if matches!(case, SparseCase::Map { .. }) => (t.secs(), "dense map".into(), gbps(case.bytes(), y)),
         Some(y) => (t.secs(), "memset+scatter".into(), gbps(case.bytes(), y)),
         None => (t.secs(), "stream read".into(), read_gbps),
     })
@@ -237,5 +269,12 @@ mod tests {
         assert!(c);
         assert_eq!(SparseCase::ToDense { bytes: 256 << 20, permille: 10 }.key(), "to_dense/f32/8192x8192/1pct");
         assert!(cpu_set(true).iter().all(|c| prepare(c).is_ok()));
+        // the sparse map case runs and matches the dense relu of its values
+        let case = SparseCase::Map { nnz: 1 << 10 };
+        let (rows, cols, values, shape) = coo_parts(&case);
+        let s = coo(&rows, &cols, values.clone(), shape).unwrap();
+        assert!(s.is_coalesced().unwrap());
+        let want: Vec<f32> = values.iter().map(|v| v.max(0.0)).collect();
+        assert_eq!(tensor_ops::relu(&s).unwrap().values().unwrap().to_vec::<f32>().unwrap(), want);
     }
 }
