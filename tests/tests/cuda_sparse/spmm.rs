@@ -142,14 +142,14 @@ fn corrupt_csr_components_are_the_cpu_errors() {
     };
     let kind = |r: &Result<()>| r.as_ref().map_err(std::mem::discriminant).map(|_| ());
     let corrupt: [(Vec<i64>, Vec<i64>); 9] = [
-        (vec![0, 1], vec![3]),          // a column equal to k
-        (vec![0, 1], vec![-1]),         // a negative column
-        (vec![0, 1], vec![i64::MAX]),   // a huge one
-        (vec![1, 1], vec![0]),          // crow not from 0
-        (vec![0, 0], vec![0]),          // not ending at nnz
-        (vec![0, 1, 0, 1], vec![0]),    // falling
-        (vec![0, -5, 1], vec![0]),      // negative
-        (vec![0, 9, 1], vec![0]),       // past nnz in the middle
+        (vec![0, 1], vec![3]),             // a column equal to k
+        (vec![0, 1], vec![-1]),            // a negative column
+        (vec![0, 1], vec![i64::MAX]),      // a huge one
+        (vec![1, 1], vec![0]),             // crow not from 0
+        (vec![0, 0], vec![0]),             // not ending at nnz
+        (vec![0, 1, 0, 1], vec![0]),       // falling
+        (vec![0, -5, 1], vec![0]),         // negative
+        (vec![0, 9, 1], vec![0]),          // past nnz in the middle
         (vec![0, 2, 1, 3], vec![0, 1, 7]), // falling and a bad column
     ];
     for dtype in FLOATS {

@@ -43,9 +43,9 @@ pub use exec::{DeviceExec, Exec, Scratch};
 pub use kernels::SparseKernel;
 
 use tensor_core::registry::sparse::{
-    ComponentKernel, COO_LOOKUP, CSR_SPMM, COO_SEGMENTS, COO_SEGMENT_SUM, COO_SORT, COO_TO_DENSE, COO_UNIQUE_INDICES,
-    CROW_TO_ROWS, DENSE_COUNT, DENSE_GATHER, DENSE_INDICES, DENSE_VALUES, GATHER_ROWS, ROWS_TO_CROW, SEGMENT_EXTREME,
-    SEGMENT_SOFTMAX,
+    ComponentKernel, COO_LOOKUP, COO_SEGMENTS, COO_SEGMENT_SUM, COO_SORT, COO_TO_DENSE, COO_UNIQUE_INDICES,
+    CROW_TO_ROWS, CSR_SPMM, DENSE_COUNT, DENSE_GATHER, DENSE_INDICES, DENSE_VALUES, GATHER_ROWS, ROWS_TO_CROW,
+    SEGMENT_EXTREME, SEGMENT_SOFTMAX,
 };
 use tensor_core::registry::{KernelRow, OpSpec, PreparedCall, RawTensor};
 use tensor_core::{DType, DeviceKind, Error, Layout, Result, Scalar};
