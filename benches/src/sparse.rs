@@ -22,7 +22,7 @@ use crate::timing::{gbps, measure, measure_infallible, Sampling};
 use rayon::prelude::*;
 use std::hint::black_box;
 use tensor_kernels_cpu::parallel::{for_each_chunk, GRAIN};
-use tensor_ops::{DType, Tensor};
+use tensor_ops::{DType, Device, Tensor};
 
 /// The splitmix64 finaliser of `x` (the patterns' hash).
 pub fn splitmix64(x: u64) -> u64 {
@@ -156,11 +156,22 @@ fn coo(rows: &[i64], cols: &[i64], values: Vec<f32>, shape: [usize; 2]) -> Bench
     Ok(Tensor::sparse_coo(&Tensor::from_vec(idx, &[2, nnz])?, &Tensor::from_vec(values, &[nnz])?, &shape)?)
 }
 
+/// The `cuda-perf` set: the spmv/spmm cases of [`cpu_set`] (2^24 entries; quick: 2^20).
+pub fn cuda_set(quick: bool) -> Vec<SparseCase> {
+    cpu_set(quick).into_iter().filter(|c| matches!(c, SparseCase::Spmv { .. } | SparseCase::Spmm { .. })).collect()
+}
+
 /// Prepares `case`: the call through tensor-ops.
 pub fn prepare(case: &SparseCase) -> BenchResult<Call> {
+    prepare_on(case, Device::Cpu)
+}
+
+/// Prepares `case` with its operands on `device` (built on the CPU, then moved).
+pub fn prepare_on(case: &SparseCase, device: Device) -> BenchResult<Call> {
     Ok(match *case {
         SparseCase::Spmv { rows, per_row } => {
             let (a, x) = (csr(rows, per_row)?, crate::ours::input(DType::F32, &[rows])?);
+            let (a, x) = (a.to_device(device)?, x.to_device(device)?);
             Box::new(move || {
                 black_box(a.spmv(&x)?);
                 Ok(())
@@ -168,6 +179,7 @@ pub fn prepare(case: &SparseCase) -> BenchResult<Call> {
         }
         SparseCase::Spmm { rows, per_row, n } => {
             let (a, b) = (csr(rows, per_row)?, crate::ours::input(DType::F32, &[rows, n])?);
+            let (a, b) = (a.to_device(device)?, b.to_device(device)?);
             Box::new(move || {
                 black_box(a.spmm(&b)?);
                 Ok(())
@@ -183,7 +195,7 @@ pub fn prepare(case: &SparseCase) -> BenchResult<Call> {
         }
         SparseCase::ToDense { .. } | SparseCase::Coalesce { .. } => {
             let (rows, cols, values, shape) = coo_parts(case);
-            let s = coo(&rows, &cols, values, shape)?;
+            let s = coo(&rows, &cols, values, shape)?.to_device(device)?;
             let densify = matches!(case, SparseCase::ToDense { .. });
             Box::new(move || {
                 black_box(if densify { s.to_dense()? } else { s.coalesce()? });

@@ -51,6 +51,8 @@ fn cuda_perf_runs_end_to_end_on_the_standin() {
         "fused_relu_mul_add",
         "fused_sq_diff_sum",
         "silu",
+        "spmv/f32",
+        "spmm/f32",
     ] {
         assert!(stdout.contains(key), "the table has no {key} row");
     }

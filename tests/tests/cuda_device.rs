@@ -16,6 +16,8 @@ mod common;
 mod cuda_rows;
 #[path = "cuda_device/sparse.rs"]
 mod sparse;
+#[path = "cuda_device/sparse_mm.rs"]
+mod sparse_mm;
 #[path = "cuda_device/sparse_ops.rs"]
 mod sparse_ops;
 mod standin;
@@ -30,6 +32,7 @@ use common::{assert_close, gen_values, input, make, params_for, poison, values, 
 use cuda_rows::{close, cpu_result, order_free, reduce_rows, scale_of, Case, SHAPES};
 use proptest::strategy::{Strategy, ValueTree};
 use sparse::*;
+use sparse_mm::*;
 use sparse_ops::*;
 use standin::{control, Test};
 use standin_checks::*;
@@ -72,6 +75,8 @@ fn main() -> ExitCode {
         sparse_amax_amin_match_the_cpu;
         sparse_softmax_matches_the_cpu;
         batched_csr_ops_match_the_cpu;
+        sparse_products_match_the_cpu;
+        sparse_products_refuse_what_the_cpu_refuses;
         fused_chains_equal_the_eager_device_chain_bit_for_bit;
         fused_chains_with_numbers_equal_the_eager_device_chain;
         allocator_round_trip;

@@ -7,7 +7,8 @@
 //! bit, and the structure (the sort's order, unique columns, nonzero positions, row
 //! pointers) equals naive references. Bad indices are `Err`s, with nothing written out of
 //! bounds. The ops' steps (lookups, gathers, segment max/min and softmax) are in
-//! `cuda_sparse/ops.rs`. `cuda_device.rs` runs the same rows end to end on `Device::Cuda`.
+//! `cuda_sparse/ops.rs`, the CSR × dense product (spmm/spmv) in `cuda_sparse/spmm.rs`.
+//! `cuda_device.rs` runs the same rows end to end on `Device::Cuda`.
 
 #[path = "cuda_sparse/cases.rs"]
 mod cases;
@@ -15,6 +16,8 @@ mod common;
 #[path = "cuda_sparse/ops.rs"]
 mod ops;
 mod shim;
+#[path = "cuda_sparse/spmm.rs"]
+mod spmm;
 
 use std::path::PathBuf;
 

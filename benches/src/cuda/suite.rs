@@ -106,6 +106,8 @@ pub fn run(opts: &Options) -> BenchResult<Option<Report>> {
     let max = sizes.iter().copied().max().unwrap_or(0);
     let (src, mut dst) = gpu.memcpy_buffers(max)?;
     let mut entries = Vec::new();
+    // the memcpy bandwidth at the largest size: the sparse cases' yardstick
+    let mut largest_limit = 0.0;
     for &bytes in &sizes {
         let memcpy_s = {
             let g = &mut gpu;
@@ -117,6 +119,7 @@ pub fn run(opts: &Options) -> BenchResult<Option<Report>> {
             median(&t).unwrap_or(0.0)
         };
         let limit = crate::timing::gbps(2 * bytes, memcpy_s);
+        largest_limit = limit;
         let memcpy_key = format!("memcpy_d2d/u8/{bytes}");
         if opts.selects(&memcpy_key) {
             entries
@@ -135,6 +138,20 @@ pub fn run(opts: &Options) -> BenchResult<Option<Report>> {
             );
             entries.push(Entry { key, metric });
         }
+    }
+    // spmv/spmm of a CSR matrix with 2^24 entries (quick and stand-in: 2^20), f32
+    for case in crate::sparse::cuda_set(opts.quick).into_iter().filter(|c| opts.selects(&c.key())) {
+        let key = case.key();
+        let mut call = crate::sparse::prepare_on(&case, DEVICE)?;
+        let s = time_median(&mut gpu, opts.quick, &mut call)?;
+        drop(call);
+        let metric = Metric::throughput(case.bytes(), s, "memcpy d2d", largest_limit);
+        eprintln!(
+            "  {key:<40} {:>8.1} GB/s  ratio {:.3}",
+            crate::timing::gbps(case.bytes(), s),
+            metric.ratio().unwrap_or(0.0)
+        );
+        entries.push(Entry { key, metric });
     }
     let name = gpu.name().to_string();
     let report = Report {

@@ -1,14 +1,15 @@
 // tensor-ops CUDA kernels of the sparse layouts' steps behind the ops on sparse tensors
-// (tensor_core::registry::sparse documents each step; kernels/cuda/src/sparse/gather.rs and
-// segment.rs plan and launch them): where index columns sit in a coalesced pattern, rows
-// gathered by position or by index column (binary maps), each segment's max/min (amax/amin)
-// and softmax. Built on sparse.cuh (its grid-stride loop and segment starts). Every kernel
-// takes a `tops_sparse_args`; an index, position or permutation entry read from the data is
-// checked before anything is addressed through it: a bad one sets the error flag `*err`
-// (read back by the host, an `Err`) and writes nothing there. Results follow the CPU rows
-// (kernels/cpu/src/sparse/lookup.rs, segment.rs) exactly: the same comparisons, NaN rules and
-// f64 arithmetic in the same order. Compiled by NVRTC, and by the host C++ compiler under
-// kernels/cuda-testing/include/shim.h in tests.
+// (tensor_core::registry::sparse documents each step; kernels/cuda/src/sparse/gather.rs,
+// segment.rs and spmm.rs plan and launch them): where index columns sit in a coalesced
+// pattern, rows gathered by position or by index column (binary maps), each segment's
+// max/min (amax/amin), softmax, and the CSR × dense product (spmm/spmv). Built on
+// sparse.cuh (its grid-stride loop and segment starts). Every kernel takes a
+// `tops_sparse_args`; an index, position or permutation entry read from the data is checked
+// before anything is addressed through it: a bad one sets the error flag `*err` (read back
+// by the host, an `Err`) and writes nothing there. Results follow the CPU rows
+// (kernels/cpu/src/sparse/lookup.rs, segment.rs, spmm.rs) exactly: the same comparisons, NaN
+// rules and arithmetic in the same order. Compiled by NVRTC, and by the host C++ compiler
+// under kernels/cuda-testing/include/shim.h in tests.
 #pragma once
 
 /// Row-major order of column `t` of `table` (`[sd, m]`) against column `q` of `qry`
@@ -233,5 +234,58 @@ template <class T> TOPS_D void tops_sp_segment_softmax(const tops_sparse_args& a
             const double r = log_out ? shifted - lse : exp(shifted) / total;
             out[perm[k] * row + e] = tops_sp_store_f64<T>(r);
         }
+    }
+}
+
+/// The type a sparse product sums in: f32 for f16/bf16, the dtype itself for f32/f64.
+template <class T> struct tops_sp_acc { typedef T type; };
+template <> struct tops_sp_acc<__half> { typedef float type; };
+template <> struct tops_sp_acc<__nv_bfloat16> { typedef float type; };
+
+/// sparse_csr_spmm (spmm/spmv): out [m, n] = CSR [m, k] × dense [k, n], a thread per output
+/// element; consecutive threads take consecutive columns of a row, so a warp's reads of a
+/// dense row are coalesced and its reads of the row's entries are broadcasts (spmv, n = 1: a
+/// thread per row). Each element is summed from zero over its row's entries in entry order,
+/// each product and each sum rounded on its own (no FMA: NVRTC compiles with --fmad=false, the
+/// shim with -ffp-contract=off), f16/bf16 in f32 rounded once at the store: the CPU row's
+/// arithmetic (kernels/cpu/src/sparse/spmm.rs), bit for bit. Thread 0 checks that crow runs
+/// from 0 to nnz (`err[1]`); a row pointer below 0, falling or past nnz, or a column outside
+/// 0..k sets `err[0]` before anything is read through it, and the element is not written.
+/// ptr: out [m, n], crow [m + 1], col [nnz], values [nnz], dense [k, n], err [2].
+/// n = max(m * n, 1) (one item to check crow's ends on an empty product); p: m, n, k, nnz.
+template <class T> TOPS_D void tops_sp_csr_spmm(const tops_sparse_args& a) {
+    typedef typename tops_sp_acc<T>::type A;
+    T* out = (T*)a.ptr[0];
+    const long long* crow = (const long long*)a.ptr[1];
+    const long long* col = (const long long*)a.ptr[2];
+    const T* vals = (const T*)a.ptr[3];
+    const T* dense = (const T*)a.ptr[4];
+    long long* err = (long long*)a.ptr[5];
+    const long long m = a.p[0], n = a.p[1], k = a.p[2], nnz = a.p[3];
+    TOPS_SP_GRID_STRIDE(t, a.n) {
+        if (t == 0 && (crow[0] != 0 || crow[m] != nnz)) err[1] = 1;
+        if (t >= m * n) continue; // the one item of an empty product
+        const long long r = t / n, c = t - r * n;
+        const long long lo = crow[r], hi = crow[r + 1];
+        if (lo < 0 || lo > hi || hi > nnz) {
+            err[0] = 1;
+            continue;
+        }
+        A s = tops_cast<A>(0.0);
+        bool ok = true;
+        for (long long j = lo; j < hi; ++j) {
+            const long long q = col[j];
+            if (q < 0 || q >= k) {
+                ok = false;
+                break;
+            }
+            const A prod = tops_cast<A>(vals[j]) * tops_cast<A>(dense[q * n + c]);
+            s = s + prod;
+        }
+        if (!ok) {
+            err[0] = 1;
+            continue;
+        }
+        out[t] = tops_cast<T>(s);
     }
 }

@@ -94,7 +94,7 @@ pub fn sparse_conversions_match_the_cpu_for_every_dtype() {
 }
 
 /// Runs step `spec` of the device's rows directly (no constructor in front).
-fn step(spec: &'static OpSpec, out: &Tensor, inputs: &[&Tensor], params: &[Scalar]) -> tensor_core::Result<()> {
+pub fn step(spec: &'static OpSpec, out: &Tensor, inputs: &[&Tensor], params: &[Scalar]) -> tensor_core::Result<()> {
     let mut wants: Vec<_> = inputs.iter().map(|t| (t.storage(), Access::Read)).collect();
     wants.push((out.storage(), Access::Write));
     let locks = lock_many(&wants).unwrap();

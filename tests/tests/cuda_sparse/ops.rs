@@ -11,7 +11,7 @@ use tensor_core::registry::{CallExtra, PreparedCall};
 use tensor_core::Device;
 
 /// Runs step `spec`'s CPU row (keyed by `out`'s dtype) on CPU tensors.
-fn cpu_step(spec: &'static OpSpec, out: &Tensor, inputs: &[&Tensor], params: &[Scalar]) -> Result<()> {
+pub(super) fn cpu_step(spec: &'static OpSpec, out: &Tensor, inputs: &[&Tensor], params: &[Scalar]) -> Result<()> {
     let row = inventory::iter::<KernelRow>
         .into_iter()
         .find(|r| std::ptr::eq(r.op, spec) && r.device == DeviceKind::Cpu && r.dtype == out.dtype())

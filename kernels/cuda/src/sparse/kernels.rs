@@ -12,7 +12,7 @@ use crate::ctype::CType;
 pub const SPARSE_HEADER: &str = include_str!("../../include/sparse.cuh");
 /// The sort's and scans' kernels (`kernels/cuda/include/sparse_sort.cuh`).
 pub const SORT_HEADER: &str = include_str!("../../include/sparse_sort.cuh");
-/// The ops' kernels: lookups, gathers, segment max/min and softmax
+/// The ops' kernels: lookups, gathers, segment max/min, softmax and the CSR × dense product
 /// (`kernels/cuda/include/sparse_ops.cuh`, after [`SPARSE_HEADER`]).
 pub const OPS_HEADER: &str = include_str!("../../include/sparse_ops.cuh");
 
@@ -78,6 +78,8 @@ pub enum SparseKernel {
     SegmentExtreme(DType),
     /// softmax/log_softmax within each segment (float dtypes).
     SegmentSoftmax(DType),
+    /// spmm/spmv: CSR × dense, a thread per output element (float dtypes).
+    CsrSpmm(DType),
 }
 
 impl SparseKernel {
@@ -132,6 +134,7 @@ impl SparseKernel {
             SparseKernel::DenseGather(bytes) => raw("dense_gather", bytes)?,
             SparseKernel::SegmentExtreme(d) => typed("segment_extreme", d),
             SparseKernel::SegmentSoftmax(d) => typed("segment_softmax", d),
+            SparseKernel::CsrSpmm(d) => typed("csr_spmm", d),
         })
     }
 }
@@ -157,6 +160,7 @@ pub fn generate(k: SparseKernel) -> Result<Generated> {
             | SparseKernel::DenseGather(_)
             | SparseKernel::SegmentExtreme(_)
             | SparseKernel::SegmentSoftmax(_)
+            | SparseKernel::CsrSpmm(_)
     );
     let sparse = ("tops_sparse_header".to_string(), SPARSE_HEADER.to_string());
     let device_fns = if sort {
@@ -193,6 +197,7 @@ pub fn all() -> Vec<KernelSpec<'static>> {
         v.push(SparseKernel::SegmentExtreme(d));
         if d.is_float() {
             v.push(SparseKernel::SegmentSoftmax(d));
+            v.push(SparseKernel::CsrSpmm(d));
         }
     }
     for bytes in [1, 2, 4, 8] {

@@ -1,7 +1,8 @@
 //! The CUDA rows of the sparse layouts' steps (`tensor_core::registry::sparse` documents
 //! each): `ComponentKernel`s keyed `(step, DeviceKind::Cuda, SparseCoo|SparseCsr, dtype)` for
-//! every dtype the CPU rows have, so `to_dense`, `coalesce`, `to_sparse`, `to_sparse_csr`
-//! and `to_sparse_coo` of a CUDA sparse tensor run on its device.
+//! every dtype the CPU rows have, so `to_dense`, `coalesce`, `to_sparse`, `to_sparse_csr`,
+//! `to_sparse_coo`, the ops on sparse tensors and `spmm`/`spmv` of a CUDA sparse tensor run
+//! on its device.
 //!
 //! - `to_dense` scatters into the zeroed output: a thread per element for distinct
 //!   positions; with duplicates, atomics for the integer and bool dtypes (their sums do not
@@ -18,6 +19,9 @@
 //! - the binary ops: pattern lookups by binary search and row gathers (`gather.rs`);
 //!   `amax`/`amin` and softmax: a thread per segment start walking its segment in sorted
 //!   order (`segment.rs`), so NaN rules and f64 sums are the CPU's.
+//! - `spmm`/`spmv` (`sparse_csr_spmm`, `spmm.rs`): a thread per output element summing its
+//!   row's entries in entry order with the CPU row's arithmetic (no FMA; f16/bf16 in f32),
+//!   so the products equal the CPU's bit for bit.
 //!
 //! An index read from the data is checked before anything is addressed through it: a bad
 //! one sets a device flag the step reads back, an `Err` (the CPU rows' errors), never a
@@ -33,14 +37,15 @@ pub mod kernels;
 pub mod scan;
 mod segment;
 mod sort;
+mod spmm;
 
 pub use exec::{DeviceExec, Exec, Scratch};
 pub use kernels::SparseKernel;
 
 use tensor_core::registry::sparse::{
     ComponentKernel, COO_LOOKUP, COO_SEGMENTS, COO_SEGMENT_SUM, COO_SORT, COO_TO_DENSE, COO_UNIQUE_INDICES,
-    CROW_TO_ROWS, DENSE_COUNT, DENSE_GATHER, DENSE_INDICES, DENSE_VALUES, GATHER_ROWS, ROWS_TO_CROW, SEGMENT_EXTREME,
-    SEGMENT_SOFTMAX,
+    CROW_TO_ROWS, CSR_SPMM, DENSE_COUNT, DENSE_GATHER, DENSE_INDICES, DENSE_VALUES, GATHER_ROWS, ROWS_TO_CROW,
+    SEGMENT_EXTREME, SEGMENT_SOFTMAX,
 };
 use tensor_core::registry::{KernelRow, OpSpec, PreparedCall, RawTensor};
 use tensor_core::{DType, DeviceKind, Error, Layout, Result, Scalar};
@@ -144,6 +149,8 @@ pub unsafe fn run_step(
         } else if is(&SEGMENT_SOFTMAX) {
             let log = params.first().is_some_and(|p| p.to::<bool>());
             segment::softmax(e, name, out, [input(0)?, input(1)?, input(2)?], log)
+        } else if is(&CSR_SPMM) {
+            spmm::spmm(e, name, out, [input(0)?, input(1)?, input(2)?, input(3)?])
         } else {
             Err(Error::invalid(name, "is not a step of the sparse layouts"))
         }
@@ -212,6 +219,7 @@ tensor_core::for_each_dtype!(typed_rows;);
 macro_rules! float_rows {
     ($($d:ident),*) => { $(
         row!(SEGMENT_SOFTMAX, SparseCoo, $d);
+        row!(CSR_SPMM, SparseCsr, $d);
     )* };
 }
 float_rows!(F16, BF16, F32, F64);
