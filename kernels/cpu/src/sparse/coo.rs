@@ -75,10 +75,10 @@ pub(super) unsafe fn to_dense<T: SparseElem>(call: &PreparedCall<'_>) -> Result<
     for_each_chunk(nnz, GRAIN.div_ceil(row.max(1)), |range| {
         for j in range {
             // The writes land on random lines: ask for the line AHEAD entries on now.
-            if j + AHEAD < nnz {
-                if let Some(q) = position(j + AHEAD) {
-                    crate::map::prefetch(base.at(q * row));
-                }
+            if j + AHEAD < nnz
+                && let Some(q) = position(j + AHEAD)
+            {
+                crate::map::prefetch(base.at(q * row));
             }
             let Some(p) = position(j) else {
                 failed.store(true, AtomicOrdering::Relaxed);
