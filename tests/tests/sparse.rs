@@ -8,7 +8,7 @@
 mod sparse_model;
 
 use proptest::prelude::*;
-use sparse_model::{as_f64, coo, dtype, i64s, tensor_of};
+use sparse_model::{as_f64, assert_err, coo, dtype, i64s, tensor_of};
 use std::collections::BTreeMap;
 use tensor_core::registry::{registry, sparse::COO_TO_DENSE};
 use tensor_ops::prelude::*;
@@ -27,18 +27,6 @@ fn csr_example() -> Tensor {
     let crow = i64s(vec![0, 1, 3], &[3]);
     let col = i64s(vec![1, 0, 1], &[3]);
     Tensor::sparse_csr(&crow, &col, &f32s(vec![7., 8., 9.], &[3]), &[2, 2]).unwrap()
-}
-
-/// Asserts `r` is an error whose message names `op` and contains every one of `parts`.
-#[track_caller]
-fn assert_err<T: std::fmt::Debug>(r: Result<T, Error>, op: &str, parts: &[&str]) -> Error {
-    let e = r.unwrap_err();
-    let msg = e.to_string();
-    assert!(msg.starts_with(op), "{msg:?} should name {op}");
-    for p in parts {
-        assert!(msg.contains(p), "{msg:?} should contain {p:?}");
-    }
-    e
 }
 
 #[test]

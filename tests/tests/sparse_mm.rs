@@ -4,7 +4,10 @@
 //! rows, nnz = 0, transposed and strided dense operands, a property test over shapes and
 //! densities, and every error case.
 
+mod sparse_model;
+
 use proptest::prelude::*;
+use sparse_model::assert_err;
 use tensor_ops::{DType, Device, Error, Layout, Tensor};
 
 const FLOATS: [DType; 4] = [DType::F16, DType::BF16, DType::F32, DType::F64];
@@ -178,18 +181,6 @@ fn out_forms() {
     assert_err(a.spmm_out(&b, &Tensor::zeros(&[6, 4], DType::F32, Device::Cpu).unwrap()), "spmm_out", &["[6, 3]"]);
     assert_err(a.spmm_out(&b, &Tensor::zeros(&[6, 3], DType::F64, Device::Cpu).unwrap()), "spmm_out", &["f64"]);
     assert_err(a.spmv_out(&v, &Tensor::zeros(&[5], DType::F32, Device::Cpu).unwrap()), "spmv_out", &["[6]"]);
-}
-
-/// Asserts `r` is an error whose message names `op` and contains every one of `parts`.
-#[track_caller]
-fn assert_err<T: std::fmt::Debug>(r: Result<T, Error>, op: &str, parts: &[&str]) -> Error {
-    let e = r.unwrap_err();
-    let msg = e.to_string();
-    assert!(msg.starts_with(op), "{msg:?} should name {op}");
-    for p in parts {
-        assert!(msg.contains(p), "{msg:?} should contain {p:?}");
-    }
-    e
 }
 
 #[test]

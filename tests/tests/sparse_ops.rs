@@ -8,7 +8,7 @@
 mod sparse_model;
 
 use proptest::prelude::*;
-use sparse_model::{as_f64, coo, i64s, Coo};
+use sparse_model::{as_f64, assert_err, coo, i64s, Coo};
 use std::collections::BTreeMap;
 use tensor_ops::prelude::*;
 use tensor_ops::{DType, Device, Error, Layout, Tensor};
@@ -53,17 +53,6 @@ fn pattern(t: &Tensor) -> Vec<Vec<i64>> {
     let (idx, nnz) = (c.indices().unwrap().to_vec::<i64>().unwrap(), c.nnz().unwrap());
     let sd = c.sparse_dim().unwrap();
     (0..nnz).map(|j| (0..sd).map(|d| idx[d * nnz + j]).collect()).collect()
-}
-
-#[track_caller]
-fn assert_err<T: std::fmt::Debug>(r: Result<T, Error>, op: &str, parts: &[&str]) -> Error {
-    let e = r.unwrap_err();
-    let msg = e.to_string();
-    assert!(msg.starts_with(op), "{msg:?} should name {op}");
-    for p in parts {
-        assert!(msg.contains(p), "{msg:?} should contain {p:?}");
-    }
-    e
 }
 
 type Binary = fn(&Tensor, &Tensor) -> tensor_ops::Result<Tensor>;

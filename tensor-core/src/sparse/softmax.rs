@@ -7,7 +7,7 @@
 
 use super::pattern::group;
 use super::Parts;
-use crate::call::sparse::{coalesced_coo, run_components, with_values};
+use crate::call::sparse::{coalesced_coo, in_layout, run_components, with_values};
 use crate::registry::sparse::SEGMENT_SOFTMAX;
 use crate::registry::ReduceOutput;
 use crate::{DType, Error, Layout, Result, Scalar, Tensor};
@@ -70,12 +70,7 @@ impl Tensor {
             )
             .map_err(|e| e.renamed(op))?;
         }
-        let result = with_values(&coo, out)?;
-        if layout == Layout::SparseCsr {
-            result.to_sparse_csr()
-        } else {
-            Ok(result)
-        }
+        in_layout(with_values(&coo, out)?, layout == Layout::SparseCsr)
     }
 
     /// This sparse tensor's pattern with other `values` (`[nnz, *dense_sizes]`, any dtype,

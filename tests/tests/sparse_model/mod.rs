@@ -5,7 +5,19 @@
 
 use proptest::prelude::*;
 use std::collections::BTreeMap;
-use tensor_ops::{DType, Tensor};
+use tensor_ops::{DType, Error, Tensor};
+
+/// Asserts `r` is an error whose message names `op` and contains every one of `parts`.
+#[track_caller]
+pub fn assert_err<T: std::fmt::Debug>(r: Result<T, Error>, op: &str, parts: &[&str]) -> Error {
+    let e = r.unwrap_err();
+    let msg = e.to_string();
+    assert!(msg.starts_with(op), "{msg:?} should name {op}");
+    for p in parts {
+        assert!(msg.contains(p), "{msg:?} should contain {p:?}");
+    }
+    e
+}
 
 pub fn i64s(v: Vec<i64>, shape: &[usize]) -> Tensor {
     Tensor::from_vec(v, shape).unwrap()

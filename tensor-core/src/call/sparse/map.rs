@@ -26,7 +26,7 @@
 //! call's. Every operand is coalesced first (a map of each duplicate is not the map of
 //! their sum).
 
-use super::{coalesced_coo, with_values};
+use super::{coalesced_coo, in_layout, with_values};
 use crate::registry::OpSpec;
 use crate::sparse::pattern::{
     concat_columns, dense_gather, gather_rows, group, group_keys, lookup, nonzero_positions, take_columns,
@@ -62,22 +62,15 @@ fn check_zero_preserving(spec: &'static OpSpec, layout: Layout, values: &[&Tenso
 
 /// `s` without duplicates, in its own layout.
 fn coalesced(s: &Tensor) -> Result<Tensor> {
-    match s.sparse_parts("coalesce")? {
-        p if p.coalesced() => Ok(s.clone()),
-        Parts::Coo { .. } => s.coalesce(),
-        Parts::Csr { .. } => s.to_sparse_coo()?.coalesce()?.to_sparse_csr(),
+    if s.sparse_parts("coalesce")?.coalesced() {
+        return Ok(s.clone());
     }
+    in_layout(coalesced_coo(s)?, s.layout() == Layout::SparseCsr)
 }
 
-/// A COO result in CSR when every sparse operand was CSR (batched CSR when it has more
-/// than two sparse dims and every batch holds the same nnz; else it stays COO).
+/// A COO result in CSR when every sparse operand was CSR.
 fn in_layout_of(result: Tensor, inputs: &[&Tensor]) -> Result<Tensor> {
-    let all_csr = inputs.iter().filter(|t| t.is_sparse()).all(|t| t.layout() == Layout::SparseCsr);
-    match result.sparse_dim()? {
-        2 if all_csr => result.to_sparse_csr(),
-        sd if all_csr && sd > 2 => Ok(result.to_sparse_csr().unwrap_or(result)),
-        _ => Ok(result),
-    }
+    in_layout(result, inputs.iter().filter(|t| t.is_sparse()).all(|t| t.layout() == Layout::SparseCsr))
 }
 
 /// Every operand's strided form (`to_dense()` of the sparse ones).

@@ -63,6 +63,16 @@ pub(crate) fn with_values(s: &Tensor, values: Tensor) -> Result<Tensor> {
     Ok(Tensor::from_sparse_parts(parts, s.shape()))
 }
 
+/// A COO `result` as CSR when `csr` (batched CSR when it has more than two sparse dims
+/// and every batch holds the same nnz; else it stays COO), as it is otherwise.
+pub(crate) fn in_layout(result: Tensor, csr: bool) -> Result<Tensor> {
+    match result.sparse_dim()? {
+        2 if csr => result.to_sparse_csr(),
+        sd if csr && sd > 2 => Ok(result.to_sparse_csr().unwrap_or(result)),
+        _ => Ok(result),
+    }
+}
+
 /// `s` as COO without duplicates: itself when it is, else coalesced (CSR through COO).
 pub(crate) fn coalesced_coo(s: &Tensor) -> Result<Tensor> {
     let coo = s.to_sparse_coo()?;

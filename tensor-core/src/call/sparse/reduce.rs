@@ -14,7 +14,7 @@
 //! An `_out` form runs the dense call on `to_dense()` (the dense `_out` rules apply), and so
 //! does a reduction over an empty dim (its dense error or value).
 
-use super::coalesced_coo;
+use super::{coalesced_coo, in_layout};
 use crate::call::launch::lookup;
 use crate::call::reduce::ReduceGeometry;
 use crate::call::ReduceDims;
@@ -73,16 +73,6 @@ fn kept_rows(indices: &Tensor, sd: usize, reduced: &[usize], keepdim: bool) -> R
     Ok(out)
 }
 
-/// A COO result in CSR when the input was CSR (batched when it has more sparse dims).
-fn in_layout(result: Tensor, layout: Layout) -> Result<Tensor> {
-    match result.sparse_dim()? {
-        2 if layout == Layout::SparseCsr => result.to_sparse_csr(),
-        // batched CSR when every batch holds the same nnz, else COO
-        sd if layout == Layout::SparseCsr && sd > 2 => Ok(result.to_sparse_csr().unwrap_or(result)),
-        _ => Ok(result),
-    }
-}
-
 /// `SparseReduce::Sum`.
 fn sum(
     spec: &'static ReduceSpec,
@@ -120,7 +110,7 @@ fn sum(
     let coalesced = sparse_reduced.is_empty() && coo.is_coalesced()?;
     let parts = Parts::Coo { indices: new_indices, values: new_values, coalesced };
     let result = Tensor::from_sparse_parts(parts, &geo.out_shape);
-    in_layout(result, layout).map(Some)
+    in_layout(result, layout == Layout::SparseCsr).map(Some)
 }
 
 /// `SparseReduce::Max` (`max`) or `Min`.
@@ -147,7 +137,7 @@ fn extreme(
     };
     if sparse_reduced.is_empty() {
         let parts = Parts::Coo { indices, values, coalesced: true };
-        return in_layout(Tensor::from_sparse_parts(parts, &geo.out_shape), layout).map(Some);
+        return in_layout(Tensor::from_sparse_parts(parts, &geo.out_shape), layout == Layout::SparseCsr).map(Some);
     }
     // Positions each group covers; `group` below this many means implicit zeros.
     let positions = sparse_reduced.iter().try_fold(1i64, |acc, &d| acc.checked_mul(input.shape()[d] as i64));
@@ -192,5 +182,5 @@ fn extreme(
         kept
     };
     let parts = Parts::Coo { indices: new_indices, values: extremes, coalesced: true };
-    in_layout(Tensor::from_sparse_parts(parts, &geo.out_shape), layout).map(Some)
+    in_layout(Tensor::from_sparse_parts(parts, &geo.out_shape), layout == Layout::SparseCsr).map(Some)
 }
