@@ -273,6 +273,49 @@ fn large_inputs_take_the_parallel_paths() {
     assert!(as_f64(&back.to_sparse_csr().unwrap().to_dense().unwrap()) == as_f64(&dense), "through CSR");
 }
 
+#[test]
+fn coalesced_to_dense_zeros_and_fills_every_block() {
+    // Coalesced tensors large enough for the line-by-line scatter: rows of 1, 3 and 20000
+    // elements (an entry over many lines), densities from empty to full, and one output of
+    // 16 MiB (streamed stores). The output memory is
+    // poisoned first (a freed block of the same size is what the CPU allocator hands back).
+    for (positions, row, permille) in [
+        (1usize << 17, 1usize, 0u64),
+        (1 << 17, 1, 100),
+        (50_000, 3, 10),
+        (40, 20_000, 500),
+        (1 << 16, 1, 1000),
+        (1 << 22, 1, 30),
+    ] {
+        let shape: Vec<usize> = if row == 1 { vec![positions / 256, 256] } else { vec![positions, row] };
+        drop(Tensor::full(&shape, 7.0f64, DType::F32, Device::Cpu).unwrap());
+        let keep: Vec<i64> = (0..positions as u64)
+            .filter(|&p| p.wrapping_mul(0x9e37_79b9_7f4a_7c15) % 1000 < permille)
+            .map(|p| p as i64)
+            .collect();
+        let nnz = keep.len();
+        let (idx, sparse_shape) = if row == 1 {
+            let mut idx = vec![0i64; 2 * nnz];
+            for (j, &p) in keep.iter().enumerate() {
+                (idx[j], idx[nnz + j]) = (p / 256, p % 256);
+            }
+            (i64s(idx, &[2, nnz]), shape.clone())
+        } else {
+            (i64s(keep.clone(), &[1, nnz]), shape.clone())
+        };
+        let vals: Vec<f32> = (0..nnz * row).map(|k| (k % 97) as f32 - 48.5).collect();
+        let vshape = if row == 1 { vec![nnz] } else { vec![nnz, row] };
+        let s = Tensor::sparse_coo(&idx, &f32s(vals.clone(), &vshape), &sparse_shape).unwrap();
+        assert!(s.is_coalesced().unwrap());
+        let mut want = vec![0f32; positions * row];
+        for (j, &p) in keep.iter().enumerate() {
+            want[p as usize * row..(p as usize + 1) * row].copy_from_slice(&vals[j * row..(j + 1) * row]);
+        }
+        let got = s.to_dense().unwrap().to_vec::<f32>().unwrap();
+        assert!(got == want, "to_dense of {positions} positions x {row} at {permille} permille");
+    }
+}
+
 // ---- property tests ----
 
 /// A shape of rank 1..=4 (sizes 0..=4) and a number of sparse dims in 1..=rank.

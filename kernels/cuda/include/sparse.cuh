@@ -95,6 +95,13 @@ TOPS_D long long tops_sp_position(const long long* idx, long long sd, long long 
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < (count);             \
          i += (long long)gridDim.x * blockDim.x)
 
+/// to_dense's first step: zeros the output, viewed as raw words of its element size.
+/// ptr: out; n = elements.
+template <class T> TOPS_D void tops_sp_zero(const tops_sparse_args& a) {
+    T* out = (T*)a.ptr[0];
+    TOPS_SP_GRID_STRIDE(i, a.n) { out[i] = (T)0; }
+}
+
 /// to_dense of entries with distinct positions (coalesced): out[pos(j)] = out[pos(j)] + v[j],
 /// a thread per element. ptr: out, indices [sd, nnz], values [nnz, row], sizes [sd], err.
 /// n = nnz * row; p: sd, nnz, row.

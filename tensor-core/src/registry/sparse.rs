@@ -71,10 +71,10 @@ macro_rules! sparse_spec {
 
 sparse_spec!(
     /// `to_dense` of COO (rows keyed `SparseCoo` × values dtype): inputs `indices`
-    /// `[sd, nnz]`, `values` `[nnz, *dense]`; output the zeroed dense tensor, into which
-    /// each entry is added (duplicates sum); param `coalesced` (Bool: no duplicates, so the
-    /// scatter may run in parallel).
-    COO_TO_DENSE, "sparse_coo_to_dense", 2, ["coalesced"], "scatter-add COO entries into a zeroed dense tensor"
+    /// `[sd, nnz]`, `values` `[nnz, *dense]`; output the dense tensor, whose contents on
+    /// entry are unspecified: the step zeros it and adds each entry in (duplicates sum);
+    /// param `coalesced` (Bool: sorted, no duplicates, so the scatter may run in parallel).
+    COO_TO_DENSE, "sparse_coo_to_dense", 2, ["coalesced"], "zero a dense tensor and scatter-add COO entries into it"
 );
 sparse_spec!(
     /// `coalesce` step 1 (keyed `SparseCoo` × I64): input `indices` `[sd, nnz]`; output

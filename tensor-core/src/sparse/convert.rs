@@ -43,7 +43,8 @@ impl Tensor {
         match self.sparse.as_deref() {
             None => Ok(self.clone()),
             Some(Parts::Coo { indices, values, coalesced }) => {
-                let out = Tensor::zeros(self.shape(), self.dtype(), self.device())?;
+                // The step zeros the output itself (on the CPU, block by block as it fills).
+                let out = Tensor::empty_for("to_dense", self.shape(), self.dtype(), self.device())?;
                 let params = [Scalar::Bool(*coalesced)];
                 run_components(&COO_TO_DENSE, Layout::SparseCoo, self.dtype(), &out, &[indices, values], &params)?;
                 Ok(out)

@@ -2,6 +2,7 @@
 //! segment sums) and the CSR row-pointer conversions.
 
 use super::{elems, elems_mut, input, output, Shared, SparseElem};
+use crate::copy::stream::StreamLine;
 use crate::parallel::{for_each_chunk, for_each_index};
 use std::cmp::Ordering;
 use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
@@ -35,7 +36,14 @@ fn cmp_columns(idx: &[i64], sd: usize, nnz: usize, a: usize, b: usize) -> Orderi
     (0..sd).map(|d| idx[d * nnz + a].cmp(&idx[d * nnz + b])).find(|o| o.is_ne()).unwrap_or(Ordering::Equal)
 }
 
-/// `sparse_coo_to_dense`: `out[indices[:, j]] += values[j]` for every entry.
+/// `sparse_coo_to_dense`: zeros, then `out[indices[:, j]] += values[j]` for every entry.
+/// The output's contents on entry are unspecified (the core passes it uninitialised).
+///
+/// A coalesced tensor's positions increase with the entry number, so workers build the
+/// output a 64-byte line at a time (zeros, and the entries landing in the line) and write
+/// each line once, streamed past the cache for a large output: no memset pass, and no
+/// read-for-ownership of the lines. Otherwise (duplicates, or a tiny tensor) the output is
+/// zeroed and the entries are added in order.
 ///
 /// # Safety
 /// The `ComponentFn` contract.
@@ -58,44 +66,169 @@ pub(super) unsafe fn to_dense<T: SparseElem>(call: &PreparedCall<'_>) -> Result<
             (i >= 0 && (i as u64) < sizes[d] as u64).then(|| acc + i as usize * steps[d])
         })
     };
-    let bad = |j: usize| Error::out_of_bounds(op, format!("entry {j} has an index outside the sparse sizes {sizes:?}"));
     let coalesced = call.params.first().is_some_and(|p| p.to::<bool>());
-    if !coalesced || nnz * row < 2 * GRAIN {
-        for j in 0..nnz {
-            let p = position(j).ok_or_else(|| bad(j))?;
-            for (o, &v) in dense[p * row..(p + 1) * row].iter_mut().zip(&values[j * row..(j + 1) * row]) {
-                *o = o.add(v);
-            }
-        }
-        return Ok(());
-    }
-    // Coalesced: every entry has its own position, so entries scatter in parallel.
-    let base = Shared(dense.as_mut_ptr());
-    let failed = AtomicBool::new(false);
-    for_each_chunk(nnz, GRAIN.div_ceil(row.max(1)), |range| {
-        for j in range {
-            // The writes land on random lines: ask for the line AHEAD entries on now.
-            if j + AHEAD < nnz
-                && let Some(q) = position(j + AHEAD)
-            {
-                crate::map::prefetch(base.at(q * row));
-            }
-            let Some(p) = position(j) else {
-                failed.store(true, AtomicOrdering::Relaxed);
-                return;
+    if coalesced && row > 0 && dense.len() >= 2 * GRAIN {
+        let scattered = if sd == 2 {
+            // The common matrix case, without the loop over dims.
+            let (rows, cols) = (idx[..nnz].as_ref(), &idx[nnz..]);
+            let (r, c) = (sizes[0] as u64, sizes[1] as u64);
+            let matrix = |j: usize| {
+                let (i, k) = (rows[j] as u64, cols[j] as u64);
+                (i < r && k < c).then_some(i as usize * c as usize + k as usize)
             };
-            // SAFETY: `p < prod(sizes)` (checked by `position`), so the row lies inside the
-            // output; the indices are unique (coalesced), so no other worker writes it.
-            let dst = unsafe { std::slice::from_raw_parts_mut(base.at(p * row), row) };
-            for (o, &v) in dst.iter_mut().zip(&values[j * row..(j + 1) * row]) {
-                *o = o.add(v);
-            }
+            line_scatter(dense, values, row, nnz, &matrix)
+        } else {
+            line_scatter(dense, values, row, nnz, &position)
+        };
+        if scattered {
+            return Ok(());
         }
-    });
-    if failed.into_inner() {
-        return Err(Error::out_of_bounds(op, format!("an entry has an index outside the sparse sizes {sizes:?}")));
+    }
+    zero(dense);
+    for j in 0..nnz {
+        let p = position(j).ok_or_else(|| {
+            Error::out_of_bounds(op, format!("entry {j} has an index outside the sparse sizes {sizes:?}"))
+        })?;
+        for (o, &v) in dense[p * row..(p + 1) * row].iter_mut().zip(&values[j * row..(j + 1) * row]) {
+            *o = o.add(v);
+        }
     }
     Ok(())
+}
+
+/// Zeros `dense`, in parallel.
+fn zero<T: SparseElem>(dense: &mut [T]) {
+    let base = Shared(dense.as_mut_ptr());
+    for_each_chunk(dense.len(), GRAIN, |range| {
+        // SAFETY: the chunks are disjoint ranges of `dense`.
+        unsafe { std::slice::from_raw_parts_mut(base.at(range.start), range.len()) }.fill(T::ZERO);
+    });
+}
+
+/// Output lines built per batch: 4 KiB, so the staging buffer stays in L1 and its scalar
+/// writes have left the store buffer before the lines are loaded to be streamed out.
+const BATCH_LINES: usize = 64;
+
+/// The coalesced scatter: the output's 64-byte lines are split among workers; each finds its
+/// first entry by binary search (positions increase with the entry number), then per batch
+/// of lines zeros a staging buffer, adds the entries (or parts of entries) landing in it
+/// and writes the lines out (non-temporal stores for a large output). `false` (the output
+/// then unspecified) when an entry is out of range or out of order: the caller takes the
+/// ordered path, which names the entry. Every write lands in the worker's own lines.
+fn line_scatter<T: SparseElem>(
+    dense: &mut [T],
+    values: &[T],
+    row: usize,
+    nnz: usize,
+    position: &(impl Fn(usize) -> Option<usize> + Sync),
+) -> bool {
+    let (total, size) = (dense.len(), std::mem::size_of::<T>());
+    let per_line = 64 / size;
+    // Lines follow the 64-byte boundaries of memory: element `e` is in line
+    // `(e + shift) / per_line`; the first and last lines may be partial.
+    let head = ((64 - (dense.as_ptr() as usize & 63)) & 63) / size;
+    let shift = (per_line - head % per_line) % per_line;
+    let lines = (total + shift).div_ceil(per_line);
+    let bounds = |l: usize| ((l * per_line).saturating_sub(shift), ((l + 1) * per_line - shift).min(total));
+    let stream = total * size >= crate::copy::stream::NT_THRESHOLD;
+    let base = Shared(dense.as_mut_ptr());
+    let failed = AtomicBool::new(false);
+    // Where entry `j` ends, in elements; an out-of-range entry sorts last.
+    let end_of = |j: usize| position(j).map_or(usize::MAX, |p| p * row + row);
+    // Entry `j` covers elements `s..e` (found once per entry; `None` past the last).
+    let span = |j: usize| (j < nnz).then(|| position(j).map(|p| (p * row, p * row + row)));
+    for_each_chunk(lines, GRAIN / per_line, |range| {
+        let first = bounds(range.start).0;
+        let (mut lo, mut hi) = (0usize, nnz);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if end_of(mid) <= first {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        let (mut j, mut done) = (lo, 0usize);
+        let mut cur = span(j);
+        // The staging buffer, its first element on a 64-byte boundary.
+        let mut storage = vec![T::ZERO; (BATCH_LINES + 1) * per_line];
+        let skip = storage.as_ptr().align_offset(64).min(per_line);
+        let buf = &mut storage[skip..skip + BATCH_LINES * per_line];
+        let mut l = range.start;
+        'batches: while l < range.end {
+            let last = (l + BATCH_LINES).min(range.end);
+            let (start, end) = (bounds(l).0, bounds(last - 1).1);
+            // Element `start` sits at the offset of its line's boundary in the buffer.
+            let lead = (start + shift) % per_line;
+            let staged = &mut buf[lead..lead + end - start];
+            staged.fill(T::ZERO);
+            if row == 1 {
+                // One element per entry: the tight loop (the entry's position is found once,
+                // except for the one that ends the batch).
+                while j < nnz {
+                    let Some(p) = position(j) else {
+                        failed.store(true, AtomicOrdering::Relaxed);
+                        break 'batches;
+                    };
+                    if p >= end {
+                        break;
+                    }
+                    if p < done.max(start) {
+                        failed.store(true, AtomicOrdering::Relaxed);
+                        break 'batches;
+                    }
+                    staged[p - start] = T::ZERO.add(values[j]);
+                    (done, j) = (p + 1, j + 1);
+                }
+            } else {
+                loop {
+                    let (s, e) = match cur {
+                        None => break,
+                        Some(None) => {
+                            failed.store(true, AtomicOrdering::Relaxed);
+                            break 'batches;
+                        }
+                        Some(Some(se)) => se,
+                    };
+                    if s >= end {
+                        break;
+                    }
+                    if s < done {
+                        failed.store(true, AtomicOrdering::Relaxed);
+                        break 'batches;
+                    }
+                    let (from, to) = (s.max(start), e.min(end));
+                    let src = &values[j * row + from - s..j * row + to - s];
+                    for (o, &v) in staged[from - start..to - start].iter_mut().zip(src) {
+                        *o = o.add(v);
+                    }
+                    if e > end {
+                        break; // the entry goes on in the next batch
+                    }
+                    (done, j) = (e, j + 1);
+                    cur = span(j);
+                }
+            }
+            for k in l..last {
+                let (a, b) = bounds(k);
+                let (dst, src) = (base.at(a), staged[a - start..].as_ptr());
+                if stream && b - a == per_line {
+                    // SAFETY: a full line starts on a 64-byte boundary (`shift`), lies inside
+                    // `dense` (`b <= total`) and belongs to this worker alone; its staged copy
+                    // is 64 bytes at a 64-byte boundary of the buffer (`lead`); SSE2 is
+                    // baseline.
+                    unsafe { crate::copy::stream::Sse2Lines::stream_line(dst.cast(), src.cast()) };
+                } else {
+                    // SAFETY: `b - a` elements inside `dense` (`b <= total`), this worker's
+                    // alone, from the staged line.
+                    unsafe { std::ptr::copy_nonoverlapping(src, dst, b - a) };
+                }
+            }
+            l = last;
+        }
+        crate::copy::stream::store_fence();
+    });
+    !failed.into_inner()
 }
 
 /// `sparse_coo_sort`: the stable row-major permutation of the index columns.

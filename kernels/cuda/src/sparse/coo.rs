@@ -8,8 +8,8 @@ use super::exec::{args, run_checked, strided, upload_i64s, Exec};
 use super::kernels::SparseKernel;
 use super::{scan, sort, Operand};
 
-/// `sparse_coo_to_dense`: each entry of `idx` (`[sd, nnz]`) / `vals` (`[nnz, *dense]`) added
-/// into the zeroed `out`. Distinct positions (`coalesced`) scatter a thread per element;
+/// `sparse_coo_to_dense`: zeros `out` (its contents on entry are unspecified), then adds each
+/// entry of `idx` (`[sd, nnz]`) / `vals` (`[nnz, *dense]`) into it. Distinct positions (`coalesced`) scatter a thread per element;
 /// duplicates of integer and bool dtypes add atomically (their sums do not depend on the
 /// order); duplicates of float dtypes are summed over the stable sorted order, each run in
 /// entry order, as the CPU sums them. An index outside the sizes is `Error::out_of_bounds`.
@@ -34,8 +34,10 @@ pub(super) unsafe fn to_dense(
     if vals.numel() != nnz * row {
         return Err(Error::shape(op, format!("values must hold {nnz} rows of {row} elements")));
     }
+    let mut steps = strided(e, SparseKernel::Zero(out.dtype.size()), args(&[out.addr], out.numel(), &[]));
     if nnz * row == 0 {
-        return Ok(());
+        // SAFETY: `out` holds `numel` elements of its dtype (the caller's contract).
+        return unsafe { e.run(&steps) };
     }
     let meta: Vec<i64> = std::iter::once(0).chain(sizes.iter().map(|&s| s as i64)).collect();
     let meta = upload_i64s(e, &meta)?;
@@ -55,7 +57,7 @@ pub(super) unsafe fn to_dense(
     };
     let mut a = args(&ptrs, nnz * row, &p);
     a.ptr[5] = perm.as_ref().map_or(0, |s| s.addr);
-    let steps = strided(e, kernel, a);
+    steps.extend(strided(e, kernel, a));
     let bad = || Error::out_of_bounds(op, format!("an entry has an index outside the sparse sizes {sizes:?}"));
     // SAFETY: the caller's contract; `meta` holds the flag and the sizes, `perm` the order.
     unsafe { run_checked(e, &steps, meta.at(0), bad) }

@@ -46,6 +46,8 @@ pub enum SparseKernel {
     RadixHist,
     /// Radix pass: the stable scatter.
     RadixScatter,
+    /// to_dense: zeros the output, as raw words of this many bytes.
+    Zero(usize),
     /// to_dense of distinct positions.
     ScatterUnique(DType),
     /// to_dense with atomics (integer and bool dtypes).
@@ -118,6 +120,7 @@ impl SparseKernel {
             SparseKernel::RadixScatter => {
                 ("tops_sparse_radix_scatter".into(), format!("tops_sp_radix_scatter<{radix}>(a)"))
             }
+            SparseKernel::Zero(bytes) => raw("zero", bytes)?,
             SparseKernel::ScatterUnique(d) => typed("scatter_unique", d),
             SparseKernel::ScatterAtomic(d) => typed("scatter_atomic", d),
             SparseKernel::ScatterRuns(d) => typed("scatter_runs", d),
@@ -201,6 +204,7 @@ pub fn all() -> Vec<KernelSpec<'static>> {
         }
     }
     for bytes in [1, 2, 4, 8] {
+        v.push(SparseKernel::Zero(bytes));
         v.push(SparseKernel::DenseValues(bytes));
         v.push(SparseKernel::GatherRows(bytes));
         v.push(SparseKernel::DenseGather(bytes));
