@@ -75,12 +75,12 @@ fn csr_constructor_errors() {
     assert_err(
         Tensor::sparse_csr(&crow.to_dtype(DType::I32).unwrap(), &col, &v, &[2, 2]),
         "sparse_csr",
-        &["crow_indices must be i64"],
+        &["both be i64 or both i32", "got i32 and i64"],
     );
     assert_err(
         Tensor::sparse_csr(&crow, &col.to_dtype(DType::U8).unwrap(), &v, &[2, 2]),
         "sparse_csr",
-        &["col_indices must be i64"],
+        &["both be i64 or both i32", "got i64 and u8"],
     );
     assert_err(Tensor::sparse_csr(&crow, &col, &v, &[4]), "sparse_csr", &["rank >= 2"]);
     assert_err(Tensor::sparse_csr(&crow, &col, &v, &[3, 2]), "sparse_csr", &["rows + 1] = [4]", "[3]"]);

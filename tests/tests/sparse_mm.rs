@@ -8,6 +8,7 @@ mod sparse_model;
 
 use proptest::prelude::*;
 use sparse_model::assert_err;
+use tensor_ops::prelude::*;
 use tensor_ops::{DType, Device, Error, Layout, Tensor};
 
 const FLOATS: [DType; 4] = [DType::F16, DType::BF16, DType::F32, DType::F64];
@@ -109,6 +110,52 @@ fn check_case(rng: &mut Rng, m: usize, k: usize, n: usize, density: f64, dtype: 
     assert_close(&y, &a, &v, &format!("{what} spmv"));
     let vs = tensor(&random_dense(rng, 2 * k, 1, 1.0), &[2 * k], dtype).slice(0, 0, 2 * k, 2).unwrap();
     assert_close(&a.spmv(&vs).unwrap(), &a, &vs, &format!("{what} spmv strided"));
+    // i32 index components: the same bits as i64
+    let a32 = a.with_index_dtype(DType::I32).unwrap();
+    assert_eq!(a32.col_indices().unwrap().dtype(), DType::I32);
+    assert_eq!(bits(&a32.spmm(&bt).unwrap()), bits(&a.spmm(&bt).unwrap()), "{what} i32 spmm");
+    assert_eq!(bits(&a32.spmv(&v).unwrap()), bits(&y), "{what} i32 spmv");
+    assert_eq!(bits(&a32.to_dense().unwrap()), bits(&a.to_dense().unwrap()), "{what} i32 to_dense");
+}
+
+/// The raw bits of a tensor's elements (as f64 is enough here: every float dtype widens
+/// exactly, and NaN payloads do not occur).
+fn bits(t: &Tensor) -> Vec<u64> {
+    as_f64(t).iter().map(|x| x.to_bits()).collect()
+}
+
+#[test]
+fn i32_index_components() {
+    let crow = Tensor::from_vec(vec![0i32, 2, 2, 3], &[4]).unwrap();
+    let col = Tensor::from_vec(vec![0i32, 2, 1], &[3]).unwrap();
+    let vals = Tensor::from_vec(vec![1f32, 2., 3.], &[3]).unwrap();
+    let s = Tensor::sparse_csr(&crow, &col, &vals, &[3, 3]).unwrap();
+    assert_eq!(s.crow_indices().unwrap().dtype(), DType::I32);
+    assert_eq!(as_f64(&s.to_dense().unwrap()), vec![1., 0., 2., 0., 0., 0., 0., 3., 0.]);
+    // COO indices are i64 whatever the CSR components were
+    let coo = s.to_sparse_coo().unwrap();
+    assert_eq!(coo.indices().unwrap().to_vec::<i64>().unwrap(), vec![0, 0, 2, 0, 2, 1]);
+    // maps keep the components; reductions and products work
+    let negated = tensor_ops::neg(&s).unwrap();
+    assert_eq!(negated.col_indices().unwrap().dtype(), DType::I32);
+    assert_eq!(as_f64(&negated.to_dense().unwrap()), vec![-1., 0., -2., 0., 0., 0., 0., -3., 0.]);
+    assert_eq!(as_f64(&s.sum_all().unwrap()), vec![6.]);
+    let x = Tensor::from_vec(vec![1f32, 10., 100.], &[3]).unwrap();
+    assert_eq!(as_f64(&s.spmv(&x).unwrap()), vec![201., 0., 30.]);
+    assert_eq!(
+        s.with_index_dtype(DType::I64).unwrap().crow_indices().unwrap().to_vec::<i64>().unwrap(),
+        vec![0, 2, 2, 3]
+    );
+    // the components' dtypes must agree and be i32 or i64; i32 rows are checked as i64 ones
+    let col64 = Tensor::from_vec(vec![0i64, 2, 1], &[3]).unwrap();
+    assert_err(Tensor::sparse_csr(&crow, &col64, &vals, &[3, 3]), "sparse_csr", &["i32", "i64"]);
+    let crow16 = Tensor::from_vec(vec![0i16, 2, 2, 3], &[4]).unwrap();
+    let col16 = Tensor::from_vec(vec![0i16, 2, 1], &[3]).unwrap();
+    assert_err(Tensor::sparse_csr(&crow16, &col16, &vals, &[3, 3]), "sparse_csr", &["i16"]);
+    let far = Tensor::from_vec(vec![0i32, 2, 3], &[3]).unwrap();
+    assert_err(Tensor::sparse_csr(&crow, &far, &vals, &[3, 3]), "sparse_csr", &["col_indices[2] = 3"]);
+    assert_err(s.with_index_dtype(DType::I16), "with_index_dtype", &["i16"]);
+    assert_err(coo.with_index_dtype(DType::I32), "with_index_dtype", &["sparse_csr"]);
 }
 
 #[test]

@@ -251,13 +251,14 @@ template <> struct tops_sp_acc<__nv_bfloat16> { typedef float type; };
 /// arithmetic (kernels/cpu/src/sparse/spmm.rs), bit for bit. Thread 0 checks that crow runs
 /// from 0 to nnz (`err[1]`); a row pointer below 0, falling or past nnz, or a column outside
 /// 0..k sets `err[0]` before anything is read through it, and the element is not written.
-/// ptr: out [m, n], crow [m + 1], col [nnz], values [nnz], dense [k, n], err [2].
+/// ptr: out [m, n], crow [m + 1], col [nnz] (both of index type I: int or long long),
+/// values [nnz], dense [k, n], err [2].
 /// n = max(m * n, 1) (one item to check crow's ends on an empty product); p: m, n, k, nnz.
-template <class T> TOPS_D void tops_sp_csr_spmm(const tops_sparse_args& a) {
+template <class T, class I> TOPS_D void tops_sp_csr_spmm(const tops_sparse_args& a) {
     typedef typename tops_sp_acc<T>::type A;
     T* out = (T*)a.ptr[0];
-    const long long* crow = (const long long*)a.ptr[1];
-    const long long* col = (const long long*)a.ptr[2];
+    const I* crow = (const I*)a.ptr[1];
+    const I* col = (const I*)a.ptr[2];
     const T* vals = (const T*)a.ptr[3];
     const T* dense = (const T*)a.ptr[4];
     long long* err = (long long*)a.ptr[5];

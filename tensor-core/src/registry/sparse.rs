@@ -162,7 +162,7 @@ sparse_spec!(
 );
 sparse_spec!(
     /// `spmm`/`spmv` (keyed `SparseCsr` × values dtype, float dtypes): inputs `crow_indices`
-    /// I64 `[m + 1]`, `col_indices` I64 `[nnz]`, `values` `[nnz]`, the dense operand
+    /// `[m + 1]`, `col_indices` `[nnz]` (both I64 or both I32), `values` `[nnz]`, the dense operand
     /// `[k, n]` (contiguous, of the values' dtype); output `[m, n]`, every element written:
     /// `out[i, :] = Σ values[j] * dense[col[j], :]` over `j` in `crow[i]..crow[i + 1]`
     /// (f16/bf16 accumulate in f32). The kernel checks `crow` (from 0, monotone, up to nnz)

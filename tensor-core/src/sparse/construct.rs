@@ -99,10 +99,12 @@ impl Tensor {
         Ok(Tensor::from_sparse_parts(parts, shape))
     }
 
-    /// A CSR tensor of `shape` (`[*batch, rows, cols, *dense_dims]`) from `crow` (I64
+    /// A CSR tensor of `shape` (`[*batch, rows, cols, *dense_dims]`) from `crow` (
     /// `[*batch, rows + 1]`: in each batch `crow[0] == 0`, non-decreasing, `crow[rows] ==
-    /// nnz`), `col` (I64 `[*batch, nnz]`, each in `0..cols`) and `values` (`[*batch, nnz,
-    /// *dense_dims]`, any dtype, on the same device). Row `r`'s entries are
+    /// nnz`), `col` (`[*batch, nnz]`, each in `0..cols`) and `values` (`[*batch, nnz,
+    /// *dense_dims]`, any dtype, on the same device). `crow` and `col` are both I64 or both
+    /// I32 (as PyTorch; I32 components keep their dtype and make `spmm`/`spmv` read 4 bytes
+    /// less per entry; conversions to COO widen them, COO indices being I64). Row `r`'s entries are
     /// `crow[r]..crow[r + 1]`; columns within a row need not be sorted or unique
     /// (duplicates add up). Batched CSR (PyTorch's): the batch dims lead the shape and every
     /// batch has the same `nnz` (`nnz()` is that per-batch count).
@@ -128,8 +130,18 @@ impl Tensor {
     /// ```
     pub fn sparse_csr(crow: &Tensor, col: &Tensor, values: &Tensor, shape: &[usize]) -> Result<Tensor> {
         const OP: &str = "sparse_csr";
-        index_tensor(OP, "crow_indices", crow)?;
-        index_tensor(OP, "col_indices", col)?;
+        crow.strided_only(OP)?;
+        col.strided_only(OP)?;
+        if !matches!(crow.dtype(), DType::I32 | DType::I64) || col.dtype() != crow.dtype() {
+            return Err(Error::DType {
+                op: OP,
+                msg: format!(
+                    "crow_indices and col_indices must both be i64 or both i32, got {} and {} (convert with to_dtype)",
+                    crow.dtype(),
+                    col.dtype()
+                ),
+            });
+        }
         let batch = crow.ndim().saturating_sub(1);
         if crow.ndim() == 0 || shape.len() < batch + 2 {
             return Err(Error::shape(
@@ -175,7 +187,7 @@ impl Tensor {
             ));
         }
         shape::checked_numel(OP, shape, values.dtype())?;
-        let (c, k) = (crow.to_vec::<i64>()?, col.to_vec::<i64>()?);
+        let (c, k) = (crow.to_dtype(DType::I64)?.to_vec::<i64>()?, col.to_dtype(DType::I64)?.to_vec::<i64>()?);
         let mut coalesced = true;
         let batches: usize = batch_shape.iter().product();
         for b in 0..batches {

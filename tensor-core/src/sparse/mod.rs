@@ -163,7 +163,8 @@ impl Tensor {
         Ok(self.sparse_parts("values")?.values().clone())
     }
 
-    /// A CSR tensor's row pointers, I64 `[rows + 1]`. `Err` for any other layout.
+    /// A CSR tensor's row pointers, `[*batch, rows + 1]`, I64 (or I32 when it was built from
+    /// I32 components). `Err` for any other layout.
     ///
     /// ```
     /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
@@ -180,7 +181,8 @@ impl Tensor {
         }
     }
 
-    /// A CSR tensor's column indices, I64 `[nnz]`. `Err` for any other layout.
+    /// A CSR tensor's column indices, `[*batch, nnz]`, of the row pointers' dtype. `Err` for
+    /// any other layout.
     ///
     /// ```
     /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths

@@ -121,6 +121,12 @@ fn csr_products_on_the_shim_match_a_naive_loop_and_the_cpu_for_every_float_dtype
             assert!(f64s(&reference).iter().all(|x| x.is_finite()), "{what}: the case overflows");
             assert_eq!(bits(&got), bits(&reference), "{what}: against the naive loop");
             assert_eq!(bits(&got), bits(&want), "{what}: against the CPU row");
+            // i32 index components: the same bits
+            let (crow32, col32) = (crow.to_dtype(DType::I32).unwrap(), col.to_dtype(DType::I32).unwrap());
+            let narrow = empty(&[m, n], dtype);
+            step(&e, &CSR_SPMM, &narrow, &[&crow32, &col32, &vals, &dense], &[])
+                .unwrap_or_else(|err| panic!("{what} i32: {err}"));
+            assert_eq!(bits(&narrow), bits(&got), "{what}: i32 components");
         }
     }
 }

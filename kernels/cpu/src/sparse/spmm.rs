@@ -76,10 +76,16 @@ impl MmElem for half::bf16 {
     }
 }
 
+/// An index type of CSR components: I32 or I64 (PyTorch's choice; scipy's default is
+/// int32, 12 bytes a stored f32 entry instead of 16).
+pub(crate) trait CsrIndex: Element + Into<i64> {}
+impl CsrIndex for i32 {}
+impl CsrIndex for i64 {}
+
 /// One product's operands, shared by the workers.
-struct Mm<'a, T> {
-    crow: &'a [i64],
-    col: &'a [i64],
+struct Mm<'a, T, I> {
+    crow: &'a [I],
+    col: &'a [I],
     vals: &'a [T],
     dense: &'a [T],
     n: usize,
@@ -96,9 +102,9 @@ const AHEAD: usize = 16;
 /// Asks for the dense row of column `col[j]` (a hint: any address, even of a corrupt
 /// column, is allowed).
 #[inline(always)]
-fn prefetch_row<T>(mm: &Mm<'_, T>, j: usize) {
+fn prefetch_row<T, I: CsrIndex>(mm: &Mm<'_, T, I>, j: usize) {
     if let Some(&c) = mm.col.get(j) {
-        let row = mm.dense.as_ptr().wrapping_add((c as usize).wrapping_mul(mm.n));
+        let row = mm.dense.as_ptr().wrapping_add((c.into() as usize).wrapping_mul(mm.n));
         crate::map::prefetch_lines(row as *const u8, mm.n * std::mem::size_of::<T>());
     }
 }
@@ -110,10 +116,10 @@ fn prefetch_row<T>(mm: &Mm<'_, T>, j: usize) {
 /// `mm.out` points to `m * n` writable elements, `lo <= hi <= m`, and no other thread
 /// writes rows `lo..hi` while this runs.
 #[inline(always)]
-unsafe fn rows_generic<T: MmElem>(mm: &Mm<'_, T>, lo: usize, hi: usize, acc: &mut [T::Acc]) -> bool {
+unsafe fn rows_generic<T: MmElem, I: CsrIndex>(mm: &Mm<'_, T, I>, lo: usize, hi: usize, acc: &mut [T::Acc]) -> bool {
     let (nnz, n) = (mm.vals.len(), mm.n);
     for r in lo..hi {
-        let (a, b) = (mm.crow[r], mm.crow[r + 1]);
+        let (a, b): (i64, i64) = (mm.crow[r].into(), mm.crow[r + 1].into());
         if a < 0 || a > b || b as u64 > nnz as u64 {
             return false;
         }
@@ -124,7 +130,7 @@ unsafe fn rows_generic<T: MmElem>(mm: &Mm<'_, T>, lo: usize, hi: usize, acc: &mu
             for (i, (&c, &v)) in cols.iter().zip(vals).enumerate() {
                 prefetch_row(mm, a + i + AHEAD);
                 // `c as usize` of a negative column is huge: `get` refuses it too.
-                let Some(&x) = mm.dense.get(c as usize) else { return false };
+                let Some(&x) = mm.dense.get(c.into() as usize) else { return false };
                 s += v.widen() * x.widen();
             }
             // SAFETY: `r < m` and `n = 1`: inside the output, this worker's row.
@@ -139,6 +145,7 @@ unsafe fn rows_generic<T: MmElem>(mm: &Mm<'_, T>, lo: usize, hi: usize, acc: &mu
                 if t0 == 0 {
                     prefetch_row(mm, a + i + AHEAD);
                 }
+                let c: i64 = c.into();
                 let start = (c as usize).wrapping_mul(n).wrapping_add(t0);
                 let Some(src) = (c >= 0 && (c as u64) < (mm.dense.len() / n) as u64)
                     .then(|| mm.dense.get(start..start + TILE))
@@ -169,6 +176,7 @@ unsafe fn rows_generic<T: MmElem>(mm: &Mm<'_, T>, lo: usize, hi: usize, acc: &mu
             if t0 == 0 {
                 prefetch_row(mm, a + i + AHEAD);
             }
+            let c: i64 = c.into();
             let start = (c as usize).wrapping_mul(n).wrapping_add(t0);
             let Some(src) = (c >= 0 && (c as u64) < (mm.dense.len() / n) as u64)
                 .then(|| mm.dense.get(start..start + rest.len()))
@@ -190,35 +198,35 @@ unsafe fn rows_generic<T: MmElem>(mm: &Mm<'_, T>, lo: usize, hi: usize, acc: &mu
     true
 }
 
-level_copies!(unsafe fn rows_avx2, rows_avx512 [T: MmElem]
-    (mm: &Mm<'_, T>, lo: usize, hi: usize, acc: &mut [T::Acc]) -> bool
-    => rows_generic::<T>; "As [`rows_generic`]");
+level_copies!(unsafe fn rows_avx2, rows_avx512 [T: MmElem, I: CsrIndex]
+    (mm: &Mm<'_, T, I>, lo: usize, hi: usize, acc: &mut [T::Acc]) -> bool
+    => rows_generic::<T, I>; "As [`rows_generic`]");
 
 /// [`rows_generic`] in the copy of the current [`simd_level`].
 ///
 /// # Safety
 /// As [`rows_generic`].
-unsafe fn rows<T: MmElem>(mm: &Mm<'_, T>, lo: usize, hi: usize, acc: &mut [T::Acc]) -> bool {
+unsafe fn rows<T: MmElem, I: CsrIndex>(mm: &Mm<'_, T, I>, lo: usize, hi: usize, acc: &mut [T::Acc]) -> bool {
     match simd_level() {
         #[cfg(target_arch = "x86_64")]
         // SAFETY: `simd_level` never exceeds the CPU's level, so it has AVX-512 F/BW/DQ/VL,
         // AVX2 and FMA; the rest of the contract is forwarded.
-        SimdLevel::Avx512 => unsafe { rows_avx512::<T>(mm, lo, hi, acc) },
+        SimdLevel::Avx512 => unsafe { rows_avx512::<T, I>(mm, lo, hi, acc) },
         #[cfg(target_arch = "x86_64")]
         // SAFETY: as above, the CPU has AVX2 and FMA.
-        SimdLevel::Avx2 => unsafe { rows_avx2::<T>(mm, lo, hi, acc) },
+        SimdLevel::Avx2 => unsafe { rows_avx2::<T, I>(mm, lo, hi, acc) },
         // SAFETY: forwarded.
-        _ => unsafe { rows_generic::<T>(mm, lo, hi, acc) },
+        _ => unsafe { rows_generic::<T, I>(mm, lo, hi, acc) },
     }
 }
 
 /// The first row `r` in `0..=m` whose work before it (`crow[r] * n + r`) reaches `target`
 /// (a binary search; on a corrupt, non-monotone `crow` some row in range).
-fn split_row(crow: &[i64], n: usize, target: usize) -> usize {
+fn split_row<I: CsrIndex>(crow: &[I], n: usize, target: usize) -> usize {
     let (mut lo, mut hi) = (0, crow.len() - 1);
     while lo < hi {
         let mid = (lo + hi) / 2;
-        let work = (crow[mid].max(0) as usize).saturating_mul(n).saturating_add(mid);
+        let work = (crow[mid].into().max(0) as usize).saturating_mul(n).saturating_add(mid);
         if work < target {
             lo = mid + 1;
         } else {
@@ -233,17 +241,26 @@ fn split_row(crow: &[i64], n: usize, target: usize) -> usize {
 /// # Safety
 /// The `ComponentFn` contract.
 pub(super) unsafe fn spmm<T: MmElem>(call: &PreparedCall<'_>) -> Result<()> {
+    let (op, index) = (call.op.name, input(call, 0)?.dtype);
+    match index {
+        // SAFETY: forwarded.
+        DType::I32 => unsafe { spmm_indexed::<T, i32>(call) },
+        // SAFETY: forwarded.
+        DType::I64 => unsafe { spmm_indexed::<T, i64>(call) },
+        _ => Err(Error::DType { op, msg: format!("crow_indices and col_indices must be i32 or i64, got {index}") }),
+    }
+}
+
+/// [`spmm`] with index components of type `I`.
+///
+/// # Safety
+/// The `ComponentFn` contract.
+unsafe fn spmm_indexed<T: MmElem, I: CsrIndex>(call: &PreparedCall<'_>) -> Result<()> {
     let op = call.op.name;
     let (cr, cl, vl, de, out) = (input(call, 0)?, input(call, 1)?, input(call, 2)?, input(call, 3)?, output(call)?);
     // SAFETY: the ComponentFn contract; the output is disjoint from the inputs.
     let (crow, col, vals, dense, res) = unsafe {
-        (
-            elems::<i64>(op, cr)?,
-            elems::<i64>(op, cl)?,
-            elems::<T>(op, vl)?,
-            elems::<T>(op, de)?,
-            elems_mut::<T>(op, out)?,
-        )
+        (elems::<I>(op, cr)?, elems::<I>(op, cl)?, elems::<T>(op, vl)?, elems::<T>(op, de)?, elems_mut::<T>(op, out)?)
     };
     let shapes_ok = cr.shape.len() == 1
         && cl.shape.len() == 1
@@ -264,7 +281,7 @@ pub(super) unsafe fn spmm<T: MmElem>(call: &PreparedCall<'_>) -> Result<()> {
     }
     let (m, n, nnz) = (out.shape[0], out.shape[1], vals.len());
     let bad_crow = || Error::invalid(op, format!("crow_indices must rise from 0 to nnz = {nnz}"));
-    if crow[0] != 0 || crow[m] != nnz as i64 {
+    if crow[0].into() != 0 || crow[m].into() != nnz as i64 {
         return Err(bad_crow());
     }
     if m == 0 || n == 0 {
@@ -290,7 +307,7 @@ pub(super) unsafe fn spmm<T: MmElem>(call: &PreparedCall<'_>) -> Result<()> {
         let mut acc = vec![T::Acc::default(); if n > 1 { n } else { 0 }];
         // SAFETY: the output holds `m * n` elements and `lo < hi <= m`; the bounds rise,
         // so chunk `c`'s rows `lo..hi` are no other chunk's.
-        if !unsafe { rows::<T>(&mm, lo, hi, &mut acc) } {
+        if !unsafe { rows::<T, I>(&mm, lo, hi, &mut acc) } {
             failed.store(true, Ordering::Relaxed);
         }
     });

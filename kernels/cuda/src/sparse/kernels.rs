@@ -80,8 +80,9 @@ pub enum SparseKernel {
     SegmentExtreme(DType),
     /// softmax/log_softmax within each segment (float dtypes).
     SegmentSoftmax(DType),
-    /// spmm/spmv: CSR × dense, a thread per output element (float dtypes).
-    CsrSpmm(DType),
+    /// spmm/spmv: CSR × dense, a thread per output element (float dtypes), with index
+    /// components of the second dtype (I32 or I64).
+    CsrSpmm(DType, DType),
 }
 
 impl SparseKernel {
@@ -137,7 +138,17 @@ impl SparseKernel {
             SparseKernel::DenseGather(bytes) => raw("dense_gather", bytes)?,
             SparseKernel::SegmentExtreme(d) => typed("segment_extreme", d),
             SparseKernel::SegmentSoftmax(d) => typed("segment_softmax", d),
-            SparseKernel::CsrSpmm(d) => typed("csr_spmm", d),
+            SparseKernel::CsrSpmm(d, index) => {
+                let i = match index {
+                    DType::I32 => t(DType::I32),
+                    DType::I64 => t(DType::I64),
+                    _ => return Err(Error::Cuda(format!("CSR index components are i32 or i64, not {index}"))),
+                };
+                (
+                    format!("tops_sparse_csr_spmm__{}__{}", t(d).tag, i.tag),
+                    format!("tops_sp_csr_spmm<{}, {}>(a)", t(d).name, i.name),
+                )
+            }
         })
     }
 }
@@ -163,7 +174,7 @@ pub fn generate(k: SparseKernel) -> Result<Generated> {
             | SparseKernel::DenseGather(_)
             | SparseKernel::SegmentExtreme(_)
             | SparseKernel::SegmentSoftmax(_)
-            | SparseKernel::CsrSpmm(_)
+            | SparseKernel::CsrSpmm(..)
     );
     let sparse = ("tops_sparse_header".to_string(), SPARSE_HEADER.to_string());
     let device_fns = if sort {
@@ -200,7 +211,8 @@ pub fn all() -> Vec<KernelSpec<'static>> {
         v.push(SparseKernel::SegmentExtreme(d));
         if d.is_float() {
             v.push(SparseKernel::SegmentSoftmax(d));
-            v.push(SparseKernel::CsrSpmm(d));
+            v.push(SparseKernel::CsrSpmm(d, DType::I32));
+            v.push(SparseKernel::CsrSpmm(d, DType::I64));
         }
     }
     for bytes in [1, 2, 4, 8] {

@@ -26,10 +26,12 @@ pub(super) unsafe fn spmm(
     out: &Operand<'_>,
     [crow, col, vals, dense]: [&Operand<'_>; 4],
 ) -> Result<()> {
-    for t in [crow, col] {
-        if t.dtype != DType::I64 {
-            return Err(Error::DTypeMismatch { op, expected: DType::I64, got: t.dtype });
-        }
+    let index = crow.dtype;
+    if !matches!(index, DType::I32 | DType::I64) {
+        return Err(Error::DType { op, msg: format!("crow_indices and col_indices must be i32 or i64, got {index}") });
+    }
+    if col.dtype != index {
+        return Err(Error::DTypeMismatch { op, expected: index, got: col.dtype });
     }
     let dtype = vals.dtype;
     if !dtype.is_float() {
@@ -59,7 +61,7 @@ pub(super) unsafe fn spmm(
     let items = (m * n).max(1);
     let ptrs = [out.addr, crow.addr, col.addr, vals.addr, dense.addr, flags.at(0)];
     let a = args(&ptrs, items, &[m as i64, n as i64, k as i64, nnz as i64]);
-    let steps = strided_over(e, SparseKernel::CsrSpmm(dtype), a, items);
+    let steps = strided_over(e, SparseKernel::CsrSpmm(dtype, index), a, items);
     // SAFETY: the caller's contract: every operand holds its shape; `flags` holds 2 i64s.
     let (ends, bounds) = unsafe {
         e.run(&steps)?;
