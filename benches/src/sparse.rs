@@ -40,10 +40,11 @@ fn unit(h: u64) -> f32 {
 /// One sparse case.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SparseCase {
-    /// `a.spmv(&x)`: CSR `[rows, rows]` with `per_row` entries per row, f32.
-    Spmv { rows: usize, per_row: usize },
+    /// `a.spmv(&x)`: CSR `[rows, rows]` with `per_row` entries per row, f32, index
+    /// components of `index` bytes (8: I64, PyTorch's default; 4: I32, scipy's).
+    Spmv { rows: usize, per_row: usize, index: usize },
     /// `a.spmm(&b)`: the same CSR times a dense `[rows, n]`.
-    Spmm { rows: usize, per_row: usize, n: usize },
+    Spmm { rows: usize, per_row: usize, n: usize, index: usize },
     /// `s.to_dense()` of a coalesced COO matrix filling `bytes` of f32 at `permille` ‰.
     ToDense { bytes: u64, permille: u64 },
     /// `s.coalesce()` of `nnz` random COO entries of a `[side, side]` f32 matrix.
@@ -54,11 +55,17 @@ pub enum SparseCase {
 }
 
 impl SparseCase {
-    /// Stable key, e.g. `spmv/f32/1048576x1048576/nnz16777216`.
+    /// Stable key, e.g. `spmv/f32/1048576x1048576/nnz16777216` (I64 components; I32 ones
+    /// add `/i32`).
     pub fn key(&self) -> String {
+        let narrow = |index: usize| if index == 4 { "/i32" } else { "" };
         match *self {
-            SparseCase::Spmv { rows, per_row } => format!("spmv/f32/{rows}x{rows}/nnz{}", rows * per_row),
-            SparseCase::Spmm { rows, per_row, n } => format!("spmm/f32/{rows}x{rows}x{n}/nnz{}", rows * per_row),
+            SparseCase::Spmv { rows, per_row, index } => {
+                format!("spmv/f32/{rows}x{rows}/nnz{}{}", rows * per_row, narrow(index))
+            }
+            SparseCase::Spmm { rows, per_row, n, index } => {
+                format!("spmm/f32/{rows}x{rows}x{n}/nnz{}{}", rows * per_row, narrow(index))
+            }
             SparseCase::ToDense { bytes, permille } => {
                 let [r, c] = dims2(bytes as usize / 4);
                 format!("to_dense/f32/{r}x{c}/{}pct", permille as f64 / 10.0)
@@ -72,8 +79,10 @@ impl SparseCase {
     /// result written once; the vector/dense rows gathered once per entry).
     pub fn bytes(&self) -> u64 {
         let b = match *self {
-            SparseCase::Spmv { rows, per_row } => rows * per_row * (4 + 8 + 4) + rows * (8 + 4),
-            SparseCase::Spmm { rows, per_row, n } => rows * per_row * (4 + 8 + 4 * n) + rows * (8 + 4 * n),
+            SparseCase::Spmv { rows, per_row, index } => rows * per_row * (4 + index + 4) + rows * (index + 4),
+            SparseCase::Spmm { rows, per_row, n, index } => {
+                rows * per_row * (4 + index + 4 * n) + rows * (index + 4 * n)
+            }
             SparseCase::ToDense { bytes, permille } => {
                 bytes as usize + (bytes as usize / 4) * permille as usize / 1000 * (16 + 4)
             }
@@ -88,9 +97,11 @@ impl SparseCase {
 pub fn cpu_set(quick: bool) -> Vec<SparseCase> {
     let s = if quick { 4 } else { 0 };
     vec![
-        SparseCase::Spmv { rows: 1 << (20 - s), per_row: 16 },
-        SparseCase::Spmm { rows: 1 << (18 - s), per_row: 16, n: 16 },
-        SparseCase::Spmm { rows: 1 << (18 - s), per_row: 16, n: 64 },
+        SparseCase::Spmv { rows: 1 << (20 - s), per_row: 16, index: 8 },
+        SparseCase::Spmv { rows: 1 << (20 - s), per_row: 16, index: 4 },
+        SparseCase::Spmm { rows: 1 << (18 - s), per_row: 16, n: 16, index: 8 },
+        SparseCase::Spmm { rows: 1 << (18 - s), per_row: 16, n: 16, index: 4 },
+        SparseCase::Spmm { rows: 1 << (18 - s), per_row: 16, n: 64, index: 8 },
         SparseCase::ToDense { bytes: 256 << (20 - s), permille: 10 },
         SparseCase::ToDense { bytes: 256 << (20 - s), permille: 100 },
         SparseCase::Coalesce { nnz: 1 << (24 - s), side: 1 << (12 - s / 2) },
@@ -98,19 +109,20 @@ pub fn cpu_set(quick: bool) -> Vec<SparseCase> {
     ]
 }
 
-/// The CSR matrix of a spmv/spmm case.
-pub fn csr(rows: usize, per_row: usize) -> BenchResult<Tensor> {
+/// The CSR matrix of a spmv/spmm case, with index components of `index` bytes (4: I32).
+pub fn csr(rows: usize, per_row: usize, index: usize) -> BenchResult<Tensor> {
     let nnz = rows * per_row;
     let mut col: Vec<i64> = (0..nnz).into_par_iter().map(|j| (splitmix64(j as u64) % rows as u64) as i64).collect();
     col.par_chunks_mut(per_row.max(1)).for_each(|r| r.sort_unstable());
     let values: Vec<f32> = (0..nnz).into_par_iter().map(|j| unit(splitmix64((j + nnz) as u64))).collect();
     let crow: Vec<i64> = (0..=rows).map(|r| (r * per_row) as i64).collect();
-    Ok(Tensor::sparse_csr(
+    let a = Tensor::sparse_csr(
         &Tensor::from_vec(crow, &[rows + 1])?,
         &Tensor::from_vec(col, &[nnz])?,
         &Tensor::from_vec(values, &[nnz])?,
         &[rows, rows],
-    )?)
+    )?;
+    Ok(if index == 4 { a.with_index_dtype(DType::I32)? } else { a })
 }
 
 /// The sorted element numbers of a `to_dense` case's specified elements.
@@ -169,16 +181,16 @@ pub fn prepare(case: &SparseCase) -> BenchResult<Call> {
 /// Prepares `case` with its operands on `device` (built on the CPU, then moved).
 pub fn prepare_on(case: &SparseCase, device: Device) -> BenchResult<Call> {
     Ok(match *case {
-        SparseCase::Spmv { rows, per_row } => {
-            let (a, x) = (csr(rows, per_row)?, crate::ours::input(DType::F32, &[rows])?);
+        SparseCase::Spmv { rows, per_row, index } => {
+            let (a, x) = (csr(rows, per_row, index)?, crate::ours::input(DType::F32, &[rows])?);
             let (a, x) = (a.to_device(device)?, x.to_device(device)?);
             Box::new(move || {
                 black_box(a.spmv(&x)?);
                 Ok(())
             })
         }
-        SparseCase::Spmm { rows, per_row, n } => {
-            let (a, b) = (csr(rows, per_row)?, crate::ours::input(DType::F32, &[rows, n])?);
+        SparseCase::Spmm { rows, per_row, n, index } => {
+            let (a, b) = (csr(rows, per_row, index)?, crate::ours::input(DType::F32, &[rows, n])?);
             let (a, b) = (a.to_device(device)?, b.to_device(device)?);
             Box::new(move || {
                 black_box(a.spmm(&b)?);
@@ -274,7 +286,7 @@ mod tests {
     fn patterns_are_the_documented_ones() {
         // Python's sparse_peers.py checks the same figures.
         assert_eq!(splitmix64(0), 0xe220_a839_7b1d_cdaf);
-        let a = csr(64, 4).unwrap();
+        let a = csr(64, 4, 8).unwrap();
         assert_eq!(a.nnz().unwrap(), 256);
         let case = SparseCase::Coalesce { nnz: 1 << 10, side: 1 << 5 };
         let c = prepare(&case).map(|_| ()).is_ok();
