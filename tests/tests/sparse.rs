@@ -354,10 +354,30 @@ proptest! {
         // coalescing a coalesced tensor changes nothing
         prop_assert_eq!(as_f64(&s.coalesce().unwrap().to_dense().unwrap()), as_f64(&d));
         if shape.len() >= 2 {
-            let csr = d.to_sparse_csr().unwrap();
+            // hybrid: rows and cols the first two dims, the rest dense
+            let csr = d.to_sparse_csr_hybrid(shape.len() - 2).unwrap();
             prop_assert_eq!(csr.layout(), Layout::SparseCsr);
             prop_assert_eq!(as_f64(&csr.to_dense().unwrap()), as_f64(&d));
             prop_assert_eq!(as_f64(&csr.to_sparse_coo().unwrap().to_dense().unwrap()), as_f64(&d));
+            // PyTorch's default: the leading dims are batch dims (equal nnz per batch, else Err)
+            let batches: usize = shape[..shape.len() - 2].iter().product();
+            let per = vals.len() / batches.max(1);
+            let per_batch: Vec<usize> = if per == 0 {
+                vec![0; batches]
+            } else {
+                vals.chunks(per).map(|b| b.iter().filter(|&&v| v != 0.0).count()).collect()
+            };
+            match d.to_sparse_csr() {
+                Ok(b) => {
+                    prop_assert!(per_batch.windows(2).all(|w| w[0] == w[1]), "{:?}", per_batch);
+                    prop_assert_eq!(b.crow_indices().unwrap().ndim(), shape.len() - 1);
+                    prop_assert_eq!(as_f64(&b.to_dense().unwrap()), as_f64(&d));
+                }
+                Err(e) => {
+                    prop_assert!(per_batch.windows(2).any(|w| w[0] != w[1]), "{e}");
+                    prop_assert!(e.to_string().contains("same nnz in every batch"), "{e}");
+                }
+            }
         }
     }
 

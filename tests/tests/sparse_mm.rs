@@ -241,7 +241,7 @@ fn errors() {
     assert_err(d.spmv(&b.select(1, 0).unwrap()), "spmv", &["strided"]);
     // a COO operand with the wrong number of sparse dims, and hybrid values
     assert_err(d.to_sparse(1).unwrap().spmm(&b), "spmm", &["sparse_coo"]);
-    let hybrid = tensor(&[1.; 12], &[2, 3, 2], DType::F32).to_sparse_csr().unwrap();
+    let hybrid = tensor(&[1.; 12], &[2, 3, 2], DType::F32).to_sparse_csr_hybrid(1).unwrap();
     assert_err(hybrid.spmm(&b), "spmm", &["[2, 3, 2]", "hybrid"]);
     // shape mismatches
     let e = assert_err(a.spmm(&tensor(&[1.; 8], &[4, 2], DType::F32)), "spmm", &["k = 3", "[4, 2]", "[2, 3]"]);

@@ -184,11 +184,12 @@ impl Tensor {
         }
     }
 
-    /// This tensor as CSR: a strided tensor of rank ≥ 2 through `to_sparse(2)` (its first
-    /// two dims sparse, any further dims dense), a COO tensor through `coalesce` (so columns
-    /// are sorted and unique within each row) — with more than two sparse dims, the leading
-    /// ones become batch dims (batched CSR: every batch must hold the same nnz, else `Err`)
-    /// —, CSR as it is.
+    /// This tensor as CSR, as PyTorch's `to_sparse_csr()`: a strided tensor of rank ≥ 2 with
+    /// every dim sparse — its last two dims the rows and columns, any leading dims batch dims
+    /// (batched CSR: every batch must hold the same nnz, else `Err`; see
+    /// [`Tensor::to_sparse_csr_hybrid`] for dense trailing dims) —; a COO tensor through
+    /// `coalesce` (so columns are sorted and unique within each row; with more than two
+    /// sparse dims the leading ones become batch dims, under the same rule); CSR as it is.
     ///
     /// ```
     /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
@@ -200,6 +201,9 @@ impl Tensor {
     /// assert_eq!(s.crow_indices()?.to_vec::<i64>()?, vec![0, 1, 3]);
     /// assert_eq!(s.col_indices()?.to_vec::<i64>()?, vec![1, 0, 1]);
     /// assert_eq!(s.to_dense()?.to_vec::<f64>()?, vec![0., 7., 8., 9.]);
+    /// // a batch of two 1x2 matrices with one entry each
+    /// let b = Tensor::from_vec(vec![0f64, 7., 8., 0.], &[2, 1, 2])?.to_sparse_csr()?;
+    /// assert_eq!(b.crow_indices()?.shape(), &[2, 2]);
     /// # }
     /// # Ok(()) }
     /// ```
@@ -211,10 +215,10 @@ impl Tensor {
                 if self.ndim() < 2 {
                     return Err(Error::shape(
                         OP,
-                        format!("needs rank >= 2 (rows, cols, *dense), got shape {:?}", self.shape()),
+                        format!("needs rank >= 2 ([*batch, rows, cols]), got shape {:?}", self.shape()),
                     ));
                 }
-                return self.to_sparse(2)?.to_sparse_csr();
+                return self.to_sparse(self.ndim())?.to_sparse_csr();
             }
             _ => {}
         }
@@ -229,5 +233,48 @@ impl Tensor {
             });
         }
         self.coalesce()?.coalesced_coo_to_csr(OP)
+    }
+
+    /// A strided tensor as CSR with its last `dense_dim` dims dense (hybrid values
+    /// `[*batch, nnz, *dense]`), as PyTorch's `to_sparse_csr(dense_dim)`: the two dims before
+    /// them are the rows and columns, any leading dims batch dims (every batch must hold the
+    /// same nnz). A position is specified when any element of its dense slice is nonzero.
+    /// `Err` for a sparse tensor (convert it with `to_dense()` first) or when fewer than two
+    /// dims are left for the rows and columns.
+    ///
+    /// ```
+    /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
+    /// # fn main() -> tensor_ops::Result<()> {
+    /// use tensor_ops::Tensor;
+    /// # if tensor_ops::tensor_core::registry().row_set("sparse_rows_to_crow", tensor_ops::tensor_core::DeviceKind::Cpu, tensor_ops::Layout::SparseCsr).is_some() {
+    /// // a 2x2 matrix of pairs: rows 0 and 1 each have one nonzero pair
+    /// let d = Tensor::from_vec(vec![0f32, 0., 1., 2., 3., 0., 0., 0.], &[2, 2, 2])?;
+    /// let s = d.to_sparse_csr_hybrid(1)?;
+    /// assert_eq!((s.nnz()?, s.values()?.shape()), (2, &[2usize, 2][..]));
+    /// assert_eq!(s.to_dense()?.to_vec::<f32>()?, d.to_vec::<f32>()?);
+    /// # }
+    /// # Ok(()) }
+    /// ```
+    pub fn to_sparse_csr_hybrid(&self, dense_dim: usize) -> Result<Tensor> {
+        const OP: &str = "to_sparse_csr_hybrid";
+        if self.layout() != Layout::Strided {
+            return Err(Error::Layout {
+                op: OP,
+                layout: self.layout(),
+                msg: "needs a strided tensor (convert a sparse one with to_dense() first, or use to_sparse_csr())"
+                    .into(),
+            });
+        }
+        if self.ndim() < dense_dim + 2 {
+            return Err(Error::shape(
+                OP,
+                format!(
+                    "needs rank >= dense_dim + 2 = {} (rows, cols, then {dense_dim} dense dims), got shape {:?}",
+                    dense_dim + 2,
+                    self.shape()
+                ),
+            ));
+        }
+        self.to_sparse(self.ndim() - dense_dim)?.to_sparse_csr().map_err(|e| e.renamed(OP))
     }
 }
