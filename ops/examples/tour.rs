@@ -147,16 +147,24 @@ fn main() -> Result<()> {
     println!("DLPack export of m.flip(1): shape {:?}, strides {:?}", exported.shape(), exported.strides());
     println!("imported back: {}", Tensor::from_dlpack(exported)?);
 
-    println!("\n== the dispatch registry (op × device × layout → dtypes; internal steps left out)");
-    for (op, device, layout, dtypes) in tensor_ops::registry().user_entries() {
+    println!("\n== the dispatch registry (op × device × layouts → dtypes; internal steps left out)");
+    // One line per op, device and dtype list, with the layouts that have those rows: every
+    // elementwise op has rows under the sparse layouts too (the same kernel, run over the
+    // stored values).
+    let mut lines: std::collections::BTreeMap<(&str, String, String), Vec<String>> = Default::default();
+    let user = tensor_ops::registry().user_entries();
+    for (op, device, layout, dtypes) in &user {
         let names: Vec<&str> = dtypes.iter().map(|d| d.name()).collect();
-        println!("{op:>10} {device:>4} {layout:?}  {}", names.join(" "));
+        lines.entry((op, device.to_string(), names.join(" "))).or_default().push(format!("{layout:?}"));
     }
-    // Maps and reductions reach sparse tensors through these steps and their own strided
-    // rows over the stored values; the steps themselves are rows keyed by the sparse layouts.
+    for ((op, device, dtypes), layouts) in lines {
+        println!("{op:>10} {device:>4} {:<28} {dtypes}", layouts.join("+"));
+    }
+    // The sparse calls chain these steps (conversions, coalescing, lookups, products): rows
+    // keyed by the sparse layouts.
     println!("\n== the sparse layouts' steps (op × device × layout → dtypes)");
     for (op, device, layout, dtypes) in tensor_ops::registry().entries() {
-        if layout != tensor_ops::Layout::Strided {
+        if layout != tensor_ops::Layout::Strided && !user.iter().any(|u| u.0 == op) {
             let names: Vec<&str> = dtypes.iter().map(|d| d.name()).collect();
             println!("{op:>26} {device:>4} {layout:?}  {}", names.join(" "));
         }

@@ -9,11 +9,14 @@
 #[doc(hidden)]
 macro_rules! __tensor_ops_row {
     ($spec:expr, $device:ident, $dtype:expr, $kernel:expr) => {
+        $crate::__tensor_ops_row!($spec, $device, Strided, $dtype, $kernel);
+    };
+    ($spec:expr, $device:ident, $layout:ident, $dtype:expr, $kernel:expr) => {
         $crate::__private::inventory::submit! {
             $crate::__private::KernelRow {
                 op: $spec,
                 device: $crate::__private::DeviceKind::$device,
-                layout: $crate::__private::Layout::Strided,
+                layout: $crate::__private::Layout::$layout,
                 dtype: $dtype,
                 kernel: $kernel,
             }
@@ -21,8 +24,23 @@ macro_rules! __tensor_ops_row {
     };
 }
 
-/// The rows of one dtype of an elementwise `#[tensor_op]`: a CPU row running `cpu` and, with
-/// the `cuda` feature, a CUDA row compiling `cuda_function` from `cuda_source`.
+/// One kernel's rows under every layout an elementwise op runs on: strided, and the sparse
+/// layouts (COO, CSR), whose calls run the same kernel over the stored values
+/// (`call::sparse`; whether the op maps zero to zero is checked per call, with the call's
+/// dtypes and params).
+#[macro_export]
+#[doc(hidden)]
+macro_rules! __tensor_ops_map_layout_rows {
+    ($spec:expr, $device:ident, $dtype:expr, $kernel:expr) => {
+        $crate::__tensor_ops_row!($spec, $device, Strided, $dtype, $kernel);
+        $crate::__tensor_ops_row!($spec, $device, SparseCoo, $dtype, $kernel);
+        $crate::__tensor_ops_row!($spec, $device, SparseCsr, $dtype, $kernel);
+    };
+}
+
+/// The rows of one dtype of an elementwise `#[tensor_op]`: CPU rows running `cpu` and, with
+/// the `cuda` feature, CUDA rows compiling `cuda_function` from `cuda_source`, each under
+/// the strided and the sparse layouts.
 #[macro_export]
 #[doc(hidden)]
 macro_rules! __tensor_ops_register_map_rows {
@@ -30,12 +48,12 @@ macro_rules! __tensor_ops_register_map_rows {
         spec: $spec:expr, dtype: $dtype:expr, compute: $compute:expr, output: $output:expr,
         cpu: $cpu:expr, cuda_function: $function:expr, cuda_source: $source:expr $(,)?
     ) => {
-        $crate::__tensor_ops_row!(
+        $crate::__tensor_ops_map_layout_rows!(
             $spec, Cpu, $dtype,
             &$crate::__private::MapKernel { compute: $compute, output: $output, func: $cpu }
         );
         $crate::__private::if_cuda! {
-            $crate::__tensor_ops_row!(
+            $crate::__tensor_ops_map_layout_rows!(
                 $spec, Cuda, $dtype,
                 &$crate::__private::CudaMapKernel { compute: $compute, output: $output, function: $function, source: $source }
             );
@@ -45,26 +63,31 @@ macro_rules! __tensor_ops_register_map_rows {
 
 /// The rows of one dtype of a `#[tensor_op(reduce)]`: a CPU row driving the `Reducer` type
 /// `cpu` and, with the `cuda` feature, a CUDA row instantiating the CUDA C reducer struct
-/// `cuda_reducer` of `cuda_source` for `compute`.
+/// `cuda_reducer` of `cuda_source` for `compute`, under each of `layouts` (strided, and the
+/// sparse layouts for a reduction with a sparse form: `sparse = sum|max|min`).
 #[macro_export]
 #[doc(hidden)]
 macro_rules! __tensor_ops_register_reduce_rows {
     (
-        spec: $spec:expr, dtype: $dtype:expr, compute: $compute:expr, output: $output:expr,
-        cpu: $cpu:ty, cuda_reducer: $reducer:expr, cuda_source: $source:expr $(,)?
+        spec: $spec:expr, layouts: [$($layout:ident),*], dtype: $dtype:expr, compute: $compute:expr,
+        output: $output:expr, cpu: $cpu:ty, cuda_reducer: $reducer:expr, cuda_source: $source:expr $(,)?
     ) => {
-        $crate::__tensor_ops_row!(
-            $spec, Cpu, $dtype,
-            &$crate::__private::ReduceKernel {
-                func: $crate::__private::drive_reduce::<$cpu>,
-                fused: $crate::__private::drive_reduce_fused::<$cpu>,
-            }
-        );
-        $crate::__private::if_cuda! {
+        $(
             $crate::__tensor_ops_row!(
-                $spec, Cuda, $dtype,
-                &$crate::__private::CudaReduceKernel { reducer: $reducer, source: $source, compute: $compute, output: $output }
+                $spec, Cpu, $layout, $dtype,
+                &$crate::__private::ReduceKernel {
+                    func: $crate::__private::drive_reduce::<$cpu>,
+                    fused: $crate::__private::drive_reduce_fused::<$cpu>,
+                }
             );
+        )*
+        $crate::__private::if_cuda! {
+            $(
+                $crate::__tensor_ops_row!(
+                    $spec, Cuda, $layout, $dtype,
+                    &$crate::__private::CudaReduceKernel { reducer: $reducer, source: $source, compute: $compute, output: $output }
+                );
+            )*
         }
     };
 }

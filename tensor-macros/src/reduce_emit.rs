@@ -167,6 +167,8 @@ pub fn expand(def: &ReduceDef) -> TokenStream {
         }
     };
     let reducer = crate::cuda_reducer::reducer_name(&def.name);
+    // A reduction with a sparse form has rows under the sparse layouts too.
+    let layouts = if def.sparse.is_some() { quote!(Strided, SparseCoo, SparseCsr) } else { quote!(Strided) };
     let rows = def.dtypes.iter().map(|&d| {
         let dt = d.dtype_path();
         let (i, c, o) = row_types(def, d);
@@ -174,7 +176,7 @@ pub fn expand(def: &ReduceDef) -> TokenStream {
         let (ct, ot) = (cd.dtype_path(), od.dtype_path());
         quote! {
             #p::register_reduce_rows! {
-                spec: &SPEC.op, dtype: #dt, compute: #ct, output: #ot,
+                spec: &SPEC.op, layouts: [#layouts], dtype: #dt, compute: #ct, output: #ot,
                 cpu: __Reducer<#i, #c, #o>, cuda_reducer: #reducer, cuda_source: CUDA_SOURCE,
             }
         }

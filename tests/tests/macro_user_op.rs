@@ -54,6 +54,28 @@ fn row(op: &str, device: DeviceKind, dtype: DType) -> &'static KernelRow {
 }
 
 #[test]
+fn user_ops_have_rows_under_the_sparse_layouts() {
+    // The same definitions register rows keyed by the sparse layouts, with the strided
+    // rows' dtypes, on both devices: sparse calls dispatch on them.
+    for op in ["leaky_relu", "axpbk", "user_square_plus_one", "relu", "add", "mul"] {
+        for device in [DeviceKind::Cpu, DeviceKind::Cuda] {
+            for layout in [Layout::SparseCoo, Layout::SparseCsr] {
+                let set = tensor_core::registry()
+                    .row_set(op, device, layout)
+                    .unwrap_or_else(|| panic!("no {device:?} {layout:?} rows for {op}"));
+                assert_eq!(set.dtypes(), rows(op, device), "{op} {device:?} {layout:?}");
+            }
+        }
+    }
+    // and a user op runs on a sparse tensor through them
+    let i = Tensor::from_vec(vec![0i64, 1, 2, 0], &[2, 2]).unwrap();
+    let s = Tensor::sparse_coo(&i, &Tensor::from_vec(vec![-2f32, 3.], &[2]).unwrap(), &[2, 3]).unwrap();
+    let y = leaky_relu(&s, 0.5).unwrap();
+    assert_eq!(y.layout(), Layout::SparseCoo);
+    assert_eq!(y.to_dense().unwrap().to_vec::<f32>().unwrap(), vec![0., 0., -1., 3., 0., 0.]);
+}
+
+#[test]
 fn user_ops_are_registered_for_cpu_and_cuda() {
     let numeric: Vec<DType> = INTS.iter().chain(FLOATS.iter()).copied().collect();
     let cases: [(&str, Vec<DType>); 4] = [

@@ -13,12 +13,12 @@ use tensor_core::{DType, DeviceKind, Layout};
 /// The row of `$spec` for dtype `$dt`: `$reducer` accumulating and storing as the rule says
 /// (the Rust types the rule maps to are not needed here).
 macro_rules! cuda_row {
-    ($spec:ident, $reducer:literal, $dt:ident, $i:ty, $c:ty, $o:ty) => {
+    ($layout:ident, $spec:ident, $reducer:literal, $dt:ident, $i:ty, $c:ty, $o:ty) => {
         tensor_core::inventory::submit! {
             KernelRow {
                 op: &$spec.op,
                 device: DeviceKind::Cuda,
-                layout: Layout::Strided,
+                layout: Layout::$layout,
                 dtype: DType::$dt,
                 kernel: &CudaReduceKernel {
                     reducer: $reducer,
@@ -31,23 +31,24 @@ macro_rules! cuda_row {
     };
 }
 
-/// Every dtype's row of each spec, from the spec's rule.
+/// Every dtype's row of each spec under each of its layouts, from the spec's rule.
 macro_rules! cuda_rows {
-    ($($spec:ident: $reducer:literal;)*) => { $(
-        tensor_core::for_each_reduce_row!(rule::$spec, cuda_row; $spec, $reducer,);
-    )* };
+    ($($spec:ident: $reducer:literal [$($layout:ident),*];)*) => { $( $(
+        tensor_core::for_each_reduce_row!(rule::$spec, cuda_row; $layout, $spec, $reducer,);
+    )* )* };
 }
 
 cuda_rows! {
-    AMAX: "tops_red_amax";
-    AMIN: "tops_red_amin";
-    LOGSUMEXP: "tops_red_logsumexp";
-    VAR: "tops_red_var";
-    STD: "tops_red_std";
-    ARGMAX: "tops_red_argmax";
-    ARGMIN: "tops_red_argmin";
+    // amax/amin have a sparse form (implicit zeros counted): rows under the sparse layouts.
+    AMAX: "tops_red_amax" [Strided, SparseCoo, SparseCsr];
+    AMIN: "tops_red_amin" [Strided, SparseCoo, SparseCsr];
+    LOGSUMEXP: "tops_red_logsumexp" [Strided];
+    VAR: "tops_red_var" [Strided];
+    STD: "tops_red_std" [Strided];
+    ARGMAX: "tops_red_argmax" [Strided];
+    ARGMIN: "tops_red_argmin" [Strided];
     // softmax's log-sum-exp pass: folded as logsumexp, stored in f64.
-    SOFTMAX_LSE: "tops_red_logsumexp";
+    SOFTMAX_LSE: "tops_red_logsumexp" [Strided];
 }
 
 /// The fused softmax / log_softmax rows on CUDA: a block per row.

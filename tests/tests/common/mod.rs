@@ -256,7 +256,8 @@ pub fn cuda_rows_of<K: 'static>(
     use tensor_core::DeviceKind;
     let mut v = Vec::new();
     for (op, device, layout, dtypes) in registry().entries() {
-        if device != DeviceKind::Cuda {
+        // (the rows under the sparse layouts hold the strided rows' kernels)
+        if device != DeviceKind::Cuda || layout != tensor_core::Layout::Strided {
             continue;
         }
         let set = registry().row_set(op, device, layout).unwrap();

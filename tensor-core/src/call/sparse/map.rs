@@ -78,6 +78,15 @@ fn densified(inputs: &[&Tensor]) -> Result<Vec<Tensor>> {
     inputs.iter().map(|t| t.to_dense()).collect()
 }
 
+/// `Err(NoKernel)` unless `spec` has a row under the sparse `layout` for the call's device and
+/// kernel dtype: sparse calls dispatch on the layout as strided ones do (an elementwise
+/// `#[tensor_op]` registers rows under every layout; the error names those the op has).
+fn check_layout_row(spec: &'static OpSpec, inputs: &[&Tensor], layout: Layout) -> Result<()> {
+    let device = inputs.first().map_or(crate::Device::Cpu, |t| t.device());
+    let dtype = crate::call::call_types(spec, inputs).kernel;
+    crate::registry::registry().lookup_spec(spec, device, layout, dtype).map(|_| ())
+}
+
 /// `map_new` with a sparse operand (see the module docs).
 pub(in crate::call) fn map_new(
     spec: &'static OpSpec,
@@ -85,6 +94,7 @@ pub(in crate::call) fn map_new(
     params: &[Scalar],
     layout: Layout,
 ) -> Result<Tensor> {
+    check_layout_row(spec, inputs, layout)?;
     if inputs.len() == 1 {
         check_zero_preserving(spec, layout, &[&inputs[0].values()?], params)?;
         let s = coalesced(inputs[0])?;
@@ -207,6 +217,7 @@ pub(in crate::call) fn map_into(
         let dense = densified(inputs)?;
         return super::super::map_into(spec, &dense.iter().collect::<Vec<_>>(), params, out);
     }
+    check_layout_row(spec, inputs, layout)?;
     let refuse = |msg: &str| Err(Error::Layout { op: name, layout, msg: msg.into() });
     if out.is_some() {
         return refuse("an _out into a sparse tensor is not supported: the sparse result is a new tensor (call the op without _out)");

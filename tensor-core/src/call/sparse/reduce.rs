@@ -34,14 +34,14 @@ pub(in crate::call) fn reduce(
     out: Option<&Tensor>,
 ) -> Result<Option<Tensor>> {
     let (name, layout) = (spec.op.name, input.layout());
+    // Dispatch on the layout as a strided call does: a reduction with a sparse form has rows
+    // under the sparse layouts (NoKernel names the layouts it has otherwise).
+    lookup(&spec.op, layout, input.device(), input.dtype())?;
     if spec.sparse == SparseReduce::Unsupported {
-        return Err(match lookup(&spec.op, layout, input.device(), input.dtype()) {
-            Err(e) => e,
-            Ok(_) => Error::Layout {
-                op: name,
-                layout,
-                msg: "this reduction has no sparse form; convert with to_dense()".into(),
-            },
+        return Err(Error::Layout {
+            op: name,
+            layout,
+            msg: "this reduction has no sparse form; convert with to_dense()".into(),
         });
     }
     let geo = ReduceGeometry::new(name, input.shape(), dims, keepdim)?;

@@ -8,14 +8,15 @@ use tensor_core::registry::reductions::{rule, *};
 use tensor_core::registry::KernelRow;
 use tensor_core::{DType, DeviceKind, Layout};
 
-/// One row: `$spec` for input dtype `$dt`, run by the driver over reducer `$r`.
+/// One row: `$spec` under `$layout` for input dtype `$dt`, run by the driver over reducer
+/// `$r`.
 macro_rules! row {
-    ($spec:ident, $dt:ident, $r:ty) => {
+    ($layout:ident, $spec:ident, $dt:ident, $r:ty) => {
         tensor_core::inventory::submit! {
             KernelRow {
                 op: &$spec.op,
                 device: DeviceKind::Cpu,
-                layout: Layout::Strided,
+                layout: Layout::$layout,
                 dtype: DType::$dt,
                 kernel: &ReduceKernel { func: drive::<$r>, fused: drive_fused::<$r> },
             }
@@ -26,34 +27,35 @@ macro_rules! row {
 /// The row of one dtype, the reducer given the types it takes: `[io]` (input, accumulate,
 /// output, then any extra params), `[ic]` (input, accumulate: argmax) or `[i]` (input: all).
 macro_rules! typed_row {
-    ($spec:ident, $r:ident [io $(, $extra:tt)*], $dt:ident, $i:ty, $c:ty, $o:ty) => {
-        row!($spec, $dt, $r<$i, $c, $o $(, $extra)*>);
+    ($layout:ident, $spec:ident, $r:ident [io $(, $extra:tt)*], $dt:ident, $i:ty, $c:ty, $o:ty) => {
+        row!($layout, $spec, $dt, $r<$i, $c, $o $(, $extra)*>);
     };
-    ($spec:ident, $r:ident [ic], $dt:ident, $i:ty, $c:ty, $o:ty) => {
-        row!($spec, $dt, $r<$i, $c>);
+    ($layout:ident, $spec:ident, $r:ident [ic], $dt:ident, $i:ty, $c:ty, $o:ty) => {
+        row!($layout, $spec, $dt, $r<$i, $c>);
     };
-    ($spec:ident, $r:ident [i], $dt:ident, $i:ty, $c:ty, $o:ty) => {
-        row!($spec, $dt, $r<$i>);
+    ($layout:ident, $spec:ident, $r:ident [i], $dt:ident, $i:ty, $c:ty, $o:ty) => {
+        row!($layout, $spec, $dt, $r<$i>);
     };
 }
 
-/// Every dtype's row of each spec, from the spec's rule.
+/// Every dtype's row of each spec under each of its layouts, from the spec's rule.
 macro_rules! reduce_rows {
-    ($($spec:ident: $r:ident $types:tt;)*) => { $(
-        tensor_core::for_each_reduce_row!(rule::$spec, typed_row; $spec, $r $types,);
-    )* };
+    ($($spec:ident: $r:ident $types:tt [$($layout:ident),*];)*) => { $( $(
+        tensor_core::for_each_reduce_row!(rule::$spec, typed_row; $layout, $spec, $r $types,);
+    )* )* };
 }
 
 reduce_rows! {
-    AMAX: AMax[io];
-    AMIN: AMin[io];
-    LOGSUMEXP: LogSumExp[io];
-    VAR: Var[io, false];
-    STD: Var[io, true];
-    ARGMAX: ArgMax[ic];
-    ARGMIN: ArgMin[ic];
+    // amax/amin have a sparse form (implicit zeros counted): rows under the sparse layouts.
+    AMAX: AMax[io] [Strided, SparseCoo, SparseCsr];
+    AMIN: AMin[io] [Strided, SparseCoo, SparseCsr];
+    LOGSUMEXP: LogSumExp[io] [Strided];
+    VAR: Var[io, false] [Strided];
+    STD: Var[io, true] [Strided];
+    ARGMAX: ArgMax[ic] [Strided];
+    ARGMIN: ArgMin[ic] [Strided];
     // The log-sum-exp pass of softmax/log_softmax: folded as logsumexp, stored in f64.
-    SOFTMAX_LSE: LogSumExp[io];
+    SOFTMAX_LSE: LogSumExp[io] [Strided];
 }
 
 /// Keeps this module's rows in the link (see [`crate::register::ensure_linked`]).
