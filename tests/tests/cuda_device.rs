@@ -16,6 +16,8 @@ mod common;
 mod cuda_rows;
 #[path = "cuda_device/fused.rs"]
 mod fused;
+#[path = "cuda_device/layouts.rs"]
+mod layouts;
 #[path = "cuda_device/sparse.rs"]
 mod sparse;
 #[path = "cuda_device/sparse_mm.rs"]
@@ -33,6 +35,7 @@ use chains::{case, eager_and_fused, fused_expr, leaf_tensors};
 use common::{assert_close, gen_values, input, make, params_for, poison, values, Lay};
 use cuda_rows::{close, cpu_result, order_free, reduce_rows, scale_of, Case, SHAPES};
 use fused::*;
+use layouts::*;
 use proptest::strategy::{Strategy, ValueTree};
 use sparse::*;
 use sparse_mm::*;
@@ -71,6 +74,8 @@ fn main() -> ExitCode {
         reductions_match_the_cpu_for_every_op_and_dtype;
         non_finite_values_reduce_as_numpy_has_them;
         fused_softmax_rows_match_the_cpu;
+        dense_maps_of_every_length_match_the_cpu;
+        maps_with_transposed_operands_match_the_cpu;
         fused_chains_match_the_cpu;
         sparse_conversions_match_the_cpu_for_every_dtype;
         sparse_steps_with_bad_indices_are_errors_on_the_device;

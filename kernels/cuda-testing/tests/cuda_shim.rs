@@ -363,8 +363,27 @@ fn check_map(
                 Index::I64 => shim.launch(&g, 3, (64, 1), &StridedArgs64::new(&plan, &ptrs, &params, 0).unwrap()),
             }
         }
+        MapLayout::Tiled => {
+            // `scalar_mask` is the tile mask here: which inputs go through shared memory
+            let mut strides = vec![out_strides.to_vec()];
+            strides.extend(input_strides.iter().cloned());
+            let a = tiled_args(&plan_of(shape, strides), &ptrs, &params, scalar_mask);
+            shim.launch(&g, 3, (codegen::TILE, codegen::TILE_ROWS), &a);
+        }
     }
-    assert_same(&format!("{} {layout:?} {shape:?} lead {lead}", g.name), &mut out, &mut want);
+    assert_same(&format!("{} {layout:?} {shape:?} lead {lead} mask {scalar_mask}", g.name), &mut out, &mut want);
+}
+
+/// The argument block of a tiled launch over a plan of two or three dims (batch, rows,
+/// columns), `mask` selecting the inputs staged through shared memory.
+fn tiled_args(plan: &IterPlan, ptrs: &[u64], params: &[KernelParam], mask: u32) -> StridedArgs64 {
+    assert!((2..=3).contains(&plan.ndim()));
+    let mut a = StridedArgs64::new(plan, ptrs, params, u64::from(mask)).unwrap();
+    for d in a.ndim as usize..3 {
+        a.size[d] = 1;
+    }
+    a.ndim = 3;
+    a
 }
 
 #[test]
@@ -419,6 +438,33 @@ fn map_kernels_match_the_reference_strided() {
     tops_cuda_checks_unavailable,
     ignore = "needs NVRTC, the CUDA headers and a host C++ compiler: run .ci/install-nvrtc.sh"
 )]
+fn map_kernels_match_the_reference_tiled() {
+    let shim = shim();
+    for f in sample_fns() {
+        // [batch, rows, cols] with partial tiles on both edges; input 0 dense along the rows
+        // (a transposed view), input 1 broadcast along the rows, input 2 dense; the output
+        // dense. Staging any input is correct (the mask only decides the route).
+        let shape = [2usize, 37, 45];
+        let dense = contiguous_strides(&shape);
+        let mut st = vec![vec![37 * 45, 1, 37], vec![45, 0, 1], dense.clone()];
+        st.truncate(f.arity);
+        let all = (1u32 << f.arity) - 1;
+        for (mask, lead) in [(1u32, 0usize), (all, 1), (0, 0)] {
+            check_map(shim, f, MapLayout::Tiled, &shape, &dense, &st, lead, mask);
+        }
+        // two dims (a batch of one), a flipped transposed input and a strided output
+        let shape2 = [33usize, 40];
+        let mut st2 = vec![vec![-1isize, 33], vec![40, 1], vec![0, 1]];
+        st2.truncate(f.arity);
+        check_map(shim, f, MapLayout::Tiled, &shape2, &[80, 2], &st2, 1, 1);
+    }
+}
+
+#[test]
+#[cfg_attr(
+    tops_cuda_checks_unavailable,
+    ignore = "needs NVRTC, the CUDA headers and a host C++ compiler: run .ci/install-nvrtc.sh"
+)]
 fn cast_kernels_follow_rust_as() {
     let shim = shim();
     let shape = [4usize, 33];
@@ -430,7 +476,7 @@ fn cast_kernels_follow_rust_as() {
             for layout in MapLayout::ALL {
                 let (src_st, lead) = match layout {
                     MapLayout::Contiguous => (contiguous_strides(&shape), 1),
-                    MapLayout::Strided(_) => (vec![-1, 4], 0),
+                    MapLayout::Strided(_) | MapLayout::Tiled => (vec![-1, 4], 0),
                 };
                 let mut s = Operand::new(src, &shape, &src_st, lead);
                 fill_random(&mut s, 99, true);
@@ -454,6 +500,10 @@ fn cast_kernels_follow_rust_as() {
                     }
                     MapLayout::Strided(Index::I64) => {
                         shim.launch(&g, 2, (32, 1), &StridedArgs64::new(&plan, &ptrs, &[], 0).unwrap())
+                    }
+                    MapLayout::Tiled => {
+                        let a = tiled_args(&plan, &ptrs, &[], 1);
+                        shim.launch(&g, 2, (codegen::TILE, codegen::TILE_ROWS), &a)
                     }
                 }
                 assert_same(&g.name, &mut out, &mut want);
@@ -512,11 +562,12 @@ fn copy_fill_and_transpose_kernels_move_the_right_bytes() {
             shim.launch(&g, 5, (codegen::TILE, codegen::TILE_ROWS), &a);
             assert_same(&g.name, &mut out, &mut s);
         }
-        // fill, every layout class, with a tail and a misaligned start
-        for layout in MapLayout::ALL {
+        // fill, every layout class it has (a fill has no input to tile), with a tail and a
+        // misaligned start
+        for layout in MapLayout::ALL.into_iter().filter(|&l| l != MapLayout::Tiled) {
             let st = match layout {
                 MapLayout::Contiguous => vec![45isize * 37, 45, 1],
-                MapLayout::Strided(_) => vec![1, -2, 2 * 37],
+                _ => vec![1, -2, 2 * 37],
             };
             let mut out = Operand::new(d, &shape, &st, 1);
             let bits: u64 = 0x0123_4567_89ab_cdef & (u64::MAX >> (64 - 8 * bytes));
@@ -530,7 +581,7 @@ fn copy_fill_and_transpose_kernels_move_the_right_bytes() {
                 MapLayout::Strided(Index::I32) => {
                     shim.launch(&g, 3, (64, 1), &StridedArgs32::new(&plan, &ptrs, &[], bits).unwrap())
                 }
-                MapLayout::Strided(Index::I64) => {
+                MapLayout::Strided(Index::I64) | MapLayout::Tiled => {
                     shim.launch(&g, 3, (64, 1), &StridedArgs64::new(&plan, &ptrs, &[], bits).unwrap())
                 }
             }

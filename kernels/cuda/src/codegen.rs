@@ -8,6 +8,9 @@
 //!   broadcast element (bit in `scalar_mask`);
 //! - strided: per-operand offsets from the linear index by fast divmod (`tops_fastdiv`), in
 //!   32-bit math when [`super::args::fits_i32`] holds and 64-bit math otherwise;
+//! - tiled: a map whose output is dense along its last dim while some inputs are dense along
+//!   another dim (`a + b.t()`): those inputs are staged through 32x32 shared-memory tiles,
+//!   as the transpose stages its source, so every global access is coalesced;
 //! - transpose: 32x32 shared-memory tiles (padded) for copies whose innermost dims differ.
 
 use std::fmt::Write as _;
@@ -24,6 +27,9 @@ pub const BLOCK: u32 = 256;
 pub const TILE: u32 = 32;
 /// Rows of a tile each transpose block walks per step.
 pub const TILE_ROWS: u32 = 8;
+/// Vectors (16 bytes of the widest operand) each thread of a contiguous kernel loads before
+/// it computes and stores any: the loads of one thread are in flight together.
+pub const CONTIG_UNROLL: u32 = 4;
 
 /// The CUDA prelude: helper functions of generated code (`tops_add`, `tops_cast`, ...).
 pub const PRELUDE: &str = include_str!("../include/prelude.cuh");
@@ -58,18 +64,24 @@ pub enum MapLayout {
     Contiguous,
     /// Any strides, including 0 (broadcast) and negative.
     Strided(Index),
+    /// Three dims (columns, rows, batch: a [`super::args::StridedArgs64`] with `ndim` 3),
+    /// the output dense along the columns; the inputs whose bit is set in the argument
+    /// block's `bits` are read through shared-memory tiles (they are dense along the rows),
+    /// the others directly. Launched as `TILE x TILE_ROWS` blocks, a tile per step.
+    Tiled,
 }
 
 impl MapLayout {
     /// Every layout class.
-    pub const ALL: [MapLayout; 3] =
-        [MapLayout::Contiguous, MapLayout::Strided(Index::I32), MapLayout::Strided(Index::I64)];
+    pub const ALL: [MapLayout; 4] =
+        [MapLayout::Contiguous, MapLayout::Strided(Index::I32), MapLayout::Strided(Index::I64), MapLayout::Tiled];
 
     fn tag(self) -> &'static str {
         match self {
             MapLayout::Contiguous => "contig",
             MapLayout::Strided(Index::I32) => "s32",
             MapLayout::Strided(Index::I64) => "s64",
+            MapLayout::Tiled => "tiled",
         }
     }
 
@@ -78,7 +90,7 @@ impl MapLayout {
         match self {
             MapLayout::Contiguous => ArgsKind::Contig,
             MapLayout::Strided(Index::I32) => ArgsKind::Strided32,
-            MapLayout::Strided(Index::I64) => ArgsKind::Strided64,
+            MapLayout::Strided(Index::I64) | MapLayout::Tiled => ArgsKind::Strided64,
         }
     }
 }
@@ -433,8 +445,10 @@ fn elementwise(name: &str, body: &Body, layout: MapLayout) -> Generated {
     let kernel = match layout {
         MapLayout::Contiguous => contiguous(name, body),
         MapLayout::Strided(index) => strided(name, body, index),
+        MapLayout::Tiled => tiled(name, body),
     };
-    Generated { name: name.to_string(), kernel, device_fns: Vec::new(), args: layout.args(), shared_memory: false }
+    let shared_memory = layout == MapLayout::Tiled;
+    Generated { name: name.to_string(), kernel, device_fns: Vec::new(), args: layout.args(), shared_memory }
 }
 
 fn store_expr(body: &Body) -> String {
@@ -449,12 +463,20 @@ fn pointers(s: &mut String, body: &Body, ptr: &str) {
     }
 }
 
-fn contiguous(name: &str, body: &Body) -> String {
-    // Elements per vector: the widest operand moves 16 bytes.
+/// Elements per 16-byte vector of the widest operand of `body`.
+fn vector_len(body: &Body) -> usize {
     let widest = body.inputs.iter().map(|(s, _)| s.size).chain([body.out.size]).max().unwrap_or(1);
-    let vec = 16 / widest;
+    16 / widest
+}
+
+fn contiguous(name: &str, body: &Body) -> String {
+    // Elements per vector: the widest operand moves 16 bytes; each thread loads
+    // CONTIG_UNROLL vectors (a block's worth apart, so a warp's accesses stay adjacent)
+    // before it computes and stores them.
+    let vec = vector_len(body);
+    let u = CONTIG_UNROLL;
     let mut s = String::new();
-    let _ = writeln!(s, "extern \"C\" __global__ void {name}(tops_contig_args a) {{");
+    let _ = writeln!(s, "extern \"C\" __global__ void __launch_bounds__({BLOCK}) {name}(tops_contig_args a) {{");
     pointers(&mut s, body, "a.ptr");
     s.push_str("    const unsigned long long n = a.n;\n");
     s.push_str("    const unsigned long long tid = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;\n");
@@ -467,32 +489,130 @@ fn contiguous(name: &str, body: &Body) -> String {
         let _ = writeln!(s, "    aligned = aligned && (s{i} || ((unsigned long long)in{i} % {}) == 0);", vec * st.size);
     }
     let _ = writeln!(s, "    const unsigned long long nvec = aligned ? n / {vec} : 0;");
-    s.push_str("    for (unsigned long long v = tid; v < nvec; v += nthreads) {\n");
+    let _ = writeln!(
+        s,
+        "    for (unsigned long long v0 = (unsigned long long)blockIdx.x * blockDim.x * {u} + threadIdx.x; v0 < nvec; \
+         v0 += nthreads * {u}) {{"
+    );
     for (i, (st, _)) in body.inputs.iter().enumerate() {
-        let _ = writeln!(s, "        tops_pack<{0}, {vec}> p{i};", st.name);
-        let _ = writeln!(s, "        if (!s{i}) p{i} = ((const tops_pack<{}, {vec}>*)in{i})[v];", st.name);
+        let _ = writeln!(s, "        tops_pack<{0}, {vec}> p{i}[{u}];", st.name);
     }
-    let _ = writeln!(s, "        tops_pack<{}, {vec}> po;", body.out.name);
     s.push_str("#pragma unroll\n");
-    let _ = writeln!(s, "        for (int k = 0; k < {vec}; ++k) {{");
+    let _ = writeln!(s, "        for (int u = 0; u < {u}; ++u) {{");
+    s.push_str("            const unsigned long long v = v0 + (unsigned long long)u * blockDim.x;\n");
+    s.push_str("            if (v < nvec) {\n");
+    for (i, (st, _)) in body.inputs.iter().enumerate() {
+        let _ = writeln!(s, "                if (!s{i}) p{i}[u] = ((const tops_pack<{}, {vec}>*)in{i})[v];", st.name);
+    }
+    s.push_str("            }\n        }\n");
+    s.push_str("#pragma unroll\n");
+    let _ = writeln!(s, "        for (int u = 0; u < {u}; ++u) {{");
+    s.push_str("            const unsigned long long v = v0 + (unsigned long long)u * blockDim.x;\n");
+    s.push_str("            if (v >= nvec) break;\n");
+    let _ = writeln!(s, "            tops_pack<{}, {vec}> po;", body.out.name);
+    s.push_str("#pragma unroll\n");
+    let _ = writeln!(s, "            for (int k = 0; k < {vec}; ++k) {{");
     for (i, (st, ct)) in body.inputs.iter().enumerate() {
         let _ = writeln!(
             s,
-            "            const {} x{i} = s{i} ? b{i} : {};",
+            "                const {} x{i} = s{i} ? b{i} : {};",
             ct.name,
-            conv(*st, *ct, &format!("p{i}.v[k]"))
+            conv(*st, *ct, &format!("p{i}[u].v[k]"))
         );
     }
-    let _ = writeln!(s, "            po.v[k] = {};", store_expr(body));
-    s.push_str("        }\n");
-    let _ = writeln!(s, "        ((tops_pack<{}, {vec}>*)out)[v] = po;", body.out.name);
-    s.push_str("    }\n");
+    let _ = writeln!(s, "                po.v[k] = {};", store_expr(body));
+    s.push_str("            }\n");
+    let _ = writeln!(s, "            ((tops_pack<{}, {vec}>*)out)[v] = po;", body.out.name);
+    s.push_str("        }\n    }\n");
     let _ = writeln!(s, "    for (unsigned long long i = nvec * {vec} + tid; i < n; i += nthreads) {{");
     for (i, (st, ct)) in body.inputs.iter().enumerate() {
         let _ = writeln!(s, "        const {} x{i} = s{i} ? b{i} : {};", ct.name, conv(*st, *ct, &format!("in{i}[i]")));
     }
     let _ = writeln!(s, "        out[i] = {};", store_expr(body));
     s.push_str("    }\n}\n");
+    s
+}
+
+/// The tiled map ([`MapLayout::Tiled`]): per 32x32 tile, the inputs whose bit is set in
+/// `a.bits` are loaded into padded shared-memory tiles with consecutive threads walking the
+/// rows (along which those inputs are dense), the other inputs into registers along the
+/// columns; after the barrier each thread computes and stores its elements along the
+/// columns (along which the output is dense).
+fn tiled(name: &str, body: &Body) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "extern \"C\" __global__ void __launch_bounds__({}) {name}(tops_strided_args64 a) {{",
+        TILE * TILE_ROWS
+    );
+    pointers(&mut s, body, "a.ptr");
+    let per = TILE / TILE_ROWS;
+    for (i, (st, _)) in body.inputs.iter().enumerate() {
+        let _ = writeln!(s, "    __shared__ {} tile{i}[{TILE}][{}];", st.name, TILE + 1);
+    }
+    s.push_str("    const int tx = threadIdx.x, ty = threadIdx.y;\n");
+    s.push_str("    const unsigned int tmask = (unsigned int)a.bits;\n");
+    s.push_str(
+        "    const long long cols = (long long)a.size[0], rows = (long long)a.size[1], batch = (long long)a.size[2];\n",
+    );
+    let _ = writeln!(
+        s,
+        "    const long long col_tiles = (cols + {TILE} - 1) / {TILE}, row_tiles = (rows + {TILE} - 1) / {TILE};"
+    );
+    s.push_str("    const long long tiles = batch * row_tiles * col_tiles;\n");
+    s.push_str("    for (long long t = blockIdx.x; t < tiles; t += gridDim.x) {\n");
+    s.push_str("        const long long ct = t % col_tiles, rt = (t / col_tiles) % row_tiles, b = t / (col_tiles * row_tiles);\n");
+    let _ = writeln!(s, "        const long long r0 = rt * {TILE}, c0 = ct * {TILE};");
+    s.push_str("        // tiled inputs: consecutive threads read consecutive rows\n");
+    for (i, _) in body.inputs.iter().enumerate() {
+        let op = i + 1;
+        let _ = writeln!(s, "        if ((tmask >> {i}) & 1u) {{");
+        let _ =
+            writeln!(s, "            const long long base = b * a.stride[{op}][2] + (r0 + tx) * a.stride[{op}][1];");
+        s.push_str("#pragma unroll\n");
+        let _ = writeln!(s, "            for (int j = 0; j < {per}; ++j) {{");
+        let _ = writeln!(s, "                const long long c = c0 + ty + j * {TILE_ROWS};");
+        let _ = writeln!(
+            s,
+            "                if (r0 + tx < rows && c < cols) tile{i}[ty + j * {TILE_ROWS}][tx] = in{i}[base + c * a.stride[{op}][0]];"
+        );
+        s.push_str("            }\n        }\n");
+    }
+    s.push_str("        // direct inputs: consecutive threads read consecutive columns\n");
+    s.push_str("        const long long c = c0 + tx;\n");
+    for (i, (st, _)) in body.inputs.iter().enumerate() {
+        let op = i + 1;
+        let _ = writeln!(s, "        {} d{i}[{per}] = {{}};", st.name);
+        let _ = writeln!(s, "        if (!((tmask >> {i}) & 1u)) {{");
+        s.push_str("#pragma unroll\n");
+        let _ = writeln!(s, "            for (int j = 0; j < {per}; ++j) {{");
+        let _ = writeln!(s, "                const long long r = r0 + ty + j * {TILE_ROWS};");
+        let _ = writeln!(
+            s,
+            "                if (r < rows && c < cols) d{i}[j] = in{i}[b * a.stride[{op}][2] + r * a.stride[{op}][1] + c * a.stride[{op}][0]];"
+        );
+        s.push_str("            }\n        }\n");
+    }
+    s.push_str("        __syncthreads();\n");
+    s.push_str("#pragma unroll\n");
+    let _ = writeln!(s, "        for (int j = 0; j < {per}; ++j) {{");
+    let _ = writeln!(s, "            const int k = ty + j * {TILE_ROWS};");
+    s.push_str("            const long long r = r0 + k;\n");
+    s.push_str("            if (r < rows && c < cols) {\n");
+    for (i, (st, ct)) in body.inputs.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            "                const {} x{i} = {};",
+            ct.name,
+            conv(*st, *ct, &format!("(((tmask >> {i}) & 1u) ? tile{i}[tx][k] : d{i}[j])"))
+        );
+    }
+    let _ = writeln!(
+        s,
+        "                out[b * a.stride[0][2] + r * a.stride[0][1] + c * a.stride[0][0]] = {};",
+        store_expr(body)
+    );
+    s.push_str("            }\n        }\n        __syncthreads();\n    }\n}\n");
     s
 }
 
@@ -579,7 +699,8 @@ pub fn data_movement_kernels() -> Vec<KernelSpec<'static>> {
         v.push(KernelSpec::Copy { bytes, index: Index::I32 });
         v.push(KernelSpec::Copy { bytes, index: Index::I64 });
         v.push(KernelSpec::Transpose { bytes });
-        for layout in MapLayout::ALL {
+        // a fill has no input to stage: never tiled
+        for layout in MapLayout::ALL.into_iter().filter(|&l| l != MapLayout::Tiled) {
             v.push(KernelSpec::Fill { bytes, layout });
         }
     }

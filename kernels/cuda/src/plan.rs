@@ -26,10 +26,7 @@ use super::args::{
     fits_i32, ContigArgs, FusedReduceArgs, KernelParam, ReduceArgs, SparseArgs, StridedArgs32, StridedArgs64,
     TransposeArgs, MAX_DIMS,
 };
-use super::codegen::{ArgsKind, DeviceFn, Index, KernelSpec, MapLayout, BLOCK, TILE, TILE_ROWS};
-
-/// Elements each thread of a contiguous launch should handle before the grid is capped.
-const CONTIG_PER_THREAD: usize = 4;
+use super::codegen::{ArgsKind, DeviceFn, Index, KernelSpec, MapLayout, BLOCK, CONTIG_UNROLL, TILE, TILE_ROWS};
 /// Smallest rows and columns a copy needs to go through the tiled transpose.
 pub const TRANSPOSE_MIN: usize = 16;
 
@@ -145,7 +142,7 @@ fn is_contiguous(plan: &IterPlan) -> bool {
 struct Elementwise<'a> {
     /// The kernel for a layout class.
     spec: &'a dyn Fn(MapLayout) -> KernelSpec<'static>,
-    /// Whether the contiguous class exists for it.
+    /// Whether the contiguous and tiled classes exist for it.
     contiguous: bool,
     /// The op's params, exactly as the caller gave them.
     params: &'a [KernelParam],
@@ -168,7 +165,7 @@ impl Elementwise<'_> {
                 0
             };
             let args = ContigArgs::new(ptrs, n as u64, mask, self.params, self.bits)?;
-            let grid = blocks(n, BLOCK as usize * CONTIG_PER_THREAD, self.max_blocks);
+            let grid = contiguous_grid(n, sizes, self.max_blocks);
             steps.push(Step::Kernel(Launch {
                 spec: (self.spec)(MapLayout::Contiguous),
                 grid,
@@ -176,6 +173,12 @@ impl Elementwise<'_> {
                 args: Args::Contig(args),
             }));
             return Ok(());
+        }
+        if self.contiguous {
+            if let Some(row_dim) = tiled_row_dim(plan) {
+                self.tiled(plan, row_dim, ptrs, sizes, steps)?;
+                return Ok(());
+            }
         }
         if plan.ndim() <= MAX_DIMS {
             return self.strided(plan, ptrs, steps);
@@ -202,6 +205,68 @@ impl Elementwise<'_> {
         Ok(())
     }
 
+    /// Tiled launches of `plan` ([`MapLayout::Tiled`]): rows along `row_dim`, columns along
+    /// the last dim, the innermost other dim as the kernel's batch, further dims looped
+    /// here (as [`transpose`] does).
+    fn tiled(
+        &self,
+        plan: &IterPlan,
+        row_dim: usize,
+        ptrs: &[u64],
+        sizes: &[usize],
+        steps: &mut Vec<Step>,
+    ) -> Result<()> {
+        let nd = plan.ndim();
+        let col_dim = nd - 1;
+        let others: Vec<usize> = (0..nd).filter(|&d| d != row_dim && d != col_dim).collect();
+        let (batch_dim, host_dims) = match others.split_last() {
+            Some((&b, rest)) => (Some(b), rest.to_vec()),
+            None => (None, Vec::new()),
+        };
+        // outermost first: the argument block lists them innermost first (columns, rows, batch)
+        let dims: Vec<usize> = [batch_dim, Some(row_dim), Some(col_dim)].into_iter().flatten().collect();
+        let shape: Vec<usize> = dims.iter().map(|&d| plan.shape[d]).collect();
+        let sub = IterPlan {
+            shape: Dims::from_slice(&shape),
+            strides: plan
+                .strides
+                .iter()
+                .map(|s| Strides::from_slice(&dims.iter().map(|&d| s[d]).collect::<Vec<isize>>()))
+                .collect(),
+        };
+        let mask = staged_inputs(plan, row_dim);
+        let (rows, cols) = (plan.shape[row_dim], plan.shape[col_dim]);
+        let batch = batch_dim.map_or(1, |b| plan.shape[b]);
+        let tiles = batch * rows.div_ceil(TILE as usize) * cols.div_ceil(TILE as usize);
+        let count: usize = host_dims.iter().map(|&d| plan.shape[d]).product();
+        let mut p = ptrs.to_vec();
+        for mut idx in 0..count {
+            p.copy_from_slice(ptrs);
+            for &d in host_dims.iter().rev() {
+                let i = (idx % plan.shape[d]) as i64;
+                idx /= plan.shape[d];
+                for (op, q) in p.iter_mut().enumerate() {
+                    *q = q.wrapping_add_signed(i * plan.strides[op][d] as i64 * sizes[op] as i64);
+                }
+            }
+            let mut args = StridedArgs64::new(&sub, &p, self.params, u64::from(mask))?;
+            // the kernel reads a 3-dim block: a batch of 1 when there is no batch dim
+            if args.ndim < 3 {
+                for d in args.ndim as usize..3 {
+                    args.size[d] = 1;
+                }
+                args.ndim = 3;
+            }
+            steps.push(Step::Kernel(Launch {
+                spec: (self.spec)(MapLayout::Tiled),
+                grid: tiles.clamp(1, self.max_blocks.max(1) as usize) as u32,
+                block: (TILE, TILE_ROWS),
+                args: Args::Strided64(args),
+            }));
+        }
+        Ok(())
+    }
+
     fn strided(&self, plan: &IterPlan, ptrs: &[u64], steps: &mut Vec<Step>) -> Result<()> {
         let n = plan.numel();
         let (layout, args) = if fits_i32(plan) {
@@ -213,6 +278,43 @@ impl Elementwise<'_> {
         steps.push(Step::Kernel(Launch { spec: (self.spec)(layout), grid, block: (BLOCK, 1), args }));
         Ok(())
     }
+}
+
+/// Blocks of a contiguous launch over `n` elements of operands of `sizes` bytes: enough
+/// for [`CONTIG_UNROLL`] vectors per thread, and at least enough to give every thread one
+/// vector up to a few blocks per multiprocessor (`max_blocks` is 32 per multiprocessor), so
+/// that small arrays still spread over the whole GPU.
+fn contiguous_grid(n: usize, sizes: &[usize], max_blocks: u32) -> u32 {
+    let widest = sizes.iter().copied().max().unwrap_or(1).clamp(1, 16);
+    let nvec = n.div_ceil(16 / widest);
+    let full = nvec.div_ceil(BLOCK as usize * CONTIG_UNROLL as usize);
+    let spread = nvec.div_ceil(BLOCK as usize).min((max_blocks / 8).max(1) as usize);
+    full.max(spread).clamp(1, max_blocks.max(1) as usize) as u32
+}
+
+/// The dim along which some input is dense while the output is dense along the last dim
+/// and that input is not: such maps go through the tiled kernel (as copies go through the
+/// tiled transpose). Both extents must be at least [`TRANSPOSE_MIN`].
+fn tiled_row_dim(plan: &IterPlan) -> Option<usize> {
+    let nd = plan.ndim();
+    if nd < 2 || plan.strides[0][nd - 1] != 1 || plan.shape[nd - 1] < TRANSPOSE_MIN {
+        return None;
+    }
+    plan.strides[1..]
+        .iter()
+        .filter(|s| s[nd - 1].unsigned_abs() > 1)
+        .find_map(|s| (0..nd - 1).rev().find(|&j| s[j].unsigned_abs() == 1 && plan.shape[j] >= TRANSPOSE_MIN))
+}
+
+/// The inputs (bit i: input i) a tiled launch with rows along `row_dim` stages through
+/// shared memory: those dense along the rows and not along the columns.
+fn staged_inputs(plan: &IterPlan, row_dim: usize) -> u32 {
+    let nd = plan.ndim();
+    plan.strides[1..]
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s[row_dim].unsigned_abs() == 1 && s[nd - 1].unsigned_abs() > 1)
+        .fold(0, |m, (i, _)| m | 1 << i)
 }
 
 fn check_shapes(what: &str, out: &RawTensor<'_>, inputs: &[RawTensor<'_>]) -> Result<()> {
@@ -322,7 +424,7 @@ pub fn plan_copy(dst: &RawTensor<'_>, src: &RawTensor<'_>, max_blocks: u32) -> R
             bytes,
             index: match layout {
                 MapLayout::Strided(i) => i,
-                MapLayout::Contiguous => Index::I64,
+                MapLayout::Contiguous | MapLayout::Tiled => Index::I64,
             },
         };
         let ew = Elementwise { spec: &spec, contiguous: false, params: &[], bits: 0, max_blocks };
@@ -482,6 +584,39 @@ mod tests {
     }
 
     #[test]
+    fn casts_of_transposed_sources_use_the_tiled_map() {
+        // a [64, 48] f32 result from an f16 source dense along the rows
+        let (shape, dst, src) = ([64usize, 48], [48isize, 1], [1isize, 64]);
+        let steps = plan_copy(&raw(0, DType::F32, &shape, &dst), &raw(1 << 20, DType::F16, &shape, &src), 64).unwrap();
+        let ks = kernels(&steps);
+        assert_eq!(ks.len(), 1);
+        assert!(matches!(ks[0].spec, KernelSpec::Cast { layout: MapLayout::Tiled, .. }), "{:?}", ks[0].spec);
+        assert_eq!(ks[0].block, (TILE, TILE_ROWS));
+        let Args::Strided64(a) = ks[0].args else { panic!("{:?}", ks[0].args) };
+        // columns, rows, a batch of one; the source staged (mask bit 0)
+        assert_eq!((a.ndim, a.size[..3].to_vec(), a.bits), (3, vec![48, 64, 1], 1));
+        assert_eq!((a.stride[0][..3].to_vec(), a.stride[1][..3].to_vec()), (vec![1, 48, 0], vec![64, 1, 0]));
+        assert_eq!(ks[0].grid, 2 * 2);
+        // too narrow to tile: the strided kernel
+        let (shape, dst, src) = ([64usize, 8], [8isize, 1], [1isize, 64]);
+        let steps = plan_copy(&raw(0, DType::F32, &shape, &dst), &raw(1 << 20, DType::F16, &shape, &src), 64).unwrap();
+        assert!(matches!(kernels(&steps)[0].spec, KernelSpec::Cast { layout: MapLayout::Strided(Index::I32), .. }));
+    }
+
+    #[test]
+    fn contiguous_grids_cover_four_vectors_a_thread_and_spread_small_arrays() {
+        // 2^28 f32: 2^26 vectors, 4 a thread of 256-thread blocks, capped at 32 a multiprocessor
+        assert_eq!(contiguous_grid(1 << 28, &[4, 4, 4], 132 * 32), 132 * 32);
+        assert_eq!(contiguous_grid(1 << 22, &[4, 4], 132 * 32), 1024);
+        // small: a vector a thread, up to 4 blocks a multiprocessor
+        assert_eq!(contiguous_grid(1 << 16, &[4, 4], 132 * 32), 64);
+        assert_eq!(contiguous_grid(1 << 20, &[4, 4], 132 * 32), 528);
+        // u8 moves 16 elements a vector
+        assert_eq!(contiguous_grid(1 << 20, &[1, 1], 132 * 32), 256);
+        assert_eq!(contiguous_grid(1, &[8], 132 * 32), 1);
+    }
+
+    #[test]
     fn dense_same_dtype_copy_is_a_memcpy() {
         let (shape, st) = ([4usize, 5], [5isize, 1]);
         let steps = plan_copy(&raw(4096, DType::F32, &shape, &st), &raw(8192, DType::F32, &shape, &st), 64).unwrap();
@@ -510,17 +645,23 @@ mod tests {
     #[test]
     fn huge_plans_use_64_bit_indexing() {
         let shape = [1usize << 16, 1 << 15]; // 2^31 elements
-        let (d, s) = ([1isize << 15, 1], [1isize, 1 << 16]);
+                                             // an input read every other element: the strided kernel
+        let (d, s) = ([1isize << 15, 1], [1isize << 16, 2]);
         let f = CudaMapKernel { compute: DType::F32, output: DType::F32, function: "f", source: "" };
         let steps =
             plan_map(&f, &raw(0, DType::F32, &shape, &d), &[raw(0, DType::F32, &shape, &s)], &[], 1024).unwrap();
         let ks = kernels(&steps);
         assert!(matches!(ks[0].spec, KernelSpec::Map { layout: MapLayout::Strided(Index::I64), .. }));
+        // a transposed input: the tiled kernel (64-bit index math throughout)
+        let t = [1isize, 1 << 16];
+        let steps =
+            plan_map(&f, &raw(0, DType::F32, &shape, &d), &[raw(0, DType::F32, &shape, &t)], &[], 1024).unwrap();
+        assert!(matches!(kernels(&steps)[0].spec, KernelSpec::Map { layout: MapLayout::Tiled, .. }));
         let small = [1usize << 10, 1 << 10];
         let steps = plan_map(
             &f,
             &raw(0, DType::F32, &small, &[1 << 10, 1]),
-            &[raw(0, DType::F32, &small, &[1, 1 << 10])],
+            &[raw(0, DType::F32, &small, &[1 << 11, 2])],
             &[],
             1024,
         )
