@@ -12,7 +12,7 @@ mod shim;
 
 use common::poison;
 use shim::{nvrtc_available, planned, run_all, with_raw, Planned};
-use tensor_kernels_cuda::codegen::KernelSpec;
+use tensor_kernels_cuda::codegen::{KernelSpec, SoftmaxForm};
 use tensor_kernels_cuda::plan::Step;
 use tensor_kernels_cuda::softmax_rows::plan_softmax_rows;
 use tensor_ops::prelude::*;
@@ -79,9 +79,21 @@ fn plan_rows(what: String, x: &Tensor, out: Tensor, in_place: bool, log: bool, m
     ignore = "needs NVRTC, the CUDA headers and a host C++ compiler: run .ci/install-nvrtc.sh"
 )]
 fn shim_runs_the_fused_softmax_rows_like_the_cpu() {
-    // (rows, row length, most blocks): one element; under a warp; over a block; over a
-    // block by one; long rows; more rows than blocks.
-    let shapes = [(1, 1, 8), (5, 7, 8), (6, 33, 2), (4, 256, 8), (4, 257, 3), (5, 1000, 2), (2, 5000, 8)];
+    // (rows, row length, most blocks): one element; under a warp (several rows a block);
+    // over a warp; a length that is not a multiple of 16 bytes (scalar loads); long rows;
+    // more rows than blocks; the longest register form for f32 (1024 lanes of 8 vectors);
+    // rows longer than registers hold (the streaming form, every dtype).
+    let shapes = [
+        (1, 1, 8),
+        (5, 7, 8),
+        (6, 33, 2),
+        (4, 256, 8),
+        (4, 257, 3),
+        (5, 1000, 2),
+        (2, 5000, 8),
+        (4, 32768, 2),
+        (4, 33000, 3),
+    ];
     let mut calls = Vec::new();
     let mut wants = Vec::new();
     for dtype in [DType::F16, DType::BF16, DType::F32, DType::F64] {
@@ -129,14 +141,30 @@ fn the_softmax_rows_planner_refuses_bad_shapes_and_dtypes() {
     assert!(plan_softmax_rows(DType::F32, false, 0x100, 0x200, 9, 4, 8).is_err());
     assert!(plan_softmax_rows(DType::F32, true, 0x100, 0x200, 8, 0, 8).is_err());
     assert!(plan_softmax_rows(DType::F64, true, 0x100, 0x200, 0, 4, 8).unwrap().is_empty());
+    // rows longer than the fused kernels take are the reduction's
+    assert!(plan_softmax_rows(DType::F32, true, 0x100, 0x200, 1 << 17, 1 << 17, 8).is_err());
+    // rows of 1024 f32: a warp a row, 4 rows a 128-thread block, capped at 64 blocks
     let steps = plan_softmax_rows(DType::F32, false, 0x100, 0x200, 1 << 20, 1 << 10, 64).unwrap();
     let Some(Step::Kernel(l)) = steps.first() else { panic!("no launch") };
-    assert_eq!((l.grid, l.block), (64, (256, 1)));
+    assert_eq!((l.grid, l.block), (64, (128, 1)));
+    // a misaligned input: one element a load
+    let steps = plan_softmax_rows(DType::F32, false, 0x100, 0x204, 1 << 20, 1 << 10, 64).unwrap();
+    let Some(Step::Kernel(l)) = steps.first() else { panic!("no launch") };
+    assert!(matches!(
+        l.spec,
+        KernelSpec::SoftmaxRows { form: SoftmaxForm::Registers { vec: 1, nv: 32, lanes: 32 }, .. }
+    ));
+    // 64 Ki columns: a block of 512 a row, streaming
+    let steps = plan_softmax_rows(DType::F32, false, 0x100, 0x200, 1 << 20, 1 << 16, 64).unwrap();
+    let Some(Step::Kernel(l)) = steps.first() else { panic!("no launch") };
+    assert_eq!((l.grid, l.block), (16, (512, 1)));
+    assert!(matches!(l.spec, KernelSpec::SoftmaxRows { form: SoftmaxForm::Streaming { vec: 4 }, .. }));
 }
 
 /// NVRTC compiles the registered fused softmax rows (f16, bf16, f32 and f64, softmax and
-/// log_softmax)
-/// for `compute_80` and `sm_90`, warning- and spill-free, and every one is registered.
+/// log_softmax; in registers at their widest and one element a load, for short rows, and
+/// streamed) for `compute_80` and `sm_90`, warning- and spill-free, and every one is
+/// registered.
 #[test]
 #[cfg_attr(
     tops_cuda_checks_unavailable,
@@ -161,10 +189,10 @@ fn fused_softmax_rows_compile_with_nvrtc() {
     assert_eq!(names, want);
     let specs: Vec<KernelSpec<'static>> =
         check::specs_for(rows()).into_iter().filter(|s| matches!(s, KernelSpec::SoftmaxRows { .. })).collect();
-    assert_eq!(specs.len(), 8);
+    assert_eq!(specs.len(), 8 * 5);
     let reports = check::compile_specs(&specs).unwrap_or_else(|e| panic!("{e}"));
     for r in &reports {
         println!("{} {}: {} registers", r.name, r.arch, r.registers);
     }
-    assert_eq!(reports.len(), 8 * check::CHECK_ARCHS.len());
+    assert_eq!(reports.len(), 8 * 5 * check::CHECK_ARCHS.len());
 }

@@ -51,6 +51,12 @@ fn on_standin(case: &Case) -> bool {
     !case.op.is_reduction() || matches!(case.op, Op::SumLast | Op::SumFirst)
 }
 
+/// Whether the stand-in runs a GPU-only case: a packed 1-byte map and a cast (each other
+/// case's kernel costs the stand-in a host compile; `tests/tests/cuda_device.rs` runs them).
+fn extra_on_standin(key: &str) -> bool {
+    key.starts_with("add_out/u8/") || key.starts_with("cast_f16/")
+}
+
 /// Opens the GPU, or says why there is none (`Ok(None)`: the runner exits 0).
 fn open() -> Option<Gpu> {
     let gpu = match Gpu::open(0) {
@@ -137,6 +143,22 @@ pub fn run(opts: &Options) -> BenchResult<Option<Report>> {
                 metric.ratio().unwrap_or(0.0)
             );
             entries.push(Entry { key, metric });
+        }
+        for case in super::extra::extra_set(bytes)
+            .into_iter()
+            .filter(|c| opts.selects(&c.key) && (!standin || extra_on_standin(&c.key)))
+        {
+            let mut call = case.prepare_on(DEVICE)?;
+            let s = time_median(&mut gpu, opts.quick, &mut call)?;
+            drop(call);
+            let metric = Metric::throughput(case.bytes, s, "memcpy d2d", limit);
+            eprintln!(
+                "  {:<40} {:>8.1} GB/s  ratio {:.3}",
+                case.key,
+                crate::timing::gbps(case.bytes, s),
+                metric.ratio().unwrap_or(0.0)
+            );
+            entries.push(Entry { key: case.key, metric });
         }
     }
     // spmv/spmm of a CSR matrix with 2^24 entries (quick and stand-in: 2^20), f32

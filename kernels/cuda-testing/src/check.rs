@@ -48,7 +48,8 @@ pub fn specs_for<'a>(rows: impl Iterator<Item = &'a KernelRow>) -> Vec<KernelSpe
             specs.extend(codegen::reduce_kernels_for(ReduceFn::from_kernel(k), row.dtype));
         }
         if let Some(k) = row.kernel.as_any().downcast_ref::<CudaSoftmaxRows>() {
-            specs.push(KernelSpec::SoftmaxRows { dtype: k.dtype, log: k.log });
+            let forms = tensor_kernels_cuda::softmax_rows::forms_to_check(k.dtype);
+            specs.extend(forms.into_iter().map(|form| KernelSpec::SoftmaxRows { dtype: k.dtype, log: k.log, form }));
         }
         if row.device == DeviceKind::Cuda && row.kernel.as_any().is::<ComponentKernel>() {
             // The sparse layouts' steps: one set of kernels serves every row.

@@ -1,53 +1,188 @@
-// tensor-ops CUDA softmax / log_softmax of dense rows: the fused kernel behind `softmax` and
+// tensor-ops CUDA softmax / log_softmax of dense rows: the fused kernels behind `softmax` and
 // `log_softmax` along the last dim of a dense float tensor on CUDA (f16/bf16 computed in
-// float, rounded once). Needs reduce.cuh
-// (tops_red_logsumexp, tops_warp_combine) in front of it. Compiled by NVRTC, and by the
+// float, rounded once). Needs reduce.cuh (tops_shfl_down, tops_max_nan, tops_bound,
+// tops_red_exp) in front of it. Compiled by NVRTC, and by the
 // host C++ compiler under kernels/cuda-testing/include/shim.h in tests.
 #pragma once
 
-/// Softmax (`LOG` false: e^(x − M) · (1 / S)) or log_softmax (`LOG`: (x − M) − ln S) of the
-/// dense rows of `a.ptr[1]` (rows of `a.params[0]` elements, `a.n` elements in all) into
-/// `a.ptr[0]`, which may be the same memory (each element is read, then written, by one
-/// thread, after the block's barrier). A block per row (grid-strided): the row's maximum M
-/// and S = Σ e^(x − M) folded by `tops_red_logsumexp` in each thread, combined by warp
-/// shuffles and one shared-memory step; then each thread reads its own elements again —
-/// the block has just read them, so from L1/L2 rather than DRAM — and writes them. A row
-/// holding NaN or +∞ comes out all NaN and a row of −∞ NaN, as the max-subtracted form
-/// gives on the CPU. `T`: the storage type; `C`: the compute type.
-template <class T, class C, bool LOG> TOPS_D void tops_softmax_rows(const tops_contig_args& a) {
-    typedef tops_red_logsumexp<C> R;
-    typedef typename R::acc_t A;
-    const R red(a.params);
-    __shared__ A part[32];
-    __shared__ C row_stat[2];
+// The two forms the planner picks from (kernels/cuda/src/softmax_rows.rs): a row held in
+// registers by a group of LANES threads (rows of up to 1024·NV·VEC elements: one DRAM read,
+// one write), and a block per row streaming the row three times (max, Σ, output: the
+// second and third reads find the row in L2). Both load and store `VEC` elements at a time
+// (16 bytes; VEC is 1 when the rows are not 16-byte aligned).
+
+/// The NaN-propagating maximum (MAX) or the sum of `v` over a group of LANES threads (a power
+/// of two; the groups tile the block), returned to every thread of the group. `slots`: shared
+/// memory of at least max(blockDim.x / LANES, LANES / 32) entries. Every thread of the block
+/// calls it (two barriers).
+template <int LANES, bool MAX, class C> TOPS_D C tops_softmax_group(C v, C* slots) {
+    const int tid = threadIdx.x;
+    if (LANES <= 32) {
+#pragma unroll
+        for (int d = LANES / 2; d > 0; d >>= 1) {
+            const C o = tops_shfl_down(v, d);
+            v = MAX ? tops_max_nan(v, o) : v + o;
+        }
+        if ((tid & (LANES - 1)) == 0) slots[tid / LANES] = v;
+        __syncthreads();
+        v = slots[tid / LANES];
+    } else {
+#pragma unroll
+        for (int d = 16; d > 0; d >>= 1) {
+            const C o = tops_shfl_down(v, d);
+            v = MAX ? tops_max_nan(v, o) : v + o;
+        }
+        if ((tid & 31) == 0) slots[tid >> 5] = v;
+        __syncthreads();
+        // the group's warps' slots, in order
+        const C* own = slots + (tid / LANES) * (LANES / 32);
+        v = own[0];
+        for (int w = 1; w < LANES / 32; ++w) v = MAX ? tops_max_nan(v, own[w]) : v + own[w];
+    }
+    __syncthreads(); // the slots serve the next exchange
+    return v;
+}
+
+/// Softmax (`LOG` false) or log_softmax of the dense rows of `a.ptr[1]` (rows of
+/// `a.params[0]` elements, a multiple of VEC; `a.n` in all) into `a.ptr[0]` (which may be the
+/// same memory): each group of LANES threads (blockDim.x / LANES groups a block, grid-strided
+/// over the rows) loads its row into registers, NV vectors of VEC elements a thread; the
+/// row's maximum M, then Σ e^(x − M) are exchanged in the group, and the outputs are
+/// written from the registers. A row holding NaN or +∞ comes out all NaN and a row of −∞
+/// NaN, as the max-subtracted form gives on the CPU.
+template <class T, class C, bool LOG, int VEC, int NV, int LANES>
+TOPS_D void tops_softmax_rows_regs(const tops_contig_args& a) {
+    __shared__ C slots[128];
     const long long n = (long long)a.params[0];
     const long long rows = n > 0 ? (long long)(a.n / (unsigned long long)n) : 0;
     const T* x = (const T*)a.ptr[1];
     T* y = (T*)a.ptr[0];
-    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    const int nthreads = blockDim.x, nwarps = (nthreads + 31) >> 5;
+    const int tid = threadIdx.x, q = tid & (LANES - 1), g = tid / LANES;
+    const long long per_block = blockDim.x / LANES;
+    const C ninf = tops_bound<C>::lowest();
+    for (long long base = (long long)blockIdx.x * per_block; base < rows; base += (long long)gridDim.x * per_block) {
+        const long long r = base + g;
+        const bool active = r < rows;
+        C v[NV * VEC];
+        C m = ninf;
+#pragma unroll
+        for (int j = 0; j < NV; ++j) {
+            const long long e = ((long long)j * LANES + q) * VEC;
+            if (active && e < n) {
+                const tops_pack<T, VEC> p = *(const tops_pack<T, VEC>*)(x + r * n + e);
+#pragma unroll
+                for (int k = 0; k < VEC; ++k) v[j * VEC + k] = tops_cast<C>(p.v[k]);
+            } else {
+#pragma unroll
+                for (int k = 0; k < VEC; ++k) v[j * VEC + k] = ninf;
+            }
+        }
+#pragma unroll
+        for (int i = 0; i < NV * VEC; ++i) m = tops_max_nan(m, v[i]);
+        m = tops_softmax_group<LANES, true>(m, slots);
+        // M − M: 0 for a finite maximum, NaN for ±∞ or NaN (every output of the row is NaN).
+        const C nan_if_inf = m - m;
+        C s = (C)0;
+#pragma unroll
+        for (int i = 0; i < NV * VEC; ++i) {
+            const C t = (v[i] - m) + nan_if_inf;
+            const C e = tops_red_exp(t); // 0 for the padding (−∞) of a finite row
+            s += e;
+            v[i] = LOG ? t : e;
+        }
+        s = tops_softmax_group<LANES, false>(s, slots);
+        const C c = LOG ? (C)log(s) : (C)1 / s;
+#pragma unroll
+        for (int j = 0; j < NV; ++j) {
+            const long long e = ((long long)j * LANES + q) * VEC;
+            if (active && e < n) {
+                tops_pack<T, VEC> p;
+#pragma unroll
+                for (int k = 0; k < VEC; ++k) p.v[k] = tops_cast<T>(LOG ? v[j * VEC + k] - c : v[j * VEC + k] * c);
+                *(tops_pack<T, VEC>*)(y + r * n + e) = p;
+            }
+        }
+    }
+}
+
+/// The maximum (MAX) or sum of `v` over the block (blockDim.x a multiple of 32, at most
+/// 1024), returned to every thread; `slots`: 32 shared entries.
+template <bool MAX, class C> TOPS_D C tops_softmax_block(C v, C* slots) {
+    const int tid = threadIdx.x, nwarps = blockDim.x >> 5;
+#pragma unroll
+    for (int d = 16; d > 0; d >>= 1) {
+        const C o = tops_shfl_down(v, d);
+        v = MAX ? tops_max_nan(v, o) : v + o;
+    }
+    if ((tid & 31) == 0) slots[tid >> 5] = v;
+    __syncthreads();
+    v = slots[0];
+    for (int w = 1; w < nwarps; ++w) v = MAX ? tops_max_nan(v, slots[w]) : v + slots[w];
+    __syncthreads();
+    return v;
+}
+
+/// Softmax / log_softmax of rows too long for registers: a block per row (grid-strided),
+/// reading the row three times in VEC-element vectors — its maximum, Σ e^(x − M), then the
+/// outputs. The row (at most `softmax_rows::MAX_ROW` elements) is read from DRAM once and
+/// found in L2 the other two times. Same results for NaN and ±∞ as the register form.
+template <class T, class C, bool LOG, int VEC> TOPS_D void tops_softmax_rows_stream(const tops_contig_args& a) {
+    __shared__ C slots[32];
+    typedef tops_pack<T, VEC> P;
+    // vectors a thread loads before it uses them (fewer for f64, whose exp needs registers)
+    const int U = sizeof(C) == 8 ? 1 : 4;
+    const long long n = (long long)a.params[0];
+    const long long rows = n > 0 ? (long long)(a.n / (unsigned long long)n) : 0;
+    const long long nv = n / VEC;
+    const long long step = blockDim.x;
     for (long long r = blockIdx.x; r < rows; r += gridDim.x) {
-        const T* xr = x + r * n;
-        T* yr = y + r * n;
-        A acc = red.identity();
-        for (long long k = tid; k < n; k += nthreads) acc = red.fold(acc, xr[k], k);
-        // Every thread takes part in both exchange rounds (uniform control flow).
-        acc = tops_warp_combine(red, acc);
-        if (lane == 0) part[warp] = acc;
-        __syncthreads();
-        acc = lane < nwarps ? part[lane] : red.identity();
-        acc = tops_warp_combine(red, acc);
-        if (tid == 0) {
-            row_stat[0] = acc.m;
-            row_stat[1] = LOG ? (C)log(acc.s) : (C)1 / acc.s;
+        const P* xr = (const P*)((const T*)a.ptr[1] + r * n);
+        P* yr = (P*)((T*)a.ptr[0] + r * n);
+        C m = tops_bound<C>::lowest();
+        for (long long i0 = threadIdx.x; i0 < nv; i0 += step * U) {
+            P p[U];
+#pragma unroll
+            for (int u = 0; u < U; ++u)
+                if (i0 + u * step < nv) p[u] = xr[i0 + u * step];
+#pragma unroll
+            for (int u = 0; u < U; ++u)
+                if (i0 + u * step < nv)
+#pragma unroll
+                    for (int k = 0; k < VEC; ++k) m = tops_max_nan(m, tops_cast<C>(p[u].v[k]));
         }
-        __syncthreads();
-        // M − M: 0 for a finite maximum, NaN for +∞ (every output of such a row is NaN).
-        const C m = row_stat[0], c = row_stat[1], nan_if_inf = m - m;
-        for (long long k = tid; k < n; k += nthreads) {
-            const C v = (tops_cast<C>(xr[k]) - m) + nan_if_inf;
-            yr[k] = tops_cast<T>(LOG ? v - c : tops_red_exp(v) * c);
+        m = tops_softmax_block<true>(m, slots);
+        const C nan_if_inf = m - m;
+        C s = (C)0;
+        for (long long i0 = threadIdx.x; i0 < nv; i0 += step * U) {
+            P p[U];
+#pragma unroll
+            for (int u = 0; u < U; ++u)
+                if (i0 + u * step < nv) p[u] = xr[i0 + u * step];
+#pragma unroll
+            for (int u = 0; u < U; ++u)
+                if (i0 + u * step < nv)
+#pragma unroll
+                    for (int k = 0; k < VEC; ++k) s += tops_red_exp((tops_cast<C>(p[u].v[k]) - m) + nan_if_inf);
         }
-        __syncthreads(); // part and row_stat serve the next row
+        s = tops_softmax_block<false>(s, slots);
+        const C c = LOG ? (C)log(s) : (C)1 / s;
+        for (long long i0 = threadIdx.x; i0 < nv; i0 += step * U) {
+            P p[U];
+#pragma unroll
+            for (int u = 0; u < U; ++u)
+                if (i0 + u * step < nv) p[u] = xr[i0 + u * step];
+#pragma unroll
+            for (int u = 0; u < U; ++u) {
+                if (i0 + u * step < nv) {
+                    P o;
+#pragma unroll
+                    for (int k = 0; k < VEC; ++k) {
+                        const C t = (tops_cast<C>(p[u].v[k]) - m) + nan_if_inf;
+                        o.v[k] = tops_cast<T>(LOG ? t - c : tops_red_exp(t) * c);
+                    }
+                    yr[i0 + u * step] = o;
+                }
+            }
+        }
     }
 }

@@ -19,7 +19,7 @@ use crate::kernel::CudaMapKernel;
 use tensor_core::{DType, Error, Result};
 
 use super::ctype::{is_ident, CType};
-pub use super::reduce_codegen::{ChainSource, ReduceFn, ReducePass};
+pub use super::reduce_codegen::{ChainSource, ReduceFn, ReducePass, SoftmaxForm};
 
 /// Threads per block of every elementwise kernel.
 pub const BLOCK: u32 = 256;
@@ -129,8 +129,10 @@ impl ArgsKind {
     }
 }
 
-/// An op's `__device__` function, as `#[tensor_op]` emits it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// An op's `__device__` function, as `#[tensor_op]` emits it. Hashed by its name (which is
+/// unique to its source: an op's name and dtype, or a chain's source hash), so that looking
+/// up a kernel does not hash the source text on every launch; compared in full.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DeviceFn<'a> {
     /// Function name.
     pub name: &'a str,
@@ -143,6 +145,12 @@ pub struct DeviceFn<'a> {
     /// Number of trailing parameters: each is passed as a `tops_param` (the caller's exact
     /// `Scalar`), which converts to the type the function declares for it.
     pub nparams: usize,
+}
+
+impl std::hash::Hash for DeviceFn<'_> {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        (self.name, self.compute, self.output, self.nparams).hash(state);
+    }
 }
 
 impl<'a> DeviceFn<'a> {
@@ -233,13 +241,15 @@ pub enum KernelSpec<'a> {
         /// The reducer.
         reducer: ReduceFn<'a>,
     },
-    /// Softmax (`log`: log_softmax) of dense rows, a block per row
+    /// Softmax (`log`: log_softmax) of dense rows
     /// ([`super::reduce_codegen::generate_softmax_rows`]).
     SoftmaxRows {
-        /// Storage and compute dtype: f32 or f64.
+        /// Storage dtype: f16 or bf16 (computed in f32), f32 or f64.
         dtype: DType,
         /// log_softmax instead of softmax.
         log: bool,
+        /// How a row is spread over threads.
+        form: SoftmaxForm,
     },
     /// A kernel of the sparse layouts' steps ([`super::sparse::kernels`]).
     Sparse(super::sparse::SparseKernel),
@@ -380,8 +390,8 @@ pub fn generate(spec: &KernelSpec<'_>) -> Result<Generated> {
                 shared_memory: true,
             })
         }
-        KernelSpec::SoftmaxRows { dtype, log } => {
-            let t = super::reduce_codegen::generate_softmax_rows(*dtype, *log)?;
+        KernelSpec::SoftmaxRows { dtype, log, form } => {
+            let t = super::reduce_codegen::generate_softmax_rows(*dtype, *log, *form)?;
             Ok(Generated {
                 name: t.name,
                 kernel: t.kernel,

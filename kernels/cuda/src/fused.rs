@@ -45,8 +45,44 @@ fn conv(from: CType, to: CType, expr: &str) -> String {
 /// the life of the process, as the compiled-kernel cache keeps the kernels.
 static CHAINS: Mutex<Option<HashMap<String, (&'static str, &'static str)>>> = Mutex::new(None);
 
+/// Chains already built, by their structure ([`structure_key`]): a repeated `eval()` of
+/// the same chain skips building and hashing its source.
+static BY_STRUCTURE: Mutex<Option<HashMap<Vec<u64>, DeviceFn<'static>>>> = Mutex::new(None);
+
+/// A key that tells chains apart as their sources do: each node's kernel row (by address:
+/// rows are statics), its result dtype, its arguments and params (bits and kind), the
+/// numbers (dtype, bits, kind) and the leaves' dtypes.
+fn structure_key(fused: &FusedCall<'_>, leaves: &[DType]) -> Vec<u64> {
+    let mut key = Vec::with_capacity(8 * fused.nodes.len() + 3 * fused.consts.len() + leaves.len() + 3);
+    key.extend(leaves.iter().map(|&d| d as u64));
+    key.push(u64::MAX);
+    for n in fused.nodes {
+        key.push(std::ptr::from_ref(n.row) as usize as u64);
+        key.push(n.result as u64);
+        for a in n.args {
+            key.push(match *a {
+                ChainArg::Leaf(l) => l as u64,
+                ChainArg::Const(c) => (1 << 62) | c as u64,
+                ChainArg::Node(m) => (2 << 62) | m as u64,
+            });
+        }
+        key.push(u64::MAX - 1);
+        for &p in n.params {
+            let kp = KernelParam::from(p);
+            key.extend([kp.bits, u64::from(kp.kind)]);
+        }
+        key.push(u64::MAX - 2);
+    }
+    for c in fused.consts {
+        let kp = KernelParam::from(c.value);
+        key.extend([c.dtype as u64, kp.bits, u64::from(kp.kind)]);
+    }
+    key
+}
+
 /// The chain's `__device__` function for leaves of `leaves` dtypes: its name
-/// (`tops_chain_<hash>`) and source (the nodes' functions, then the chain).
+/// (`tops_chain_<hash>`) and source (the nodes' functions, then the chain); built once per
+/// chain structure.
 ///
 /// ```
 /// # fn demo(f: &tensor_core::call::fused::FusedCall<'_>) -> tensor_core::Result<()> {
@@ -55,6 +91,18 @@ static CHAINS: Mutex<Option<HashMap<String, (&'static str, &'static str)>>> = Mu
 /// # Ok(()) }
 /// ```
 pub fn chain_function(fused: &FusedCall<'_>, leaves: &[DType]) -> Result<DeviceFn<'static>> {
+    let key = structure_key(fused, leaves);
+    let poisoned = || Error::Cuda("the fused-chain cache is poisoned".into());
+    if let Some(f) = BY_STRUCTURE.lock().map_err(|_| poisoned())?.get_or_insert_with(HashMap::new).get(&key) {
+        return Ok(*f);
+    }
+    let f = build_chain_function(fused, leaves)?;
+    BY_STRUCTURE.lock().map_err(|_| poisoned())?.get_or_insert_with(HashMap::new).insert(key, f);
+    Ok(f)
+}
+
+/// [`chain_function`] without the structure cache.
+fn build_chain_function(fused: &FusedCall<'_>, leaves: &[DType]) -> Result<DeviceFn<'static>> {
     let mut kernels = Vec::with_capacity(fused.nodes.len());
     for (i, n) in fused.nodes.iter().enumerate() {
         let Some(k) = n.row.kernel.as_any().downcast_ref::<CudaMapKernel>() else {

@@ -98,34 +98,125 @@ pub fn generate(r: &ReduceFn<'_>, input: Option<DType>, pass: ReducePass) -> Res
 /// The fused softmax rows header (needs [`REDUCE_HEADER`] in front of it).
 pub const SOFTMAX_ROWS_HEADER: &str = include_str!("../include/softmax_rows.cuh");
 
-/// The fused softmax (`log`: log_softmax) kernel over the dense rows of a `dtype` tensor
-/// (f32 or f64: stored and computed in that type; f16 or bf16: computed in f32, rounded
-/// once), taking `tops_contig_args` (output, input, element count, the row length as the
-/// first param).
+/// How the fused softmax rows spread a row over threads (`kernels/cuda/include/softmax_rows.cuh`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SoftmaxForm {
+    /// The row held in registers by `lanes` threads (a power of two up to 1024; blocks of
+    /// `max(lanes, 128)` threads hold several rows), `nv` vectors of `vec` elements each.
+    Registers {
+        /// Elements a load moves: 16 bytes' worth, or 1 when rows are not 16-byte aligned.
+        vec: u8,
+        /// Vectors a thread holds.
+        nv: u8,
+        /// Threads a row.
+        lanes: u16,
+    },
+    /// A block of [`SOFTMAX_STREAM_BLOCK`] threads a row, reading it three times in
+    /// `vec`-element vectors (max, Σ, output; the last two from L2).
+    Streaming {
+        /// Elements a load moves.
+        vec: u8,
+    },
+}
+
+impl SoftmaxForm {
+    /// Threads a block of this form.
+    ///
+    /// ```
+    /// use tensor_kernels_cuda::reduce_codegen::SoftmaxForm;
+    /// assert_eq!(SoftmaxForm::Registers { vec: 4, nv: 1, lanes: 8 }.block_threads(), 128);
+    /// assert_eq!(SoftmaxForm::Registers { vec: 4, nv: 8, lanes: 512 }.block_threads(), 512);
+    /// assert_eq!(SoftmaxForm::Streaming { vec: 4 }.block_threads(), 512);
+    /// ```
+    pub fn block_threads(self) -> u32 {
+        match self {
+            SoftmaxForm::Registers { lanes, .. } => u32::from(lanes).max(SOFTMAX_MIN_BLOCK),
+            SoftmaxForm::Streaming { .. } => SOFTMAX_STREAM_BLOCK,
+        }
+    }
+
+    /// Rows a block of this form covers at once.
+    pub fn rows_per_block(self) -> u32 {
+        match self {
+            SoftmaxForm::Registers { lanes, .. } => self.block_threads() / u32::from(lanes).max(1),
+            SoftmaxForm::Streaming { .. } => 1,
+        }
+    }
+}
+
+/// Threads of a streaming softmax block.
+pub const SOFTMAX_STREAM_BLOCK: u32 = 512;
+/// Fewest threads of a register-form softmax block (short rows: several rows a block).
+pub const SOFTMAX_MIN_BLOCK: u32 = 128;
+/// Compute-type values a thread of the register form holds at most: 32 floats, or 8
+/// doubles (whose `exp` needs the registers a 1024-thread block leaves besides).
 ///
 /// ```
-/// use tensor_kernels_cuda::reduce_codegen::generate_softmax_rows;
+/// use tensor_kernels_cuda::reduce_codegen::softmax_register_elems;
 /// use tensor_core::DType;
-/// let k = generate_softmax_rows(DType::F32, true).unwrap();
-/// assert_eq!(k.name, "tops_softmax_rows__log_softmax__f32");
-/// assert!(k.kernel.contains("tops_softmax_rows<float, float, true>(a)"));
-/// let h = generate_softmax_rows(DType::F16, false).unwrap();
-/// assert!(h.kernel.contains("tops_softmax_rows<__half, float, false>(a)"));
-/// assert!(generate_softmax_rows(DType::I32, false).is_err());
+/// assert_eq!((softmax_register_elems(DType::F16), softmax_register_elems(DType::F64)), (32, 8));
 /// ```
-pub fn generate_softmax_rows(dtype: DType, log: bool) -> Result<ReduceKernelText> {
+pub fn softmax_register_elems(dtype: DType) -> usize {
+    if dtype.compute() == DType::F64 {
+        8
+    } else {
+        32
+    }
+}
+
+/// The fused softmax (`log`: log_softmax) kernel over the dense rows of a `dtype` tensor
+/// (f32 or f64: stored and computed in that type; f16 or bf16: computed in f32, rounded
+/// once) in `form`, taking `tops_contig_args` (output, input, element count, the row length
+/// as the first param).
+///
+/// ```
+/// use tensor_kernels_cuda::reduce_codegen::{generate_softmax_rows, SoftmaxForm};
+/// use tensor_core::DType;
+/// let k = generate_softmax_rows(DType::F32, true, SoftmaxForm::Registers { vec: 4, nv: 8, lanes: 32 }).unwrap();
+/// assert_eq!(k.name, "tops_softmax_rows__log_softmax__f32__r4x8x32");
+/// assert!(k.kernel.contains("tops_softmax_rows_regs<float, float, true, 4, 8, 32>(a)"));
+/// let h = generate_softmax_rows(DType::F16, false, SoftmaxForm::Streaming { vec: 8 }).unwrap();
+/// assert!(h.kernel.contains("tops_softmax_rows_stream<__half, float, false, 8>(a)"));
+/// assert!(generate_softmax_rows(DType::I32, false, SoftmaxForm::Streaming { vec: 1 }).is_err());
+/// assert!(generate_softmax_rows(DType::F32, false, SoftmaxForm::Streaming { vec: 2 }).is_err());
+/// assert!(generate_softmax_rows(DType::F64, false, SoftmaxForm::Registers { vec: 2, nv: 5, lanes: 4 }).is_err());
+/// ```
+pub fn generate_softmax_rows(dtype: DType, log: bool, form: SoftmaxForm) -> Result<ReduceKernelText> {
     if !dtype.is_float() {
         return Err(Error::Cuda(format!("the fused CUDA softmax rows take float dtypes, not {dtype}")));
     }
     // f16/bf16 rows are computed in f32 and rounded once, as on the CPU.
     let (t, c) = (CType::of(dtype), CType::of(dtype.compute()));
+    let wide = 16 / dtype.size();
+    let vec = match form {
+        SoftmaxForm::Registers { vec, .. } | SoftmaxForm::Streaming { vec } => usize::from(vec),
+    };
+    if vec != 1 && vec != wide {
+        return Err(Error::Cuda(format!("softmax rows of {dtype} load 1 or {wide} elements at a time, not {vec}")));
+    }
     let tag = if log { "log_softmax" } else { "softmax" };
-    let name = format!("tops_softmax_rows__{tag}__{}", t.tag);
+    let (name, call) = match form {
+        SoftmaxForm::Registers { nv, lanes, .. } => {
+            let (held, most) = (usize::from(nv) * vec, softmax_register_elems(dtype));
+            if nv == 0 || held > most || !lanes.is_power_of_two() || lanes > 1024 {
+                return Err(Error::Cuda(format!(
+                    "softmax rows of {dtype} in registers: {nv} vectors of {vec} a thread ({held} values, at \
+                     most {most}) over {lanes} lanes (a power of two up to 1024)"
+                )));
+            }
+            (
+                format!("tops_softmax_rows__{tag}__{}__r{vec}x{nv}x{lanes}", t.tag),
+                format!("tops_softmax_rows_regs<{}, {}, {log}, {vec}, {nv}, {lanes}>(a)", t.name, c.name),
+            )
+        }
+        SoftmaxForm::Streaming { .. } => (
+            format!("tops_softmax_rows__{tag}__{}__s{vec}", t.tag),
+            format!("tops_softmax_rows_stream<{}, {}, {log}, {vec}>(a)", t.name, c.name),
+        ),
+    };
     let kernel = format!(
-        "extern \"C\" __global__ void __launch_bounds__({REDUCE_BLOCK}) {name}(tops_contig_args a) {{\n\
-         \x20   tops_softmax_rows<{t}, {c}, {log}>(a);\n}}\n",
-        t = t.name,
-        c = c.name
+        "extern \"C\" __global__ void __launch_bounds__({}) {name}(tops_contig_args a) {{\n\x20   {call};\n}}\n",
+        form.block_threads()
     );
     let device_fns = vec![
         ("tops_reduce_header".to_string(), REDUCE_HEADER.to_string()),
@@ -137,7 +228,7 @@ pub fn generate_softmax_rows(dtype: DType, log: bool) -> Result<ReduceKernelText
 /// A fused chain ending in a reduction, as its first-pass kernel reads it: the chain's
 /// device function over its leaves, whose result (stored as `value` by the eager chain) is
 /// never written to memory.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChainSource<'a> {
     /// The chain's device function (`super::fused::chain_function`).
     pub name: &'a str,
@@ -149,6 +240,14 @@ pub struct ChainSource<'a> {
     pub value: DType,
     /// Storage dtypes of the leaves.
     pub leaves: Vec<DType>,
+}
+
+// Hashed without the source text (the name is the source's hash): a kernel lookup per
+// launch should not hash kilobytes of CUDA C.
+impl std::hash::Hash for ChainSource<'_> {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        (self.name, self.returns, self.value, &self.leaves).hash(state);
+    }
 }
 
 /// The first-pass kernel of a fused reduction: `pass` over the values `chain` computes from
