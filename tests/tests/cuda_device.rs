@@ -18,6 +18,8 @@ mod cuda_rows;
 mod fused;
 #[path = "cuda_device/layouts.rs"]
 mod layouts;
+#[path = "cuda_device/reduce_shapes.rs"]
+mod reduce_shapes;
 #[path = "cuda_device/sparse.rs"]
 mod sparse;
 #[path = "cuda_device/sparse_mm.rs"]
@@ -37,6 +39,7 @@ use cuda_rows::{close, cpu_result, order_free, reduce_rows, scale_of, Case, SHAP
 use fused::*;
 use layouts::*;
 use proptest::strategy::{Strategy, ValueTree};
+use reduce_shapes::*;
 use sparse::*;
 use sparse_mm::*;
 use sparse_ops::*;
@@ -76,6 +79,8 @@ fn main() -> ExitCode {
         fused_softmax_rows_match_the_cpu;
         dense_maps_of_every_length_match_the_cpu;
         maps_with_transposed_operands_match_the_cpu;
+        small_extent_reductions_match_the_cpu;
+        one_long_row_reduces_like_the_cpu;
         fused_chains_match_the_cpu;
         sparse_conversions_match_the_cpu_for_every_dtype;
         sparse_steps_with_bad_indices_are_errors_on_the_device;

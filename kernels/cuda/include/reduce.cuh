@@ -544,6 +544,87 @@ template <class R, class I, class O> TOPS_D void tops_reduce_columns(const tops_
     tops_reduce_columns_of<R, tops_mem_src<I>, O>(a, tops_mem_src<I>(a.in));
 }
 
+/// A thread per output folding its whole extent — at most E elements along one reduced dim
+/// — in order, U outputs a thread with all their loads in flight before any fold: tiny
+/// extents (a sum over [n, 4] along either dim), where a block or a warp per output would
+/// idle. Needs split == 1, rdim == 1 and n_red <= E (the planner's `ReducePass::Small`).
+template <class R, class S, class O, int E> TOPS_D void tops_reduce_small_of(const tops_reduce_args& a, const S& src) {
+    typedef typename R::acc_t A;
+    typedef typename S::value_t I;
+    constexpr int U = E <= 4 ? 4 : (E <= 8 ? 2 : 1);
+    const R red(a.params);
+    const long long per = (long long)blockDim.x;
+    const long long stride = (long long)gridDim.x * per * U;
+    const long long rs = a.rin[0], is = a.ridx[0];
+    const int n = (int)a.n_red;
+    for (long long o0 = (long long)blockIdx.x * per * U + threadIdx.x; o0 < a.n_out; o0 += stride) {
+        I v[U][E];
+        long long kout[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            const long long o = o0 + u * per;
+            kout[u] = 0;
+            if (o < a.n_out) {
+                long long kin;
+                if (a.kdim == 1) {
+                    kin = o * a.kin[0];
+                    kout[u] = o * a.kout[0];
+                } else {
+                    tops_reduce_kept(a, o, kin, kout[u]);
+                }
+#pragma unroll
+                for (int k = 0; k < E; ++k)
+                    if (k < n) v[u][k] = src.at(kin + k * rs);
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            if (o0 + u * per < a.n_out) {
+                A acc = red.identity();
+#pragma unroll
+                for (int k = 0; k < E; ++k)
+                    if (k < n) acc = red.fold(acc, v[u][k], k * is);
+                ((O*)a.out)[kout[u]] = red.template finish<O>(acc, a.n_red);
+            }
+        }
+    }
+}
+
+/// The small-extent kernel over an input tensor of `I`.
+template <class R, class I, class O, int E> TOPS_D void tops_reduce_small(const tops_reduce_args& a) {
+    tops_reduce_small_of<R, tops_mem_src<I>, O, E>(a, tops_mem_src<I>(a.in));
+}
+
+/// The second pass of a split reduction when outputs are few: a block per output, each
+/// thread combining a contiguous run of its partials in slice order, then the warps' and the
+/// block's in lane order (as the row kernel combines its threads).
+template <class R, class O> TOPS_D void tops_reduce_finish_wide(const tops_reduce_args& a) {
+    typedef typename R::acc_t A;
+    const R red(a.params);
+    __shared__ A part[32];
+    const A* __restrict__ work = (const A*)a.work;
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, nwarps = (blockDim.x + 31) >> 5;
+    const long long run = (a.split + blockDim.x - 1) / blockDim.x;
+    for (long long o = blockIdx.x; o < a.n_out; o += gridDim.x) {
+        const long long s0 = tid * run;
+        const long long s1 = s0 + run < a.split ? s0 + run : a.split;
+        A acc = red.identity();
+#pragma unroll 4
+        for (long long s = s0; s < s1; ++s) acc = red.combine(acc, work[o * a.split + s]);
+        acc = tops_warp_combine(red, acc);
+        if (lane == 0) part[warp] = acc;
+        __syncthreads();
+        acc = lane < nwarps ? part[lane] : red.identity();
+        acc = tops_warp_combine(red, acc);
+        if (tid == 0) {
+            long long kin, kout;
+            tops_reduce_kept(a, o, kin, kout);
+            ((O*)a.out)[kout] = red.template finish<O>(acc, a.n_red);
+        }
+        __syncthreads();
+    }
+}
+
 /// The second pass of a split reduction: a thread per output combines its partials.
 template <class R, class O> TOPS_D void tops_reduce_finish(const tops_reduce_args& a) {
     typedef typename R::acc_t A;

@@ -19,7 +19,7 @@ use crate::kernel::CudaMapKernel;
 use tensor_core::{DType, Error, Result};
 
 use super::ctype::{is_ident, CType};
-pub use super::reduce_codegen::{ChainSource, ReduceFn, ReducePass, SoftmaxForm};
+pub use super::reduce_codegen::{ChainSource, ReduceFn, ReducePass, SoftmaxForm, SMALL_EXTENT_MAX};
 
 /// Threads per block of every elementwise kernel.
 pub const BLOCK: u32 = 256;
@@ -27,9 +27,25 @@ pub const BLOCK: u32 = 256;
 pub const TILE: u32 = 32;
 /// Rows of a tile each transpose block walks per step.
 pub const TILE_ROWS: u32 = 8;
-/// Vectors (16 bytes of the widest operand) each thread of a contiguous kernel loads before
-/// it computes and stores any: the loads of one thread are in flight together.
+/// Most vectors (16 bytes of the widest operand) each thread of a contiguous kernel loads
+/// before it computes and stores any: the loads of one thread are in flight together.
 pub const CONTIG_UNROLL: u32 = 4;
+
+/// Vectors a contiguous-kernel thread loads at once when a vector holds `vec` elements: 4
+/// vectors of 4-byte values, fewer of narrow ones (at most 16 elements an operand in
+/// registers) and of 8-byte ones (f64 functions such as `exp` would spill), at most
+/// [`CONTIG_UNROLL`].
+///
+/// ```
+/// use tensor_kernels_cuda::codegen::contig_unroll;
+/// assert_eq!((contig_unroll(2), contig_unroll(4), contig_unroll(8), contig_unroll(16)), (2, 4, 2, 1));
+/// ```
+pub fn contig_unroll(vec: usize) -> u32 {
+    match vec {
+        0..=2 => 2,
+        v => (16 / v).clamp(1, CONTIG_UNROLL as usize) as u32,
+    }
+}
 
 /// The CUDA prelude: helper functions of generated code (`tops_add`, `tops_cast`, ...).
 pub const PRELUDE: &str = include_str!("../include/prelude.cuh");
@@ -240,6 +256,8 @@ pub enum KernelSpec<'a> {
     ReduceFinish {
         /// The reducer.
         reducer: ReduceFn<'a>,
+        /// A block per output (few outputs, many partials) instead of a thread per output.
+        wide: bool,
     },
     /// Softmax (`log`: log_softmax) of dense rows
     /// ([`super::reduce_codegen::generate_softmax_rows`]).
@@ -379,7 +397,16 @@ pub fn generate(spec: &KernelSpec<'_>) -> Result<Generated> {
         }
         KernelSpec::Transpose { bytes } => transpose(bits(*bytes)?),
         KernelSpec::Reduce { reducer, input, pass } => reduction(reducer, Some(*input), *pass),
-        KernelSpec::ReduceFinish { reducer } => reduction(reducer, None, ReducePass::Rows),
+        KernelSpec::ReduceFinish { reducer, wide } => {
+            let t = super::reduce_codegen::generate_finish(reducer, *wide)?;
+            Ok(Generated {
+                name: t.name,
+                kernel: t.kernel,
+                device_fns: t.device_fns,
+                args: ArgsKind::Reduce,
+                shared_memory: *wide,
+            })
+        }
         KernelSpec::FusedReduce { reducer, chain, pass } => {
             let t = super::reduce_codegen::generate_fused(reducer, chain, *pass)?;
             Ok(Generated {
@@ -421,12 +448,15 @@ fn reduction(r: &ReduceFn<'_>, input: Option<DType>, pass: ReducePass) -> Result
     })
 }
 
-/// Every kernel a reduction row can launch: rows and columns over `input`, and the finish.
+/// Every kind of kernel a reduction row can launch: rows, columns and small extents (at
+/// their widest bound, the most registers) over `input`, and both finishes.
 pub fn reduce_kernels_for(r: ReduceFn<'_>, input: DType) -> Vec<KernelSpec<'_>> {
     vec![
         KernelSpec::Reduce { reducer: r, input, pass: ReducePass::Rows },
         KernelSpec::Reduce { reducer: r, input, pass: ReducePass::Columns },
-        KernelSpec::ReduceFinish { reducer: r },
+        KernelSpec::Reduce { reducer: r, input, pass: ReducePass::Small { extent: SMALL_EXTENT_MAX } },
+        KernelSpec::ReduceFinish { reducer: r, wide: false },
+        KernelSpec::ReduceFinish { reducer: r, wide: true },
     ]
 }
 
@@ -481,10 +511,10 @@ fn vector_len(body: &Body) -> usize {
 
 fn contiguous(name: &str, body: &Body) -> String {
     // Elements per vector: the widest operand moves 16 bytes; each thread loads
-    // CONTIG_UNROLL vectors (a block's worth apart, so a warp's accesses stay adjacent)
+    // `contig_unroll` vectors (a block's worth apart, so a warp's accesses stay adjacent)
     // before it computes and stores them.
     let vec = vector_len(body);
-    let u = CONTIG_UNROLL;
+    let u = contig_unroll(vec);
     let mut s = String::new();
     let _ = writeln!(s, "extern \"C\" __global__ void __launch_bounds__({BLOCK}) {name}(tops_contig_args a) {{");
     pointers(&mut s, body, "a.ptr");
@@ -518,7 +548,7 @@ fn contiguous(name: &str, body: &Body) -> String {
     s.push_str("#pragma unroll\n");
     let _ = writeln!(s, "        for (int u = 0; u < {u}; ++u) {{");
     s.push_str("            const unsigned long long v = v0 + (unsigned long long)u * blockDim.x;\n");
-    s.push_str("            if (v >= nvec) break;\n");
+    s.push_str("            if (v < nvec) {\n");
     let _ = writeln!(s, "            tops_pack<{}, {vec}> po;", body.out.name);
     s.push_str("#pragma unroll\n");
     let _ = writeln!(s, "            for (int k = 0; k < {vec}; ++k) {{");
@@ -533,7 +563,7 @@ fn contiguous(name: &str, body: &Body) -> String {
     let _ = writeln!(s, "                po.v[k] = {};", store_expr(body));
     s.push_str("            }\n");
     let _ = writeln!(s, "            ((tops_pack<{}, {vec}>*)out)[v] = po;", body.out.name);
-    s.push_str("        }\n    }\n");
+    s.push_str("            }\n        }\n    }\n");
     let _ = writeln!(s, "    for (unsigned long long i = nvec * {vec} + tid; i < n; i += nthreads) {{");
     for (i, (st, ct)) in body.inputs.iter().enumerate() {
         let _ = writeln!(s, "        const {} x{i} = s{i} ? b{i} : {};", ct.name, conv(*st, *ct, &format!("in{i}[i]")));

@@ -26,7 +26,7 @@ use super::args::{
     fits_i32, ContigArgs, FusedReduceArgs, KernelParam, ReduceArgs, SparseArgs, StridedArgs32, StridedArgs64,
     TransposeArgs, MAX_DIMS,
 };
-use super::codegen::{ArgsKind, DeviceFn, Index, KernelSpec, MapLayout, BLOCK, CONTIG_UNROLL, TILE, TILE_ROWS};
+use super::codegen::{ArgsKind, DeviceFn, Index, KernelSpec, MapLayout, BLOCK, TILE, TILE_ROWS};
 /// Smallest rows and columns a copy needs to go through the tiled transpose.
 pub const TRANSPOSE_MIN: usize = 16;
 
@@ -281,13 +281,13 @@ impl Elementwise<'_> {
 }
 
 /// Blocks of a contiguous launch over `n` elements of operands of `sizes` bytes: enough
-/// for [`CONTIG_UNROLL`] vectors per thread, and at least enough to give every thread one
+/// for [`super::codegen::contig_unroll`] vectors per thread, and at least enough to give every thread one
 /// vector up to a few blocks per multiprocessor (`max_blocks` is 32 per multiprocessor), so
 /// that small arrays still spread over the whole GPU.
 fn contiguous_grid(n: usize, sizes: &[usize], max_blocks: u32) -> u32 {
     let widest = sizes.iter().copied().max().unwrap_or(1).clamp(1, 16);
     let nvec = n.div_ceil(16 / widest);
-    let full = nvec.div_ceil(BLOCK as usize * CONTIG_UNROLL as usize);
+    let full = nvec.div_ceil(BLOCK as usize * super::codegen::contig_unroll(16 / widest) as usize);
     let spread = nvec.div_ceil(BLOCK as usize).min((max_blocks / 8).max(1) as usize);
     full.max(spread).clamp(1, max_blocks.max(1) as usize) as u32
 }
@@ -611,8 +611,9 @@ mod tests {
         // small: a vector a thread, up to 4 blocks a multiprocessor
         assert_eq!(contiguous_grid(1 << 16, &[4, 4], 132 * 32), 64);
         assert_eq!(contiguous_grid(1 << 20, &[4, 4], 132 * 32), 528);
-        // u8 moves 16 elements a vector
+        // u8 moves 16 elements a vector, one vector a thread
         assert_eq!(contiguous_grid(1 << 20, &[1, 1], 132 * 32), 256);
+        assert_eq!(contiguous_grid(1 << 22, &[1, 1], 132 * 32), 1024);
         assert_eq!(contiguous_grid(1, &[8], 132 * 32), 1);
     }
 

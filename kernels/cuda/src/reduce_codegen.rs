@@ -13,6 +13,8 @@ use crate::kernel::CudaReduceKernel;
 pub const REDUCE_HEADER: &str = include_str!("../include/reduce.cuh");
 /// Threads per block of the row and column kernels (the `__launch_bounds__`).
 pub const REDUCE_BLOCK: u32 = 256;
+/// The longest extent the small-extent pass ([`ReducePass::Small`]) folds.
+pub const SMALL_EXTENT_MAX: u8 = 16;
 
 /// A reducer struct template instantiated for one accumulate dtype.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -41,6 +43,32 @@ pub enum ReducePass {
     Rows,
     /// A thread per output, 32 adjacent outputs a block: reducing along a strided dim.
     Columns,
+    /// A thread per output folding its whole extent of at most `extent` elements (2, 4, 8
+    /// or 16) along one reduced dim, several outputs a thread: tiny extents on either dim.
+    Small {
+        /// The most elements an output folds (the kernel's compile-time bound).
+        extent: u8,
+    },
+}
+
+impl ReducePass {
+    /// The kernel-name tag and template of this pass (`_of`: the source-generic template).
+    fn template(self, of: bool) -> (String, String) {
+        let sfx = if of { "_of" } else { "" };
+        match self {
+            ReducePass::Rows => ("rows".into(), format!("tops_reduce_rows{sfx}")),
+            ReducePass::Columns => ("columns".into(), format!("tops_reduce_columns{sfx}")),
+            ReducePass::Small { extent } => (format!("small{extent}"), format!("tops_reduce_small{sfx}")),
+        }
+    }
+
+    /// The template arguments after the reducer, source or input, and output types.
+    fn extra_args(self) -> String {
+        match self {
+            ReducePass::Small { extent } => format!(", {extent}"),
+            _ => String::new(),
+        }
+    }
 }
 
 /// A reduction kernel's text: its name, its `__global__` definition, and the device code it
@@ -66,28 +94,52 @@ pub fn generate(r: &ReduceFn<'_>, input: Option<DType>, pass: ReducePass) -> Res
     let (name, kernel) = match input {
         Some(input) => {
             let i = CType::of(input);
-            let (tag, template) = match pass {
-                ReducePass::Rows => ("rows", "tops_reduce_rows"),
-                ReducePass::Columns => ("columns", "tops_reduce_columns"),
-            };
+            let (tag, template) = pass.template(false);
             let name = format!("tops_reduce_{tag}__{}__{}__{}__{}", r.name, i.tag, CType::of(r.compute).tag, out.tag);
             let body = format!(
                 "extern \"C\" __global__ void __launch_bounds__({REDUCE_BLOCK}) {name}(tops_reduce_args a) {{\n\
-                 \x20   {template}<{reducer}, {}, {}>(a);\n}}\n",
-                i.name, out.name
+                 \x20   {template}<{reducer}, {}, {}{}>(a);\n}}\n",
+                i.name,
+                out.name,
+                pass.extra_args()
             );
             (name, body)
         }
-        None => {
-            let name = format!("tops_reduce_finish__{}__{}__{}", r.name, CType::of(r.compute).tag, out.tag);
-            let body = format!(
-                "extern \"C\" __global__ void {name}(tops_reduce_args a) {{\n\
-                 \x20   tops_reduce_finish<{reducer}, {}>(a);\n}}\n",
-                out.name
-            );
-            (name, body)
-        }
+        None => return generate_finish(r, false),
     };
+    let mut device_fns = vec![("tops_reduce_header".to_string(), REDUCE_HEADER.to_string())];
+    if !r.source.is_empty() {
+        device_fns.push((r.name.to_string(), r.source.to_string()));
+    }
+    Ok(ReduceKernelText { name, kernel, device_fns })
+}
+
+/// The second pass of a split reduction: a thread per output combines its partials, or
+/// (`wide`, for few outputs) a block per output.
+///
+/// ```
+/// use tensor_kernels_cuda::reduce_codegen::{generate_finish, ReduceFn};
+/// use tensor_core::DType;
+/// let sum = ReduceFn { name: "tops_red_amax", source: "", compute: DType::F32, output: DType::F32 };
+/// assert!(generate_finish(&sum, true).unwrap().kernel.contains("tops_reduce_finish_wide<"));
+/// assert!(generate_finish(&sum, false).unwrap().kernel.contains("tops_reduce_finish<"));
+/// ```
+pub fn generate_finish(r: &ReduceFn<'_>, wide: bool) -> Result<ReduceKernelText> {
+    if !is_ident(r.name) {
+        return Err(Error::Cuda(format!("reducer name {:?} is not a C identifier", r.name)));
+    }
+    let acc = CType::of(r.compute);
+    let out = CType::of(r.output);
+    let (tag, template, bounds) = if wide {
+        ("finish_wide", "tops_reduce_finish_wide", format!("__launch_bounds__({REDUCE_BLOCK}) "))
+    } else {
+        ("finish", "tops_reduce_finish", String::new())
+    };
+    let name = format!("tops_reduce_{tag}__{}__{}__{}", r.name, acc.tag, out.tag);
+    let kernel = format!(
+        "extern \"C\" __global__ void {bounds}{name}(tops_reduce_args a) {{\n\x20   {template}<{}<{}>, {}>(a);\n}}\n",
+        r.name, acc.name, out.name
+    );
     let mut device_fns = vec![("tops_reduce_header".to_string(), REDUCE_HEADER.to_string())];
     if !r.source.is_empty() {
         device_fns.push((r.name.to_string(), r.source.to_string()));
@@ -285,10 +337,7 @@ pub fn generate_fused(r: &ReduceFn<'_>, chain: &ChainSource<'_>, pass: ReducePas
     let out = CType::of(r.output);
     let value = CType::of(chain.value);
     let src = format!("tops_chain_src__{}", chain.name);
-    let (tag, template) = match pass {
-        ReducePass::Rows => ("rows", "tops_reduce_rows_of"),
-        ReducePass::Columns => ("columns", "tops_reduce_columns_of"),
-    };
+    let (tag, template) = pass.template(true);
     let name = format!("tops_fused_reduce_{tag}__{}__{}__{}__{}", chain.name, r.name, acc.tag, out.tag);
     // The source struct is a device function of its own: a program holding both passes
     // of one chain defines it once.
@@ -369,8 +418,11 @@ pub fn generate_fused(r: &ReduceFn<'_>, chain: &ChainSource<'_>, pass: ReducePas
     k.push_str("        return p;\n    }\n};\n");
     let kernel = format!(
         "extern \"C\" __global__ void __launch_bounds__({REDUCE_BLOCK}) {name}(tops_fused_reduce_args a) {{\n\
-         \x20   {template}<{}<{}>, {src}, {}>(a.r, {src}(a.m));\n}}\n",
-        r.name, acc.name, out.name
+         \x20   {template}<{}<{}>, {src}, {}{}>(a.r, {src}(a.m));\n}}\n",
+        r.name,
+        acc.name,
+        out.name,
+        pass.extra_args()
     );
     let mut device_fns = vec![("tops_reduce_header".to_string(), REDUCE_HEADER.to_string())];
     if !r.source.is_empty() {

@@ -3,11 +3,13 @@
 //!
 //! The core hands over its canonical reduction plan (dims by decreasing input |stride|,
 //! the output's stride 0 along reduced dims, the logical-index step of each reduced dim).
-//! Its dims split into kept and reduced, each innermost first. When the innermost dim is
-//! reduced, the row kernel runs a block per output; otherwise the column kernel runs a thread
-//! per output with threadIdx.y splitting the extent. A long extent with too few outputs to
-//! fill the device is cut into slices whose partials go to a workspace and a second pass
-//! combines them in slice order; no thread folds more than [`MAX_SEQUENTIAL`] elements in one
+//! Its dims split into kept and reduced, each innermost first. An extent of at most
+//! [`SMALL_EXTENT_MAX`] elements along one dim is folded whole by a thread per output (the
+//! small pass, several outputs a thread). Otherwise, when the innermost dim is reduced, the
+//! row kernel runs a block per output; else the column kernel runs a thread per output with
+//! threadIdx.y splitting the extent. A long extent with too few outputs to fill the device is
+//! cut into slices whose partials go to a workspace and a second pass combines them in slice
+//! order (a block per output when outputs are few and partials many); no thread folds more than [`MAX_SEQUENTIAL`] elements in one
 //! running accumulator (f32 sums stay blocked at any size).
 
 use tensor_core::registry::RawTensor;
@@ -16,7 +18,7 @@ use tensor_core::{Error, Result, Scalar};
 use super::args::{FusedReduceArgs, KernelParam, ReduceArgs, StridedArgs64, MAX_DIMS, MAX_PARAMS};
 use super::codegen::{KernelSpec, BLOCK};
 use super::plan::{Args, Launch, Step};
-use super::reduce_codegen::{ChainSource, ReduceFn, ReducePass, REDUCE_BLOCK};
+use super::reduce_codegen::{ChainSource, ReduceFn, ReducePass, REDUCE_BLOCK, SMALL_EXTENT_MAX};
 use crate::kernel::CudaReduceKernel;
 use tensor_core::iter::IterPlan;
 
@@ -28,6 +30,8 @@ pub const MAX_SEQUENTIAL: usize = 4096;
 const MIN_PER_THREAD: usize = 16;
 /// Most rows of a column block (`TOPS_REDUCE_MAX_Y`).
 const MAX_Y: u32 = 8;
+/// Partials per output from which the second pass runs a block per output.
+const WIDE_FINISH_SPLIT: usize = 64;
 
 /// A planned reduction: its launches and the workspace they need.
 #[derive(Debug, Clone)]
@@ -117,6 +121,23 @@ pub fn plan_reduce(
     for (slot, p) in a.params.iter_mut().zip(params) {
         *slot = KernelParam::from(*p);
     }
+    let reducer = ReduceFn::from_kernel(kernel);
+    // A tiny extent along one dim: a thread per output folds it all (several outputs a
+    // thread), on either dim.
+    if rdim == 1 && n_red <= usize::from(SMALL_EXTENT_MAX) {
+        let extent = n_red.next_power_of_two().max(2) as u8;
+        let per_thread = match extent {
+            2 | 4 => 4,
+            8 => 2,
+            _ => 1,
+        };
+        a.split = 1;
+        a.chunk = n_red as i64;
+        let grid = n_out.div_ceil(REDUCE_BLOCK as usize * per_thread).clamp(1, max_blocks.max(1) as usize) as u32;
+        let spec = KernelSpec::Reduce { reducer, input: input.dtype, pass: ReducePass::Small { extent } };
+        let steps = vec![Step::Kernel(Launch { spec, grid, block: (REDUCE_BLOCK, 1), args: Args::Reduce(a) })];
+        return Ok(ReducePlan { steps, workspace_bytes: 0 });
+    }
     // The row kernel when the innermost dim is reduced (or nothing is kept).
     let rows = rdim > 0 && (kdim == 0 || a.rin[0].unsigned_abs() <= a.kin[0].unsigned_abs());
     let pass = if rows { ReducePass::Rows } else { ReducePass::Columns };
@@ -142,7 +163,6 @@ pub fn plan_reduce(
     a.chunk = chunk as i64;
     let tasks = out_tasks.saturating_mul(split);
     let grid = tasks.min(max_blocks.saturating_mul(8)).min(i32::MAX as usize) as u32;
-    let reducer = ReduceFn::from_kernel(kernel);
     let mut steps = vec![Step::Kernel(Launch {
         spec: KernelSpec::Reduce { reducer, input: input.dtype, pass },
         grid,
@@ -150,10 +170,18 @@ pub fn plan_reduce(
         args: Args::Reduce(a),
     })];
     let workspace_bytes = if split > 1 {
+        // Few outputs over many partials: a block per output combines them (one thread
+        // combining thousands of partials in turn would wait on each load).
+        let wide = n_out < max_blocks && split >= WIDE_FINISH_SPLIT;
+        let (grid, block) = if wide {
+            (n_out as u32, (REDUCE_BLOCK, 1))
+        } else {
+            (n_out.div_ceil(BLOCK as usize).min(max_blocks) as u32, (BLOCK, 1))
+        };
         steps.push(Step::Kernel(Launch {
-            spec: KernelSpec::ReduceFinish { reducer },
-            grid: n_out.div_ceil(BLOCK as usize).min(max_blocks) as u32,
-            block: (BLOCK, 1),
+            spec: KernelSpec::ReduceFinish { reducer, wide },
+            grid,
+            block,
             args: Args::Reduce(a),
         }));
         n_out
@@ -273,6 +301,62 @@ mod tests {
         assert!(a.chunk as usize <= block.0 as usize * MAX_SEQUENTIAL);
         assert_eq!(p.steps.len(), 2);
         assert_eq!(p.workspace_bytes, a.split as usize * ACC_BYTES);
+    }
+
+    #[test]
+    fn tiny_extents_use_the_small_pass_on_either_dim() {
+        // [1000, 4] along the last dim: 4 outputs a thread, one launch, no workspace
+        let shape = [1000usize, 4];
+        let p =
+            plan_reduce(&SUM, &raw(&shape, &[1, 0], DType::F32), &raw(&shape, &[4, 1], DType::F32), &[0, 1], &[], 64)
+                .unwrap();
+        let (spec, a, block) = first(&p);
+        assert!(matches!(spec, KernelSpec::Reduce { pass: ReducePass::Small { extent: 4 }, .. }), "{spec:?}");
+        assert_eq!((a.n_out, a.n_red, a.split, block, p.steps.len()), (1000, 4, 1, (REDUCE_BLOCK, 1), 1));
+        // [3, 5000] along the first dim: extent 3 rounds up to a bound of 4
+        let shape = [3usize, 5000];
+        let p = plan_reduce(
+            &SUM,
+            &raw(&shape, &[0, 1], DType::F32),
+            &raw(&shape, &[5000, 1], DType::F32),
+            &[1, 0],
+            &[],
+            64,
+        )
+        .unwrap();
+        let (spec, a, _) = first(&p);
+        assert!(matches!(spec, KernelSpec::Reduce { pass: ReducePass::Small { extent: 4 }, .. }), "{spec:?}");
+        assert_eq!((a.n_out, a.n_red, a.kin[0], a.rin[0]), (5000, 3, 1, 5000));
+        // 17 elements: the row kernel
+        let shape = [1000usize, 17];
+        let p =
+            plan_reduce(&SUM, &raw(&shape, &[1, 0], DType::F32), &raw(&shape, &[17, 1], DType::F32), &[0, 1], &[], 64)
+                .unwrap();
+        assert!(matches!(first(&p).0, KernelSpec::Reduce { pass: ReducePass::Rows, .. }));
+    }
+
+    #[test]
+    fn one_long_row_finishes_with_a_block() {
+        let shape = [1usize << 24];
+        let p =
+            plan_reduce(&SUM, &raw(&shape, &[0], DType::F32), &raw(&shape, &[1], DType::F32), &[1], &[], 512).unwrap();
+        let Step::Kernel(l) = &p.steps[1] else { panic!("no finish") };
+        assert!(matches!(l.spec, KernelSpec::ReduceFinish { wide: true, .. }));
+        assert_eq!((l.grid, l.block), (1, (REDUCE_BLOCK, 1)));
+        // many outputs, few partials each: a thread per output
+        let shape = [4096usize, 1 << 14];
+        let p = plan_reduce(
+            &SUM,
+            &raw(&shape, &[1, 0], DType::F32),
+            &raw(&shape, &[1 << 14, 1], DType::F32),
+            &[0, 1],
+            &[],
+            64,
+        )
+        .unwrap();
+        if let Some(Step::Kernel(l)) = p.steps.get(1) {
+            assert!(matches!(l.spec, KernelSpec::ReduceFinish { wide: false, .. }));
+        }
     }
 
     #[test]

@@ -1,0 +1,38 @@
+#!/bin/bash
+# The GPU session's one prepared script (run on the device machine from the repo root, with
+# the binaries built here in .device/: cuda_device, cuda-perf, cuda_latency): the device
+# tests, cuda-perf (recording the GPU's baseline), PyTorch on the same cases, the per-call
+# probes of both, and the comparison. Results go to $OUT (at most 8 files come back).
+#   TEST_LIMIT / PERF_LIMIT / TORCH_LIMIT: seconds for each stage; TORCH_SIZES: MiB list.
+set -u
+O=${OUT:-/tmp/out}
+mkdir -p "$O"
+B=.device
+export TENSOR_OPS_NVRTC_DIR=${TENSOR_OPS_NVRTC_DIR:-/usr/local/cuda/lib64}
+export PYTHONUNBUFFERED=1
+{
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv
+  ls "$TENSOR_OPS_NVRTC_DIR"/libnvrtc.so* 2>&1 | head -2
+  echo "== device tests"
+  time timeout "${TEST_LIMIT:-150}" $B/cuda_device --test-threads 4 2>&1
+  echo "tests rc $?"
+} > "$O/tests.log" 2>&1
+grep -E "^test result|FAILED|panicked|tests rc|real" "$O/tests.log" | head -20
+{
+  time timeout "${PERF_LIMIT:-200}" $B/cuda-perf --record --out /tmp/perf --baseline-dir benches/baselines/cuda 2>&1
+  echo "cuda-perf rc $?"
+} > "$O/cuda_perf.log" 2>&1
+tail -3 "$O/cuda_perf.log"
+cp benches/baselines/cuda/*.json "$O/" 2>/dev/null
+{
+  time timeout "${TORCH_LIMIT:-240}" python3 benches/gpu/torch_peers.py ${TORCH_SIZES:-16 64 256 1024} 2>&1
+  echo "torch rc $?"
+} > "$O/torch.log" 2>&1
+tail -3 "$O/torch.log"
+{
+  echo "== tensor-ops"; timeout 60 $B/cuda_latency 20000 2>&1
+  echo "== torch"; timeout 90 python3 benches/gpu/latency.py cuda 20000 2>&1
+} > "$O/latency.log" 2>&1
+cat "$O/latency.log"
+python3 benches/gpu/compare.py "$O/cuda_perf.log" "$O/torch.log" > "$O/compare.md" 2>&1
+sed -n '/cases at or above/,$p' "$O/compare.md"
