@@ -4,6 +4,8 @@
 # tests, cuda-perf (recording the GPU's baseline), PyTorch on the same cases, the per-call
 # probes of both, and the comparison. Results go to $OUT (at most 8 files come back).
 #   TEST_LIMIT / PERF_LIMIT / TORCH_LIMIT: seconds for each stage; TORCH_SIZES: MiB list.
+#   AB_BASE=.device/<older cuda-perf> AB_FILTER=<keys>: the older build and this one, twice
+#   each, alternated, on the filtered cases (ab.log): a paired before/after on one GPU.
 set -u
 O=${OUT:-/tmp/out}
 mkdir -p "$O"
@@ -18,6 +20,15 @@ export PYTHONUNBUFFERED=1
   echo "tests rc $?"
 } > "$O/tests.log" 2>&1
 grep -E "^test result|FAILED|panicked|tests rc|real" "$O/tests.log" | head -20
+if [ -n "${AB_BASE:-}" ] && [ -x "$AB_BASE" ]; then
+  for round in 1 2; do
+    for bin in "$AB_BASE" "$B/cuda-perf"; do
+      echo "== $bin (round $round)"
+      timeout 60 "$bin" --filter "${AB_FILTER:-add}" --out /tmp/ab --baseline-dir /tmp/ab-none 2>&1 | grep "GB/s"
+    done
+  done > "$O/ab.log" 2>&1
+  echo "A/B: $(grep -c GB/s "$O/ab.log") lines"
+fi
 {
   time timeout "${PERF_LIMIT:-200}" $B/cuda-perf --record --out /tmp/perf --baseline-dir benches/baselines/cuda 2>&1
   echo "cuda-perf rc $?"

@@ -11,7 +11,8 @@
 //   __syncthreads switches to the next fiber, and a round that has run every live fiber up to
 //   its next __syncthreads (or its end) is one barrier phase. No OS thread per CUDA thread, so
 //   a 256-thread block with dozens of barriers costs microseconds, not context switches.
-// - __shfl_down_sync (fiber launches only) is an exchange through the block's barrier: each
+// - __shfl_down_sync and __shfl_xor_sync (fiber launches only) are exchanges through the
+//   block's barrier: each
 //   thread publishes its value in a per-block slot, waits, reads its partner's, waits again.
 //   So every thread of the block must call it together (the kernels keep such calls in
 //   uniform control flow, which is also what the warp-synchronous mask 0xffffffff asks).
@@ -170,6 +171,28 @@ template <class T> inline T __shfl_down_sync(unsigned /*mask*/, T v, unsigned de
     __syncthreads();
     T r = v;
     if (me % 32 + delta < 32 && me + delta < n) std::memcpy(&r, &b->exchange[me + delta], sizeof r);
+    __syncthreads();
+    return r;
+}
+
+/// The value of lane (own lane ^ mask) of the caller's warp of 32, or the caller's own value
+/// when that lane is past the block — as the hardware's butterfly shuffle.
+template <class T> inline T __shfl_xor_sync(unsigned /*mask*/, T v, int lane_mask) {
+    static_assert(sizeof(T) <= sizeof(unsigned long long), "a shuffle moves at most 8 bytes");
+    tops_shim_block* b = tops_shim_current;
+    if (!b) {
+        std::fprintf(stderr, "shim: __shfl_xor_sync in a kernel launched without fibers\n");
+        std::abort();
+    }
+    const unsigned n = blockDim.x * blockDim.y * blockDim.z;
+    const unsigned me = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    const unsigned partner = me - me % 32 + ((me % 32) ^ ((unsigned)lane_mask & 31));
+    unsigned long long bits = 0;
+    std::memcpy(&bits, &v, sizeof v);
+    b->exchange[me] = bits;
+    __syncthreads();
+    T r = v;
+    if (partner < n) std::memcpy(&r, &b->exchange[partner], sizeof r);
     __syncthreads();
     return r;
 }

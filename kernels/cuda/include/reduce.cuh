@@ -372,10 +372,13 @@ TOPS_D void tops_reduce_store(const tops_reduce_args& a, const R& red, typename 
 //                                                `off`: how many to fold one by one before
 //                                                16-byte vectors start, or -1 for no vectors
 //   tops_pack<value_t, V> pack(long long off) const;   V = 16 / sizeof(value_t) values
+//   static constexpr int prefetch;               > 1: the kernels may load several vectors
+//                                                (or rows) before folding them
 
 /// An input tensor in memory.
 template <class I> struct tops_mem_src {
     typedef I value_t;
+    static constexpr int prefetch = 4; // loads a thread may have in flight before folding
     const I* __restrict__ p;
     TOPS_D explicit tops_mem_src(const void* in) : p((const I*)in) {}
     TOPS_D I at(long long off) const { return p[off]; }
@@ -447,7 +450,30 @@ template <class R, class S, class O> TOPS_D void tops_reduce_rows_of(const tops_
             const long long step = a.ridx[0];
             for (long long k = tid; k < head; k += nthreads) acc = red.fold(acc, src.at(first_off + k), (r0 + k) * step);
             const long long nvec = (len - head) / V;
-            for (long long v = tid; v < nvec; v += nthreads) {
+            long long v = tid;
+            // Four vectors in flight before they are folded, in the same order: a memory
+            // source (a fused chain's vectors cost registers enough already) of 4- or 8-byte
+            // values (four vectors of narrower ones spill on sm_90).
+            if constexpr (S::prefetch > 1 && V <= 4)
+            for (; v + 3 * nthreads < nvec; v += 4 * nthreads) {
+                tops_pack<I, 16 / sizeof(I)> pk[4];
+#pragma unroll
+                for (int u = 0; u < 4; ++u) pk[u] = src.pack(first_off + head + (v + u * nthreads) * V);
+#pragma unroll
+                for (int u = 0; u < 4; ++u) {
+                    const long long first = r0 + head + (v + u * nthreads) * V;
+                    if constexpr (V == 4) {
+                        acc = tops_fold4(red, acc, pk[u].v[0], pk[u].v[1], pk[u].v[2], pk[u].v[3], first * step, step);
+                    } else if constexpr (sizeof(A) >= 16) {
+#pragma unroll 2
+                        for (int j = 0; j < V; ++j) acc = red.fold(acc, pk[u].v[j], (first + j) * step);
+                    } else {
+#pragma unroll
+                        for (int j = 0; j < V; ++j) acc = red.fold(acc, pk[u].v[j], (first + j) * step);
+                    }
+                }
+            }
+            for (; v < nvec; v += nthreads) {
                 const tops_pack<I, 16 / sizeof(I)> pk = src.pack(first_off + head + v * V);
                 const long long first = r0 + head + v * V;
                 if constexpr (V == 4) {
@@ -512,9 +538,18 @@ template <class R, class S, class O> TOPS_D void tops_reduce_columns_of(const to
         A acc = red.identity();
         if (live && a.rdim == 1) {
             // One reduced dim: offsets by multiplication (no 64-bit division per element),
-            // four rows' values in flight before they are folded, in the same order.
+            // eight (then four) rows' values in flight before they are folded, in order.
             const long long rs = a.rin[0], is = a.ridx[0];
             long long r = r0 + ty;
+            // (eight for light accumulators from memory; Welford's spill with eight)
+            if constexpr (S::prefetch > 1 && sizeof(A) < 16)
+            for (; r + 7 * by < r1; r += 8 * by) {
+                I x[8];
+#pragma unroll
+                for (int u = 0; u < 8; ++u) x[u] = src.at(kin + (r + u * by) * rs);
+                acc = tops_fold4(red, acc, x[0], x[1], x[2], x[3], r * is, by * is);
+                acc = tops_fold4(red, acc, x[4], x[5], x[6], x[7], (r + 4 * by) * is, by * is);
+            }
             for (; r + 3 * by < r1; r += 4 * by) {
                 const I v0 = src.at(kin + r * rs), v1 = src.at(kin + (r + by) * rs);
                 const I v2 = src.at(kin + (r + 2 * by) * rs), v3 = src.at(kin + (r + 3 * by) * rs);
@@ -595,32 +630,26 @@ template <class R, class I, class O, int E> TOPS_D void tops_reduce_small(const 
     tops_reduce_small_of<R, tops_mem_src<I>, O, E>(a, tops_mem_src<I>(a.in));
 }
 
-/// The second pass of a split reduction when outputs are few: a block per output, each
-/// thread combining a contiguous run of its partials in slice order, then the warps' and the
-/// block's in lane order (as the row kernel combines its threads).
+/// The second pass of a split reduction when outputs are few: a block per output, thread t
+/// combining partials t, t + blockDim.x, … (as the row kernel folds its elements), then the
+/// warps' and the block's in lane order.
 template <class R, class O> TOPS_D void tops_reduce_finish_wide(const tops_reduce_args& a) {
     typedef typename R::acc_t A;
     const R red(a.params);
     __shared__ A part[32];
     const A* __restrict__ work = (const A*)a.work;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, nwarps = (blockDim.x + 31) >> 5;
-    const long long run = (a.split + blockDim.x - 1) / blockDim.x;
     for (long long o = blockIdx.x; o < a.n_out; o += gridDim.x) {
-        const long long s0 = tid * run;
-        const long long s1 = s0 + run < a.split ? s0 + run : a.split;
+        long long kin, kout;
+        tops_reduce_kept(a, o, kin, kout);
         A acc = red.identity();
-#pragma unroll 4
-        for (long long s = s0; s < s1; ++s) acc = red.combine(acc, work[o * a.split + s]);
+        for (long long s = tid; s < a.split; s += blockDim.x) acc = red.combine(acc, work[o * a.split + s]);
         acc = tops_warp_combine(red, acc);
         if (lane == 0) part[warp] = acc;
         __syncthreads();
         acc = lane < nwarps ? part[lane] : red.identity();
         acc = tops_warp_combine(red, acc);
-        if (tid == 0) {
-            long long kin, kout;
-            tops_reduce_kept(a, o, kin, kout);
-            ((O*)a.out)[kout] = red.template finish<O>(acc, a.n_red);
-        }
+        if (tid == 0) ((O*)a.out)[kout] = red.template finish<O>(acc, a.n_red);
         __syncthreads();
     }
 }

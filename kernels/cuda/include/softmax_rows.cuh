@@ -11,21 +11,24 @@
 // second and third reads find the row in L2). Both load and store `VEC` elements at a time
 // (16 bytes; VEC is 1 when the rows are not 16-byte aligned).
 
+TOPS_D float tops_shfl_xor(float v, int m) { return __shfl_xor_sync(0xffffffffu, v, m); }
+TOPS_D double tops_shfl_xor(double v, int m) { return __shfl_xor_sync(0xffffffffu, v, m); }
+
 /// The NaN-propagating maximum (MAX) or the sum of `v` over a group of LANES threads (a power
-/// of two; the groups tile the block), returned to every thread of the group. `slots`: shared
-/// memory of at least max(blockDim.x / LANES, LANES / 32) entries. Every thread of the block
-/// calls it (two barriers).
+/// of two; the groups tile the block), returned to every thread of the group. Groups within
+/// a warp exchange by butterfly shuffles (every lane combines the same two partials at each
+/// step, in either order: the same sum on every lane), with no barrier; wider groups through
+/// `slots` (shared memory of at least LANES / 32 entries a group) and two barriers. Every
+/// thread of the block calls it.
 template <int LANES, bool MAX, class C> TOPS_D C tops_softmax_group(C v, C* slots) {
     const int tid = threadIdx.x;
     if (LANES <= 32) {
 #pragma unroll
         for (int d = LANES / 2; d > 0; d >>= 1) {
-            const C o = tops_shfl_down(v, d);
+            const C o = tops_shfl_xor(v, d);
             v = MAX ? tops_max_nan(v, o) : v + o;
         }
-        if ((tid & (LANES - 1)) == 0) slots[tid / LANES] = v;
-        __syncthreads();
-        v = slots[tid / LANES];
+        return v;
     } else {
 #pragma unroll
         for (int d = 16; d > 0; d >>= 1) {
@@ -38,9 +41,9 @@ template <int LANES, bool MAX, class C> TOPS_D C tops_softmax_group(C v, C* slot
         const C* own = slots + (tid / LANES) * (LANES / 32);
         v = own[0];
         for (int w = 1; w < LANES / 32; ++w) v = MAX ? tops_max_nan(v, own[w]) : v + own[w];
+        __syncthreads(); // the slots serve the next exchange
+        return v;
     }
-    __syncthreads(); // the slots serve the next exchange
-    return v;
 }
 
 /// Softmax (`LOG` false) or log_softmax of the dense rows of `a.ptr[1]` (rows of

@@ -259,7 +259,8 @@ impl Elementwise<'_> {
             }
             steps.push(Step::Kernel(Launch {
                 spec: (self.spec)(MapLayout::Tiled),
-                grid: tiles.clamp(1, self.max_blocks.max(1) as usize) as u32,
+                // a tile a block, in order (as `contiguous_grid`)
+                grid: tiles.clamp(1, MAX_GRID) as u32,
                 block: (TILE, TILE_ROWS),
                 args: Args::Strided64(args),
             }));
@@ -280,16 +281,21 @@ impl Elementwise<'_> {
     }
 }
 
-/// Blocks of a contiguous launch over `n` elements of operands of `sizes` bytes: enough
-/// for [`super::codegen::contig_unroll`] vectors per thread, and at least enough to give every thread one
-/// vector up to a few blocks per multiprocessor (`max_blocks` is 32 per multiprocessor), so
-/// that small arrays still spread over the whole GPU.
+/// Most blocks of a one-pass launch (the grid's x limit).
+const MAX_GRID: usize = i32::MAX as usize;
+
+/// Blocks of a contiguous launch over `n` elements of operands of `sizes` bytes: one pass,
+/// each thread [`super::codegen::contig_unroll`] vectors (blocks start in order, so the
+/// resident ones sweep the array front to back, as a copy does; a capped grid whose threads
+/// loop would have its resident blocks at addresses spread over the whole array), and at
+/// least enough blocks to give every thread one vector up to four blocks a multiprocessor
+/// (`max_blocks` is 32 a multiprocessor), so that small arrays still spread over the GPU.
 fn contiguous_grid(n: usize, sizes: &[usize], max_blocks: u32) -> u32 {
     let widest = sizes.iter().copied().max().unwrap_or(1).clamp(1, 16);
     let nvec = n.div_ceil(16 / widest);
     let full = nvec.div_ceil(BLOCK as usize * super::codegen::contig_unroll(16 / widest) as usize);
     let spread = nvec.div_ceil(BLOCK as usize).min((max_blocks / 8).max(1) as usize);
-    full.max(spread).clamp(1, max_blocks.max(1) as usize) as u32
+    full.max(spread).clamp(1, MAX_GRID) as u32
 }
 
 /// The dim along which some input is dense while the output is dense along the last dim
@@ -417,7 +423,7 @@ pub fn plan_copy(dst: &RawTensor<'_>, src: &RawTensor<'_>, max_blocks: u32) -> R
             return Ok(steps);
         }
         if let Some(row_dim) = transpose_row_dim(&plan) {
-            transpose(&plan, row_dim, ptrs, bytes, max_blocks, &mut steps);
+            transpose(&plan, row_dim, ptrs, bytes, &mut steps);
             return Ok(steps);
         }
         let spec = move |layout| KernelSpec::Copy {
@@ -485,7 +491,7 @@ fn transpose_row_dim(plan: &IterPlan) -> Option<usize> {
 
 /// Tiled transposes of `plan` (rows along `row_dim`, columns along the last dim). The
 /// innermost other dim is the kernel's batch dim; any further dims are looped here.
-fn transpose(plan: &IterPlan, row_dim: usize, ptrs: [u64; 2], bytes: usize, max_blocks: u32, steps: &mut Vec<Step>) {
+fn transpose(plan: &IterPlan, row_dim: usize, ptrs: [u64; 2], bytes: usize, steps: &mut Vec<Step>) {
     let nd = plan.ndim();
     let col_dim = nd - 1;
     let others: Vec<usize> = (0..nd).filter(|&d| d != row_dim && d != col_dim).collect();
@@ -518,7 +524,8 @@ fn transpose(plan: &IterPlan, row_dim: usize, ptrs: [u64; 2], bytes: usize, max_
         };
         steps.push(Step::Kernel(Launch {
             spec: KernelSpec::Transpose { bytes },
-            grid: tiles.clamp(1, max_blocks.max(1) as usize) as u32,
+            // a tile a block, in order (as `contiguous_grid`)
+            grid: tiles.clamp(1, MAX_GRID) as u32,
             block: (TILE, TILE_ROWS),
             args: Args::Transpose(args),
         }));
@@ -605,8 +612,8 @@ mod tests {
 
     #[test]
     fn contiguous_grids_cover_four_vectors_a_thread_and_spread_small_arrays() {
-        // 2^28 f32: 2^26 vectors, 4 a thread of 256-thread blocks, capped at 32 a multiprocessor
-        assert_eq!(contiguous_grid(1 << 28, &[4, 4, 4], 132 * 32), 132 * 32);
+        // 2^28 f32: 2^26 vectors, 4 a thread of 256-thread blocks, one pass
+        assert_eq!(contiguous_grid(1 << 28, &[4, 4, 4], 132 * 32), 1 << 16);
         assert_eq!(contiguous_grid(1 << 22, &[4, 4], 132 * 32), 1024);
         // small: a vector a thread, up to 4 blocks a multiprocessor
         assert_eq!(contiguous_grid(1 << 16, &[4, 4], 132 * 32), 64);

@@ -130,14 +130,12 @@ pub fn generate_finish(r: &ReduceFn<'_>, wide: bool) -> Result<ReduceKernelText>
     }
     let acc = CType::of(r.compute);
     let out = CType::of(r.output);
-    let (tag, template, bounds) = if wide {
-        ("finish_wide", "tops_reduce_finish_wide", format!("__launch_bounds__({REDUCE_BLOCK}) "))
-    } else {
-        ("finish", "tops_reduce_finish", String::new())
-    };
+    // (no __launch_bounds__: with one, ptxas gives 2-byte accumulators a stack slot)
+    let (tag, template) =
+        if wide { ("finish_wide", "tops_reduce_finish_wide") } else { ("finish", "tops_reduce_finish") };
     let name = format!("tops_reduce_{tag}__{}__{}__{}", r.name, acc.tag, out.tag);
     let kernel = format!(
-        "extern \"C\" __global__ void {bounds}{name}(tops_reduce_args a) {{\n\x20   {template}<{}<{}>, {}>(a);\n}}\n",
+        "extern \"C\" __global__ void {name}(tops_reduce_args a) {{\n\x20   {template}<{}<{}>, {}>(a);\n}}\n",
         r.name, acc.name, out.name
     );
     let mut device_fns = vec![("tops_reduce_header".to_string(), REDUCE_HEADER.to_string())];
@@ -346,6 +344,8 @@ pub fn generate_fused(r: &ReduceFn<'_>, chain: &ChainSource<'_>, pass: ReducePas
     let _ = writeln!(k, "    typedef {} value_t;", value.name);
     k.push_str("    const tops_strided_args64& m;\n");
     k.push_str("    static constexpr int V = 16 / sizeof(value_t);\n");
+    // computing the chain for several vectors at once would spill
+    k.push_str("    static constexpr int prefetch = 1;\n");
     // Whole vectors of each leaf: every leaf dense along the run (its vectors aligned) or
     // broadcast along it; decided once per block.
     k.push_str("    bool vec;\n");
