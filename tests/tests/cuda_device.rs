@@ -81,6 +81,7 @@ fn main() -> ExitCode {
         maps_with_transposed_operands_match_the_cpu;
         small_extent_reductions_match_the_cpu;
         one_long_row_reduces_like_the_cpu;
+        arg_reductions_keep_the_first_index_either_way;
         fused_chains_match_the_cpu;
         sparse_conversions_match_the_cpu_for_every_dtype;
         sparse_steps_with_bad_indices_are_errors_on_the_device;

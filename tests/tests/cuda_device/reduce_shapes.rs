@@ -59,3 +59,34 @@ pub fn one_long_row_reduces_like_the_cpu() {
     let got = whole.to_device(DEV).unwrap().sum_all().unwrap();
     assert_close(&values(&got), &values(&whole.sum_all().unwrap()), DType::F32, false, "sum_all of 2^22");
 }
+
+/// argmax / argmin over rows full of ties and NaNs, read forwards and flipped (a negative
+/// stride: the logical index falls as memory rises), long enough for the four-value folds
+/// of the row kernel and short enough for the small pass: the first index of the winner
+/// on the device as on the CPU.
+pub fn arg_reductions_keep_the_first_index_either_way() {
+    for n in [6usize, 13, 16, 64, 1000, 4099] {
+        // values 0, 1, 2 with equal ones a few apart: ties inside every four-value fold
+        let v: Vec<f32> = (0..7 * n).map(|i| (((i * 37) % 5) / 2) as f32).collect();
+        let mut x = Tensor::from_vec(v, &[7, n]).unwrap();
+        if n > 10 {
+            let mut w = x.to_vec::<f32>().unwrap();
+            w[n + 3] = f32::NAN; // row 1: a NaN wins
+            w[2 * n + 1] = f32::NAN; // row 2: the first of two NaNs wins
+            w[3 * n - 2] = f32::NAN;
+            x = Tensor::from_vec(w, &[7, n]).unwrap();
+        }
+        // along the rows (dim 1) and, of the transposed copy, along the columns (dim 0)
+        let y = x.t().unwrap().contiguous().unwrap();
+        for (t, dim) in [(x.clone(), 1), (x.flip(1).unwrap(), 1), (y.clone(), 0), (y.flip(0).unwrap(), 0)] {
+            let g = t.to_device(DEV).unwrap();
+            for (name, f) in [
+                ("argmax", (|t: &Tensor, d: usize| t.argmax(d, false).unwrap()) as fn(&Tensor, usize) -> Tensor),
+                ("argmin", |t: &Tensor, d: usize| t.argmin(d, false).unwrap()),
+            ] {
+                let what = format!("{name} of {:?} dim {dim} with ties (strides {:?})", t.shape(), t.strides());
+                assert_close(&values(&f(&g, dim)), &values(&f(&t, dim)), DType::I64, true, &what);
+            }
+        }
+    }
+}
