@@ -3,7 +3,9 @@
 # the binaries built here in .device/: cuda_device, cuda-perf, cuda_latency): the device
 # tests, cuda-perf (recording the GPU's baseline), PyTorch on the same cases, the per-call
 # probes of both, and the comparison. Results go to $OUT (at most 8 files come back).
-#   TEST_LIMIT / PERF_LIMIT / TORCH_LIMIT: seconds for each stage; TORCH_SIZES: MiB list.
+#   TEST_LIMIT / PERF_LIMIT / TORCH_LIMIT: seconds for each stage; TORCH_SIZES: MiB list;
+#   TEST_SPLIT=1: the device tests as two processes at once; LAT_TORCH=0 skips PyTorch's
+#   per-call probe.
 #   AB_BASE=.device/<older cuda-perf> AB_FILTER=<keys>: the older build and this one, twice
 #   each, alternated, on the filtered cases (ab.log): a paired before/after on one GPU.
 set -u
@@ -16,10 +18,22 @@ export PYTHONUNBUFFERED=1
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv
   ls "$TENSOR_OPS_NVRTC_DIR"/libnvrtc.so* 2>&1 | head -2
   echo "== device tests"
-  time timeout "${TEST_LIMIT:-150}" $B/cuda_device --test-threads 4 2>&1
-  echo "tests rc $?"
+  if [ "${TEST_SPLIT:-0}" = 1 ]; then
+    # two processes (the harness runs two threads each): the two tests that build every
+    # op's kernels, and the rest
+    L=${TEST_LIMIT:-150}
+    (timeout "$L" $B/cuda_device ops_match_the_cpu_for_every reductions_match_the_cpu_for_every > /tmp/tests_a.log 2>&1; echo "tests (a) rc $?" >> /tmp/tests_a.log) &
+    (timeout "$L" $B/cuda_device init_finds threads_building round_trips empty_tensors non_finite fused_softmax \
+      dense_maps maps_with small_extent one_long_row arg_reductions fused_chains sparse batched_csr allocator \
+      > /tmp/tests_b.log 2>&1; echo "tests (b) rc $?" >> /tmp/tests_b.log) &
+    time wait
+    cat /tmp/tests_a.log /tmp/tests_b.log
+  else
+    time timeout "${TEST_LIMIT:-150}" $B/cuda_device 2>&1
+    echo "tests rc $?"
+  fi
 } > "$O/tests.log" 2>&1
-grep -E "^test result|FAILED|panicked|tests rc|real" "$O/tests.log" | head -20
+grep -E "^test result|FAILED|panicked|rc [0-9]|real" "$O/tests.log" | head -20
 if [ -n "${AB_BASE:-}" ] && [ -x "$AB_BASE" ]; then
   for round in 1 2; do
     for bin in "$AB_BASE" "$B/cuda-perf"; do
@@ -42,7 +56,7 @@ cp benches/baselines/cuda/*.json "$O/" 2>/dev/null
 tail -3 "$O/torch.log"
 {
   echo "== tensor-ops"; timeout 60 $B/cuda_latency 20000 2>&1
-  echo "== torch"; timeout 90 python3 benches/gpu/latency.py cuda 20000 2>&1
+  if [ "${LAT_TORCH:-1}" != 0 ]; then echo "== torch"; timeout 90 python3 benches/gpu/latency.py cuda 20000 2>&1; fi
 } > "$O/latency.log" 2>&1
 cat "$O/latency.log"
 python3 benches/gpu/compare.py "$O/cuda_perf.log" "$O/torch.log" > "$O/compare.md" 2>&1
