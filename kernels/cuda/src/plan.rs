@@ -174,11 +174,11 @@ impl Elementwise<'_> {
             }));
             return Ok(());
         }
-        if self.contiguous {
-            if let Some(row_dim) = tiled_row_dim(plan) {
-                self.tiled(plan, row_dim, ptrs, sizes, steps)?;
-                return Ok(());
-            }
+        if self.contiguous
+            && let Some(row_dim) = tiled_row_dim(plan)
+        {
+            self.tiled(plan, row_dim, ptrs, sizes, steps)?;
+            return Ok(());
         }
         if plan.ndim() <= MAX_DIMS {
             return self.strided(plan, ptrs, steps);

@@ -140,7 +140,7 @@ pub fn plan_softmax_rows(
     if rows == 0 {
         return Ok(Vec::new());
     }
-    let aligned = out % 16 == 0 && input % 16 == 0 && (row_len * dtype.size()).is_multiple_of(16);
+    let aligned = out.is_multiple_of(16) && input.is_multiple_of(16) && (row_len * dtype.size()).is_multiple_of(16);
     let form = softmax_form(dtype, row_len, aligned);
     let grid = rows.div_ceil(form.rows_per_block() as usize).min(max_blocks.max(1) as usize) as u32;
     let mut args = ContigArgs { n: numel as u64, ..ContigArgs::default() };

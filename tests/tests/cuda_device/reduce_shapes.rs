@@ -7,11 +7,14 @@ use super::DEV;
 use crate::common::{assert_close, input, values, Lay};
 use tensor_ops::prelude::*;
 
+/// A reduction along one dim.
+type Reduce = fn(&Tensor, usize) -> Tensor;
+
 /// The reductions each shape runs: sum, amax, argmax, var and mean.
 fn check(x: &Tensor, dim: usize, what: &str) {
     let g = x.to_device(DEV).unwrap();
     let d = x.dtype();
-    let cases: [(&str, fn(&Tensor, usize) -> Tensor); 5] = [
+    let cases: [(&str, Reduce); 5] = [
         ("sum", |t, k| t.sum(&[k], false).unwrap()),
         ("amax", |t, k| t.amax(&[k], false).unwrap()),
         ("argmax", |t, k| t.argmax(k, false).unwrap()),
@@ -81,7 +84,7 @@ pub fn arg_reductions_keep_the_first_index_either_way() {
         for (t, dim) in [(x.clone(), 1), (x.flip(1).unwrap(), 1), (y.clone(), 0), (y.flip(0).unwrap(), 0)] {
             let g = t.to_device(DEV).unwrap();
             for (name, f) in [
-                ("argmax", (|t: &Tensor, d: usize| t.argmax(d, false).unwrap()) as fn(&Tensor, usize) -> Tensor),
+                ("argmax", (|t: &Tensor, d: usize| t.argmax(d, false).unwrap()) as Reduce),
                 ("argmin", |t: &Tensor, d: usize| t.argmin(d, false).unwrap()),
             ] {
                 let what = format!("{name} of {:?} dim {dim} with ties (strides {:?})", t.shape(), t.strides());
