@@ -13,6 +13,9 @@ use tensor_ops::prelude::*;
 
 const DEV: Device = Device::Cuda(0);
 
+/// One timed call: it enqueues its op and returns a result to wait on.
+type Call<'a> = Box<dyn FnMut() -> Result<Tensor> + 'a>;
+
 fn mk(shape: &[usize]) -> Result<Tensor> {
     let n: usize = shape.iter().product();
     let v: Vec<f32> = (0..n).map(|i| (i % 7) as f32 * 0.25 - 0.5).collect();
@@ -50,7 +53,7 @@ fn main() -> Result<()> {
     let m = mk(&[32, 1024])?;
     let (x, y, z) = (Expr::input(&a), Expr::input(&b), Expr::input(&c));
     let triad = (&x * &y + &z).relu();
-    let cases: Vec<(&str, Box<dyn FnMut() -> Result<Tensor>>)> = vec![
+    let cases: Vec<(&str, Call<'_>)> = vec![
         ("add_1", Box::new(|| a1.add(&b1))),
         (
             "add_out_1",
