@@ -191,15 +191,9 @@ impl Elementwise<'_> {
         };
         let count: usize = plan.shape[..outer].iter().product();
         let mut sub = vec![0u64; ptrs.len()];
-        for mut idx in 0..count {
+        for idx in 0..count {
             sub.copy_from_slice(ptrs);
-            for d in (0..outer).rev() {
-                let i = (idx % plan.shape[d]) as i64;
-                idx /= plan.shape[d];
-                for (op, p) in sub.iter_mut().enumerate() {
-                    *p = p.wrapping_add_signed(i * plan.strides[op][d] as i64 * sizes[op] as i64);
-                }
-            }
+            offset_to(plan, 0..outer, idx, sizes, &mut sub);
             self.strided(&inner, &sub, steps)?;
         }
         Ok(())
@@ -216,13 +210,8 @@ impl Elementwise<'_> {
         sizes: &[usize],
         steps: &mut Vec<Step>,
     ) -> Result<()> {
-        let nd = plan.ndim();
-        let col_dim = nd - 1;
-        let others: Vec<usize> = (0..nd).filter(|&d| d != row_dim && d != col_dim).collect();
-        let (batch_dim, host_dims) = match others.split_last() {
-            Some((&b, rest)) => (Some(b), rest.to_vec()),
-            None => (None, Vec::new()),
-        };
+        let col_dim = plan.ndim() - 1;
+        let (batch_dim, host_dims) = tile_batch_dims(plan.ndim(), row_dim);
         // outermost first: the argument block lists them innermost first (columns, rows, batch)
         let dims: Vec<usize> = [batch_dim, Some(row_dim), Some(col_dim)].into_iter().flatten().collect();
         let shape: Vec<usize> = dims.iter().map(|&d| plan.shape[d]).collect();
@@ -240,15 +229,9 @@ impl Elementwise<'_> {
         let tiles = batch * rows.div_ceil(TILE as usize) * cols.div_ceil(TILE as usize);
         let count: usize = host_dims.iter().map(|&d| plan.shape[d]).product();
         let mut p = ptrs.to_vec();
-        for mut idx in 0..count {
+        for idx in 0..count {
             p.copy_from_slice(ptrs);
-            for &d in host_dims.iter().rev() {
-                let i = (idx % plan.shape[d]) as i64;
-                idx /= plan.shape[d];
-                for (op, q) in p.iter_mut().enumerate() {
-                    *q = q.wrapping_add_signed(i * plan.strides[op][d] as i64 * sizes[op] as i64);
-                }
-            }
+            offset_to(plan, host_dims.iter().copied(), idx, sizes, &mut p);
             let mut args = StridedArgs64::new(&sub, &p, self.params, u64::from(mask))?;
             // the kernel reads a 3-dim block: a batch of 1 when there is no batch dim
             if args.ndim < 3 {
@@ -321,6 +304,34 @@ fn staged_inputs(plan: &IterPlan, row_dim: usize) -> u32 {
         .enumerate()
         .filter(|(_, s)| s[row_dim].unsigned_abs() == 1 && s[nd - 1].unsigned_abs() > 1)
         .fold(0, |m, (i, _)| m | 1 << i)
+}
+
+/// The dims of a tiled launch besides rows (`row_dim`) and columns (the last dim): the
+/// innermost one is the kernel's batch dim, the rest are looped on the host.
+fn tile_batch_dims(nd: usize, row_dim: usize) -> (Option<usize>, Vec<usize>) {
+    let others: Vec<usize> = (0..nd).filter(|&d| d != row_dim && d != nd - 1).collect();
+    match others.split_last() {
+        Some((&b, rest)) => (Some(b), rest.to_vec()),
+        None => (None, Vec::new()),
+    }
+}
+
+/// Moves each operand's address in `ptrs` (element sizes `sizes`) to host-loop index `idx`
+/// over `dims` of `plan` (the last dim fastest).
+fn offset_to(
+    plan: &IterPlan,
+    dims: impl DoubleEndedIterator<Item = usize>,
+    mut idx: usize,
+    sizes: &[usize],
+    ptrs: &mut [u64],
+) {
+    for d in dims.rev() {
+        let i = (idx % plan.shape[d]) as i64;
+        idx /= plan.shape[d];
+        for (op, p) in ptrs.iter_mut().enumerate() {
+            *p = p.wrapping_add_signed(i * plan.strides[op][d] as i64 * sizes[op] as i64);
+        }
+    }
 }
 
 fn check_shapes(what: &str, out: &RawTensor<'_>, inputs: &[RawTensor<'_>]) -> Result<()> {
@@ -492,27 +503,16 @@ fn transpose_row_dim(plan: &IterPlan) -> Option<usize> {
 /// Tiled transposes of `plan` (rows along `row_dim`, columns along the last dim). The
 /// innermost other dim is the kernel's batch dim; any further dims are looped here.
 fn transpose(plan: &IterPlan, row_dim: usize, ptrs: [u64; 2], bytes: usize, max_blocks: u32, steps: &mut Vec<Step>) {
-    let nd = plan.ndim();
-    let col_dim = nd - 1;
-    let others: Vec<usize> = (0..nd).filter(|&d| d != row_dim && d != col_dim).collect();
-    let (batch_dim, host_dims) = match others.split_last() {
-        Some((&b, rest)) => (Some(b), rest.to_vec()),
-        None => (None, Vec::new()),
-    };
+    let col_dim = plan.ndim() - 1;
+    let (batch_dim, host_dims) = tile_batch_dims(plan.ndim(), row_dim);
     let (rows, cols) = (plan.shape[row_dim], plan.shape[col_dim]);
     let batch = batch_dim.map_or(1, |b| plan.shape[b]);
     let stride = |op: usize, d: Option<usize>| d.map_or(0, |d| plan.strides[op][d] as i64);
     let tiles = batch * rows.div_ceil(TILE as usize) * cols.div_ceil(TILE as usize);
     let count: usize = host_dims.iter().map(|&d| plan.shape[d]).product();
-    for mut idx in 0..count {
+    for idx in 0..count {
         let mut p = ptrs;
-        for &d in host_dims.iter().rev() {
-            let i = (idx % plan.shape[d]) as i64;
-            idx /= plan.shape[d];
-            for (op, q) in p.iter_mut().enumerate() {
-                *q = q.wrapping_add_signed(i * plan.strides[op][d] as i64 * bytes as i64);
-            }
-        }
+        offset_to(plan, host_dims.iter().copied(), idx, &[bytes, bytes], &mut p);
         let args = TransposeArgs {
             dst: p[0],
             src: p[1],
