@@ -19,11 +19,14 @@ import numpy as np
 
 np.seterr(all="ignore")
 
-FLOAT = {"F16", "BF16", "F32", "F64"}
-# Relative precision a result of each float dtype is held to.
-TOLERANCE = {"F16": 2e-3, "BF16": 1.6e-2, "F32": 2e-6, "F64": 1e-12}
-# The largest finite value of the dtype a float product is computed in (f16/bf16 in f32).
-COMPUTE_MAX = {"F16": 3.4e38, "BF16": 3.4e38, "F32": 3.4e38, "F64": 1.7e308}
+FLOAT = {"F8E4M3", "F8E5M2", "F16", "BF16", "F32", "F64"}
+# Relative precision a result of each float dtype is held to (the 8-bit floats: half an ulp
+# of 3 or 2 mantissa bits, and a little for the f32 computation before the one rounding).
+TOLERANCE = {"F8E4M3": 0.07, "F8E5M2": 0.13, "F16": 2e-3, "BF16": 1.6e-2, "F32": 2e-6, "F64": 1e-12}
+# Absolute precision near zero: half the smallest subnormal of the 8-bit floats.
+ABSOLUTE = {"F8E4M3": 2.0**-10, "F8E5M2": 2.0**-17}
+# The largest finite value of the dtype a float product is computed in (f8/f16/bf16 in f32).
+COMPUTE_MAX = {"F8E4M3": 3.4e38, "F8E5M2": 3.4e38, "F16": 3.4e38, "BF16": 3.4e38, "F32": 3.4e38, "F64": 1.7e308}
 
 
 def result_dtype(op, dtype):
@@ -103,7 +106,11 @@ def agree(r, x, want, got):
     dtype = r["odtype"]
     if dtype not in FLOAT:
         return got == want
-    if dtype == "F16":
+    if dtype == "F8E4M3":
+        want = np.clip(want, -448.0, 448.0)  # E4M3 ("fn") saturates, infinities too
+    elif dtype == "F8E5M2":  # E5M2 overflows to infinity from the midpoint 61440 up
+        want = np.where(np.abs(want) >= 61440.0, np.sign(want) * np.inf, np.clip(want, -57344.0, 57344.0))
+    elif dtype == "F16":
         want = want.astype(np.float16).astype(np.float64)
     elif dtype in ("F32", "BF16"):
         want = want.astype(np.float32).astype(np.float64)
@@ -116,6 +123,7 @@ def agree(r, x, want, got):
         slack = 4 * tol * max(1.0, finite.max())  # x − max rounds at |x|'s magnitude
     else:
         slack = tol * 1e-3
+    slack += ABSOLUTE.get(dtype, 0.0)
     ok = (np.isnan(got) & np.isnan(want)) | (got == want) | (np.abs(got - want) <= tol * np.abs(want) + slack)
     if base == "prod" and np.any(x == 0):
         # A zero next to partial products that overflow the compute dtype: 0 or NaN by order.

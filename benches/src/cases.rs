@@ -63,6 +63,10 @@ pub enum Op {
     EagerSqDiffSum,
     /// `a.silu()` (defined by composition: `x * sigmoid(x)`), new output.
     SiluNew,
+    /// `out.copy_(&a)` with `a` f32 and `out` of the case's dtype (a cast), preallocated.
+    CastFromF32,
+    /// `out.copy_(&a)` with `a` of the case's dtype and `out` f32, preallocated.
+    CastToF32,
 }
 
 impl Op {
@@ -96,13 +100,17 @@ impl Op {
             Op::FusedSqDiffSum => "fused_sq_diff_sum",
             Op::EagerSqDiffSum => "eager_sq_diff_sum",
             Op::SiluNew => "silu",
+            Op::CastFromF32 => "cast_from_f32",
+            Op::CastToF32 => "cast_to_f32",
         }
     }
 
     /// The STREAM pattern with the same reads and writes.
     pub fn pattern(self) -> Pattern {
         match self {
+            // The casts are held to the copy loop's rate over the bytes they move.
             Op::Copy | Op::Transpose | Op::Permute | Op::SliceCols | Op::SoftmaxLast => Pattern::Copy,
+            Op::CastFromF32 | Op::CastToF32 => Pattern::Copy,
             Op::SumLast | Op::AmaxLast | Op::ArgmaxLast | Op::VarLast | Op::LogsumexpLast => Pattern::Read,
             // The targets for argmax and var hold them to the read loop on any axis.
             Op::ArgmaxFirst | Op::VarFirst => Pattern::Read,
@@ -126,7 +134,7 @@ impl Op {
     }
 
     /// Every op.
-    pub const ALL: [Op; 27] = [
+    pub const ALL: [Op; 29] = [
         Op::Copy,
         Op::Transpose,
         Op::Permute,
@@ -154,6 +162,8 @@ impl Op {
         Op::FusedSqDiffSum,
         Op::EagerSqDiffSum,
         Op::SiluNew,
+        Op::CastFromF32,
+        Op::CastToF32,
     ];
 }
 
@@ -210,9 +220,13 @@ impl Case {
         }
     }
 
-    /// Bytes read + written per call, each element once.
+    /// Bytes read + written per call, each element once (a cast: its f32 side and its
+    /// dtype side).
     pub fn bytes(&self) -> u64 {
-        self.op.pattern().bytes_moved(self.elems() as u64 * self.dtype.size() as u64)
+        match self.op {
+            Op::CastFromF32 | Op::CastToF32 => self.elems() as u64 * (4 + self.dtype.size() as u64),
+            _ => self.op.pattern().bytes_moved(self.elems() as u64 * self.dtype.size() as u64),
+        }
     }
 
     /// Stable key, e.g. `transpose/f32/8192x8192` (the input shape).
@@ -264,11 +278,18 @@ fn prev_pow2(x: u64) -> u64 {
     }
 }
 
-/// The CPU bench set at each size: every op in f32; transpose, add and add_out in f16 and i64.
+/// The CPU bench set at each size: every op in f32 (but the casts); transpose, add and add_out
+/// in f16 and i64; the 8-bit floats' casts from and to f32, add, add_out and relu.
 pub fn cpu_set(sizes: &Sizes) -> Vec<Case> {
     let mut v = Vec::new();
     for bytes in sizes.all() {
-        v.extend(Op::ALL.iter().map(|&op| Case::new(op, DType::F32, bytes)));
+        let f32_ops = Op::ALL.iter().filter(|op| !matches!(op, Op::CastFromF32 | Op::CastToF32));
+        v.extend(f32_ops.map(|&op| Case::new(op, DType::F32, bytes)));
+        for dt in [DType::F8E4M3, DType::F8E5M2] {
+            for op in [Op::CastFromF32, Op::CastToF32, Op::AddNew, Op::AddOut, Op::ReluNew] {
+                v.push(Case::new(op, dt, bytes));
+            }
+        }
         for dt in [DType::F16, DType::I64] {
             for op in [Op::Transpose, Op::AddNew, Op::AddOut] {
                 v.push(Case::new(op, dt, bytes));

@@ -65,14 +65,17 @@ pub enum HostData {
     F16(Vec<f16>),
     /// `i64`.
     I64(Vec<i64>),
+    /// The f32 values, converted to another dtype (the 8-bit floats) when made a tensor.
+    Converted(Vec<f32>, DType),
 }
 
-/// `n` deterministic values of `dtype` (f32, f16 or i64).
+/// `n` deterministic values of `dtype` (f32, f16 or i64; the other floats converted from f32).
 pub fn host_data(dtype: DType, n: usize) -> BenchResult<HostData> {
     Ok(match dtype {
         DType::F32 => HostData::F32(host_vec(n)),
         DType::F16 => HostData::F16(host_vec(n)),
         DType::I64 => HostData::I64(host_vec(n)),
+        other if other.is_float() => HostData::Converted(host_vec(n), other),
         other => return Err(BenchError::Other(format!("no bench data for dtype {other}"))),
     })
 }
@@ -85,6 +88,7 @@ impl HostData {
             HostData::F32(v) => Tensor::from_vec(v, shape)?,
             HostData::F16(v) => Tensor::from_vec(v, shape)?,
             HostData::I64(v) => Tensor::from_vec(v, shape)?,
+            HostData::Converted(v, d) => Tensor::from_vec(v, shape)?.to_dtype(d)?,
         })
     }
 }

@@ -109,6 +109,16 @@ pub fn prepare_on(case: &Case, device: Device) -> BenchResult<Call> {
             let a = mk(&shape)?;
             Box::new(move || keep(tensor_ops::silu(&a)?))
         }
+        Op::CastFromF32 => {
+            let a = input(DType::F32, &shape)?.to_device(device)?;
+            let o = out()?;
+            Box::new(move || Ok(o.copy_(&a)?))
+        }
+        Op::CastToF32 => {
+            let a = mk(&shape)?;
+            let o = Tensor::empty(&shape, DType::F32, device)?;
+            Box::new(move || Ok(o.copy_(&a)?))
+        }
     })
 }
 

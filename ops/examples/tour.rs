@@ -4,8 +4,8 @@
 use tensor_ops::prelude::*;
 
 /// A user-defined op: one definition gives CPU SIMD kernels, CUDA C, three public
-/// functions and registry rows.
-#[tensor_op(dtypes = [f16, bf16, f32, f64])]
+/// functions and registry rows, for every dtype of the `float` group (8-bit floats to f64).
+#[tensor_op(dtypes = [float])]
 fn leaky_relu<T: Float>(x: T, #[param] slope: f32) -> T {
     if x > T::zero() {
         x
@@ -98,6 +98,14 @@ fn main() -> Result<()> {
     println!("m.argmax(1, false) = {}", m.argmax(1, false)?);
     println!("m.var(&[1], 1, false) = {}", m.var(&[1], 1, false)?);
     println!("m.softmax(1) = {}", m.softmax(1)?);
+
+    println!("\n== 8-bit floats (E4M3 \"fn\", E5M2): every float op and your op, computed in f32, rounded once");
+    let w = Tensor::from_vec(vec![0.3f32, -1.7, 300.0, 1000.0], &[4])?;
+    let w8 = w.to_dtype(DType::F8E4M3)?; // round to nearest even; E4M3 saturates at ±448
+    println!("{w} as f8e4m3 = {w8}   as f8e5m2 = {}", w.to_dtype(DType::F8E5M2)?);
+    println!("leaky_relu(w8, 0.1) = {}", leaky_relu(&w8, 0.1)?);
+    println!("w8.sum() = {} (734.6 rounds to E4M3, which saturates at 448)", w8.sum_all()?);
+    println!("w8.add(&w) (an f32 operand) promotes to {}", w8.add(&w)?.dtype());
 
     println!("\n== sparse tensors (COO and CSR, CPU): your op and a reduction over the stored values");
     let idx = Tensor::from_vec(vec![0i64, 1, 1, 2, 0, 2], &[2, 3])?; // (0,2) (1,0) (1,2)

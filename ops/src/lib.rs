@@ -156,7 +156,7 @@ pub use tensor_core::call::{call_types, can_cast, CallTypes, Output};
 pub use tensor_core::safetensors_io;
 #[cfg(feature = "dlpack")]
 pub use tensor_core::DlpackTensor;
-pub use tensor_core::{self, DType, Device, Error, Layout, Registry, Result, Scalar, Tensor};
+pub use tensor_core::{self, DType, Device, Error, Layout, Registry, Result, Scalar, Tensor, F8E4M3, F8E5M2};
 
 /// The dispatch registry with every kernel linked into this program: each op × device ×
 /// layout and the dtypes it has kernels for.
@@ -236,7 +236,7 @@ pub mod __private {
     pub use tensor_core::registry::{Accumulate, ReduceOutput, ReduceSpec, SparseReduce};
     pub use tensor_core::registry::{KernelRow, OpSpec, RowCache};
     pub use tensor_core::Element;
-    pub use tensor_core::{DType, DeviceKind, Layout, Result, Scalar, Tensor};
+    pub use tensor_core::{DType, DeviceKind, Layout, Result, Scalar, Tensor, F8E4M3, F8E5M2};
     pub use tensor_kernels_cpu;
     pub use tensor_kernels_cpu::kernel::{MapKernel, Store};
     pub use tensor_kernels_cpu::map::{map_block, pred_block, MapBody, PredBody};

@@ -1,5 +1,6 @@
 //! Element types: the [`DType`] tag and the [`Element`] trait linking Rust types to it.
 
+use crate::f8::{F8E4M3, F8E5M2};
 use half::{bf16, f16};
 use std::fmt;
 
@@ -26,6 +27,10 @@ pub enum DType {
     I32,
     /// `i64`.
     I64,
+    /// 8-bit float E4M3 ("fn": finite only, max 448; [`F8E4M3`]), PyTorch's `float8_e4m3fn`.
+    F8E4M3,
+    /// 8-bit float E5M2 (IEEE-like, max 57344; [`F8E5M2`]), PyTorch's `float8_e5m2`.
+    F8E5M2,
     /// IEEE half (`half::f16`).
     F16,
     /// bfloat16 (`half::bf16`).
@@ -48,7 +53,7 @@ pub enum DType {
 #[macro_export]
 macro_rules! for_each_dtype {
     ($($m:tt)::+; $($args:tt)*) => {
-        $($m)::+! { $($args)* Bool, U8, I8, I16, I32, I64, F16, BF16, F32, F64 }
+        $($m)::+! { $($args)* Bool, U8, I8, I16, I32, I64, F8E4M3, F8E5M2, F16, BF16, F32, F64 }
     };
 }
 
@@ -66,13 +71,15 @@ const _: () = {
 
 impl DType {
     /// Every dtype, in promotion order.
-    pub const ALL: [DType; 10] = [
+    pub const ALL: [DType; 12] = [
         DType::Bool,
         DType::U8,
         DType::I8,
         DType::I16,
         DType::I32,
         DType::I64,
+        DType::F8E4M3,
+        DType::F8E5M2,
         DType::F16,
         DType::BF16,
         DType::F32,
@@ -82,7 +89,7 @@ impl DType {
     /// Bytes per element.
     pub const fn size(self) -> usize {
         match self {
-            DType::Bool | DType::U8 | DType::I8 => 1,
+            DType::Bool | DType::U8 | DType::I8 | DType::F8E4M3 | DType::F8E5M2 => 1,
             DType::I16 | DType::F16 | DType::BF16 => 2,
             DType::I32 | DType::F32 => 4,
             DType::I64 | DType::F64 => 8,
@@ -98,6 +105,8 @@ impl DType {
             DType::I16 => "i16",
             DType::I32 => "i32",
             DType::I64 => "i64",
+            DType::F8E4M3 => "f8e4m3",
+            DType::F8E5M2 => "f8e5m2",
             DType::F16 => "f16",
             DType::BF16 => "bf16",
             DType::F32 => "f32",
@@ -110,9 +119,14 @@ impl DType {
         DType::ALL.into_iter().find(|d| d.name() == name)
     }
 
-    /// True for f16, bf16, f32, f64.
+    /// True for the 8-bit floats, f16, bf16, f32, f64.
     pub const fn is_float(self) -> bool {
-        matches!(self, DType::F16 | DType::BF16 | DType::F32 | DType::F64)
+        matches!(self, DType::F8E4M3 | DType::F8E5M2 | DType::F16 | DType::BF16 | DType::F32 | DType::F64)
+    }
+
+    /// True for the floats narrower than f32 (8- and 16-bit), which are computed in f32.
+    pub const fn is_narrow_float(self) -> bool {
+        matches!(self, DType::F8E4M3 | DType::F8E5M2 | DType::F16 | DType::BF16)
     }
 
     /// True for u8, i8, i16, i32, i64.
@@ -125,10 +139,11 @@ impl DType {
         !matches!(self, DType::Bool | DType::U8)
     }
 
-    /// The dtype arithmetic is done in: f32 for the 16-bit floats, else the dtype itself.
+    /// The dtype arithmetic is done in: f32 for the 8- and 16-bit floats, else the dtype
+    /// itself.
     pub const fn compute(self) -> DType {
         match self {
-            DType::F16 | DType::BF16 => DType::F32,
+            DType::F8E4M3 | DType::F8E5M2 | DType::F16 | DType::BF16 => DType::F32,
             d => d,
         }
     }
@@ -144,7 +159,8 @@ mod sealed {
     pub trait Sealed {}
 }
 
-/// A Rust type that can be a tensor element. Implemented for exactly the ten [`DType`]s.
+/// A Rust type that can be a tensor element. Implemented for exactly one Rust type per
+/// [`DType`].
 ///
 /// Every bit pattern of size `DType::size()` is a valid value, except for `bool`, whose
 /// storage only ever holds 0 or 1 (the library never writes anything else).
@@ -281,6 +297,42 @@ impl CastFrom<bf16> for f16 {
     }
 }
 
+// The 8-bit floats: every source reaches them with one rounding (integers through f64, as
+// the 16-bit floats), and they leave through their exact f32 value.
+macro_rules! cast_f8 {
+    ($($f8:ty),*) => { $(
+        cast_f8!(@prim $f8; u8 i8 i16 i32 i64);
+        impl CastFrom<f32> for $f8 { #[inline(always)] fn cast_from(s: f32) -> $f8 { <$f8>::from_f32(s) } }
+        impl CastFrom<f64> for $f8 { #[inline(always)] fn cast_from(s: f64) -> $f8 { <$f8>::from_f64(s) } }
+        impl CastFrom<$f8> for f32 { #[inline(always)] fn cast_from(s: $f8) -> f32 { s.to_f32() } }
+        impl CastFrom<$f8> for f64 { #[inline(always)] fn cast_from(s: $f8) -> f64 { s.to_f64() } }
+        impl CastFrom<f16> for $f8 { #[inline(always)] fn cast_from(s: f16) -> $f8 { <$f8>::from_f32(s.to_f32()) } }
+        impl CastFrom<bf16> for $f8 { #[inline(always)] fn cast_from(s: bf16) -> $f8 { <$f8>::from_f32(s.to_f32()) } }
+        impl CastFrom<$f8> for f16 { #[inline(always)] fn cast_from(s: $f8) -> f16 { f16::from_f32(s.to_f32()) } }
+        impl CastFrom<$f8> for bf16 { #[inline(always)] fn cast_from(s: $f8) -> bf16 { bf16::from_f32(s.to_f32()) } }
+        impl CastFrom<bool> for $f8 { #[inline(always)] fn cast_from(s: bool) -> $f8 { if s { <$f8>::ONE } else { <$f8>::ZERO } } }
+        impl CastFrom<$f8> for bool { #[inline(always)] fn cast_from(s: $f8) -> bool { s.to_f32() != 0.0 } }
+        impl CastFrom<$f8> for $f8 { #[inline(always)] fn cast_from(s: $f8) -> $f8 { s } }
+    )* };
+    (@prim $f8:ty; $($p:ty)*) => { $(
+        impl CastFrom<$p> for $f8 { #[inline(always)] fn cast_from(s: $p) -> $f8 { <$f8>::from_f64(s as f64) } }
+        impl CastFrom<$f8> for $p { #[inline(always)] fn cast_from(s: $f8) -> $p { s.to_f32() as $p } }
+    )* };
+}
+cast_f8!(F8E4M3, F8E5M2);
+impl CastFrom<F8E4M3> for F8E5M2 {
+    #[inline(always)]
+    fn cast_from(s: F8E4M3) -> F8E5M2 {
+        F8E5M2::from_f32(s.to_f32())
+    }
+}
+impl CastFrom<F8E5M2> for F8E4M3 {
+    #[inline(always)]
+    fn cast_from(s: F8E5M2) -> F8E4M3 {
+        F8E4M3::from_f32(s.to_f32())
+    }
+}
+
 /// Dispatches a generic `cast::<T>` to the concrete `CastFrom` impl.
 macro_rules! cast_to_dyn {
     ($self:expr, $t:ty) => {{
@@ -301,6 +353,8 @@ macro_rules! cast_to_dyn {
             DType::I16 => go!(i16),
             DType::I32 => go!(i32),
             DType::I64 => go!(i64),
+            DType::F8E4M3 => go!(F8E4M3),
+            DType::F8E5M2 => go!(F8E5M2),
             DType::F16 => go!(f16),
             DType::BF16 => go!(bf16),
             DType::F32 => go!(f32),
@@ -370,6 +424,8 @@ element!(i8, I8, 0, 1, |s| Scalar::Int(s as i64), |f| f as i8);
 element!(i16, I16, 0, 1, |s| Scalar::Int(s as i64), |f| f as i16);
 element!(i32, I32, 0, 1, |s| Scalar::Int(s as i64), |f| f as i32);
 element!(i64, I64, 0, 1, |s| Scalar::Int(s), |f| f as i64);
+element!(F8E4M3, F8E4M3, F8E4M3::ZERO, F8E4M3::ONE, |s| Scalar::Float(s.to_f64()), |f| F8E4M3::from_f64(f));
+element!(F8E5M2, F8E5M2, F8E5M2::ZERO, F8E5M2::ONE, |s| Scalar::Float(s.to_f64()), |f| F8E5M2::from_f64(f));
 element!(f16, F16, f16::ZERO, f16::ONE, |s| Scalar::Float(s.to_f64()), |f| f16::from_f64(f));
 element!(bf16, BF16, bf16::ZERO, bf16::ONE, |s| Scalar::Float(s.to_f64()), |f| bf16::from_f64(f));
 element!(f32, F32, 0.0, 1.0, |s| Scalar::Float(s as f64), |f| f as f32);
@@ -409,6 +465,14 @@ macro_rules! with_dtype {
             }
             $crate::DType::I64 => {
                 type $T = i64;
+                $body
+            }
+            $crate::DType::F8E4M3 => {
+                type $T = $crate::F8E4M3;
+                $body
+            }
+            $crate::DType::F8E5M2 => {
+                type $T = $crate::F8E5M2;
                 $body
             }
             $crate::DType::F16 => {

@@ -22,6 +22,7 @@ pub mod call;
 mod device;
 mod dtype;
 mod error;
+mod f8;
 mod interop;
 pub mod iter;
 pub mod limits;
@@ -41,6 +42,7 @@ pub use device::{Device, DeviceKind, Layout};
 pub use dlpark;
 pub use dtype::{CastFrom, DType, ElemOf, Element, Stored, StoredType};
 pub use error::{Error, Result};
+pub use f8::{F8E4M3, F8E4M3_TO_F32, F8E5M2, F8E5M2_TO_F32};
 #[cfg(feature = "safetensors")]
 pub use interop::safetensors_io;
 #[cfg(feature = "dlpack")]

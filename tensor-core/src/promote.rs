@@ -49,6 +49,8 @@ pub fn promote_types(a: DType, b: DType) -> DType {
     }
     match (a, b) {
         (F16, BF16) | (BF16, F16) => F32,
+        // No 8-bit float holds the other's values; f16 holds both exactly.
+        (F8E4M3, F8E5M2) | (F8E5M2, F8E4M3) => F16,
         (U8, I8) | (I8, U8) => I16,
         _ => {
             if a.size() >= b.size() {

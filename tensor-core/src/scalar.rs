@@ -57,7 +57,7 @@ impl fmt::Display for Scalar {
 macro_rules! scalar_from {
     ($($t:ty),*) => { $( impl From<$t> for Scalar { fn from(v: $t) -> Scalar { v.to_scalar() } } )* };
 }
-scalar_from!(bool, u8, i8, i16, i32, i64, half::f16, half::bf16, f32, f64);
+scalar_from!(bool, u8, i8, i16, i32, i64, crate::F8E4M3, crate::F8E5M2, half::f16, half::bf16, f32, f64);
 
 impl From<u16> for Scalar {
     fn from(v: u16) -> Scalar {

@@ -144,7 +144,7 @@ mod tests {
         assert!(a.debug);
         assert_eq!(a.name.unwrap().value(), "lrelu");
         let ds: Vec<Dtype> = a.dtypes.iter().map(|l| l.dtype).collect();
-        assert_eq!(ds, vec![Dtype::I32, Dtype::F16, Dtype::BF16, Dtype::F32, Dtype::F64]);
+        assert_eq!(ds, vec![Dtype::I32, Dtype::F8E4M3, Dtype::F8E5M2, Dtype::F16, Dtype::BF16, Dtype::F32, Dtype::F64]);
     }
 
     #[test]

@@ -53,8 +53,8 @@ impl DtypeCode for Dtype {
             Dtype::I64 => "long long",
             Dtype::F32 => "float",
             Dtype::F64 => "double",
-            // compute() maps 16-bit floats to f32
-            Dtype::F16 | Dtype::BF16 => "float",
+            // compute() maps the 8- and 16-bit floats to f32
+            Dtype::F8E4M3 | Dtype::F8E5M2 | Dtype::F16 | Dtype::BF16 => "float",
         }
     }
 }
@@ -78,8 +78,9 @@ mod tests {
     #[test]
     fn groups_expand() {
         assert_eq!(expand_name("float").unwrap(), float());
-        assert_eq!(expand_name("numeric").unwrap().len(), 9);
-        assert_eq!(expand_name("all").unwrap().len(), 10);
+        assert_eq!(expand_name("numeric").unwrap().len(), 11);
+        assert_eq!(expand_name("all").unwrap().len(), 12);
+        assert_eq!(expand_name("f8e4m3").unwrap(), vec![Dtype::F8E4M3]);
         assert_eq!(expand_name("bf16").unwrap(), vec![Dtype::BF16]);
         assert!(expand_name("f128").is_none());
     }

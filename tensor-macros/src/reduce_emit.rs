@@ -17,6 +17,8 @@ fn storage_type(d: Dtype) -> TokenStream {
     match d {
         Dtype::F16 => quote!(::tensor_ops::__private::half::f16),
         Dtype::BF16 => quote!(::tensor_ops::__private::half::bf16),
+        Dtype::F8E4M3 => quote!(::tensor_ops::__private::F8E4M3),
+        Dtype::F8E5M2 => quote!(::tensor_ops::__private::F8E5M2),
         other => {
             let i = proc_macro2::Ident::new(other.name(), Span::call_site());
             quote!(#i)

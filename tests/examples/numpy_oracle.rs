@@ -213,7 +213,7 @@ fn main() -> Result<()> {
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     let mut inputs = Vec::new();
     for dt in dtypes {
-        let float = matches!(dt, DType::F16 | DType::BF16 | DType::F32 | DType::F64);
+        let float = dt.is_float();
         for shape in &shapes {
             for layout in ["contiguous", "transposed", "stepped", "expanded", "flipped"] {
                 for special in [false, true] {

@@ -14,6 +14,8 @@ mod chains;
 mod common;
 #[path = "reduce/cuda_rows.rs"]
 mod cuda_rows;
+#[path = "cuda_device/f8.rs"]
+mod f8;
 #[path = "cuda_device/fused.rs"]
 mod fused;
 #[path = "cuda_device/layouts.rs"]
@@ -36,6 +38,7 @@ use std::process::ExitCode;
 use chains::{case, eager_and_fused, fused_expr, leaf_tensors};
 use common::{assert_close, gen_values, input, make, params_for, poison, values, Lay};
 use cuda_rows::{close, cpu_result, order_free, reduce_rows, scale_of, Case, SHAPES};
+use f8::*;
 use fused::*;
 use layouts::*;
 use proptest::strategy::{Strategy, ValueTree};
@@ -83,6 +86,7 @@ fn main() -> ExitCode {
         one_long_row_reduces_like_the_cpu;
         arg_reductions_keep_the_first_index_either_way;
         fused_chains_match_the_cpu;
+        f8_casts_and_maps_match_the_cpu_bit_for_bit;
         sparse_conversions_match_the_cpu_for_every_dtype;
         sparse_steps_with_bad_indices_are_errors_on_the_device;
         sparse_binary_ops_match_the_cpu;

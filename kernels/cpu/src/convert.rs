@@ -8,6 +8,7 @@
 //! `bf16` through integer shifts and adds compiled for the level's registers (not
 //! `vcvtneps2bf16`, which flushes subnormals). The level is [`simd_level`]'s.
 
+use super::convert_f8::{decode, encode, F8Layout, E4M3, E5M2};
 use super::simd_level::{simd_level, SimdLevel};
 use tensor_core::{with_dtype, DType, Element};
 
@@ -23,6 +24,10 @@ pub unsafe fn gather_cast(dst: *mut u8, ddt: DType, src: *const u8, sdt: DType, 
             DType::F16 => return unsafe { f16_to_f32(dst as *mut f32, src as *const u16, n) },
             // SAFETY: as above.
             DType::BF16 => return unsafe { bf16_to_f32(dst as *mut f32, src as *const u16, n) },
+            // SAFETY: src valid for n byte reads, dst for n f32 writes (caller's contract).
+            DType::F8E4M3 => return unsafe { f8_to_f32(dst as *mut f32, src, n, E4M3) },
+            // SAFETY: as above.
+            DType::F8E5M2 => return unsafe { f8_to_f32(dst as *mut f32, src, n, E5M2) },
             _ => {}
         }
     }
@@ -47,6 +52,10 @@ pub unsafe fn scatter_cast(dst: *mut u8, ddt: DType, stride: isize, src: *const 
             DType::F16 => return unsafe { f32_to_f16(dst as *mut u16, src as *const f32, n) },
             // SAFETY: as above.
             DType::BF16 => return unsafe { f32_to_bf16(dst as *mut u16, src as *const f32, n) },
+            // SAFETY: dst valid for n byte writes, src for n f32 reads (caller's contract).
+            DType::F8E4M3 => return unsafe { f32_to_f8(dst, src as *const f32, n, E4M3) },
+            // SAFETY: as above.
+            DType::F8E5M2 => return unsafe { f32_to_f8(dst, src as *const f32, n, E5M2) },
             _ => {}
         }
     }
@@ -174,6 +183,87 @@ pub unsafe fn f32_to_bf16(dst: *mut u16, src: *const f32, n: usize) {
     }
     // SAFETY: forwarded.
     unsafe { run(dst, src, n) }
+}
+
+/// Converts `n` contiguous 8-bit floats of format `f` (bits) to `f32`.
+///
+/// # Safety
+/// `src` valid for `n` reads, `dst` for `n` writes (any alignment).
+pub(crate) unsafe fn f8_to_f32(dst: *mut f32, src: *const u8, n: usize, f: F8Layout) {
+    #[inline(always)]
+    unsafe fn run(dst: *mut f32, src: *const u8, n: usize, f: F8Layout) {
+        for j in 0..n {
+            // SAFETY: j < n (caller's contract).
+            unsafe { dst.add(j).write_unaligned(decode(f, src.add(j).read())) };
+        }
+    }
+    #[cfg(target_arch = "x86_64")]
+    match simd_level() {
+        // SAFETY: the level never exceeds the CPU's; pointers per the caller.
+        SimdLevel::Avx512 => return unsafe { x86::avx512(|| run(dst, src, n, f)) },
+        // SAFETY: as above.
+        SimdLevel::Avx2 => return unsafe { x86::avx2(|| run(dst, src, n, f)) },
+        SimdLevel::Baseline => {}
+    }
+    // SAFETY: forwarded.
+    unsafe { run(dst, src, n, f) }
+}
+
+/// Converts `n` contiguous `f32` to 8-bit floats of format `f` (bits), rounding to nearest
+/// even (`tensor_core::F8E4M3::from_f32`'s rule).
+///
+/// # Safety
+/// `src` valid for `n` reads, `dst` for `n` writes (any alignment).
+pub(crate) unsafe fn f32_to_f8(dst: *mut u8, src: *const f32, n: usize, f: F8Layout) {
+    #[inline(always)]
+    unsafe fn run(dst: *mut u8, src: *const f32, n: usize, f: F8Layout) {
+        for j in 0..n {
+            // SAFETY: j < n (caller's contract).
+            unsafe { dst.add(j).write(encode(f, src.add(j).read_unaligned())) };
+        }
+    }
+    #[cfg(target_arch = "x86_64")]
+    match simd_level() {
+        // SAFETY: the level never exceeds the CPU's; pointers per the caller.
+        SimdLevel::Avx512 => return unsafe { x86::avx512(|| run(dst, src, n, f)) },
+        // SAFETY: as above.
+        SimdLevel::Avx2 => return unsafe { x86::avx2(|| run(dst, src, n, f)) },
+        SimdLevel::Baseline => {}
+    }
+    // SAFETY: forwarded.
+    unsafe { run(dst, src, n, f) }
+}
+
+/// The 8-bit float conversions by dtype, for tests: (`to_f32`, `from_f32`) over slices.
+///
+/// ```
+/// use tensor_kernels_cpu::convert::f8_slices;
+/// use tensor_core::DType;
+/// let (to, from) = f8_slices(DType::F8E4M3).unwrap();
+/// let mut x = [0f32; 2];
+/// to(&mut x, &[0x38, 0xfe]);
+/// assert_eq!(x, [1.0, -448.0]);
+/// let mut b = [0u8; 2];
+/// from(&mut b, &[1000.0, f32::NAN]);
+/// assert_eq!(b, [0x7e, 0x7f]);
+/// ```
+#[allow(clippy::type_complexity)]
+pub fn f8_slices(d: DType) -> Option<(fn(&mut [f32], &[u8]), fn(&mut [u8], &[f32]))> {
+    fn to<const E4: bool>(dst: &mut [f32], src: &[u8]) {
+        let n = dst.len().min(src.len());
+        // SAFETY: both slices hold at least n elements.
+        unsafe { f8_to_f32(dst.as_mut_ptr(), src.as_ptr(), n, if E4 { E4M3 } else { E5M2 }) }
+    }
+    fn from<const E4: bool>(dst: &mut [u8], src: &[f32]) {
+        let n = dst.len().min(src.len());
+        // SAFETY: both slices hold at least n elements.
+        unsafe { f32_to_f8(dst.as_mut_ptr(), src.as_ptr(), n, if E4 { E4M3 } else { E5M2 }) }
+    }
+    match d {
+        DType::F8E4M3 => Some((to::<true>, from::<true>)),
+        DType::F8E5M2 => Some((to::<false>, from::<false>)),
+        _ => None,
+    }
 }
 
 #[cfg(target_arch = "x86_64")]

@@ -22,6 +22,7 @@
 
 pub mod alloc;
 pub mod convert;
+mod convert_f8;
 pub mod copy;
 pub mod elementwise;
 pub mod fused;

@@ -71,3 +71,56 @@ fn f32_narrows_like_half() {
         assert_eq!(*g, bf16::from_f32(*x).to_bits(), "bf16 from {:#010x}", x.to_bits());
     }
 }
+
+/// The 8-bit floats' vector paths against `tensor_core`'s scalar conversions, bit for bit:
+/// every pattern widened, and f32 values at every rounding boundary (each f8 value and the
+/// midpoints to its neighbours, one f32 ulp either side), the overflow thresholds, every
+/// f32 class and a sweep of bit patterns narrowed — through `scatter_cast`/`gather_cast`,
+/// the paths the kernels take.
+#[test]
+fn f8_paths_match_the_scalar_conversions() {
+    use tensor_core::{F8E4M3, F8E5M2};
+    for dt in [DType::F8E4M3, DType::F8E5M2] {
+        let scalar_to =
+            |b: u8| if dt == DType::F8E4M3 { F8E4M3::from_bits(b).to_f32() } else { F8E5M2::from_bits(b).to_f32() };
+        let scalar_from =
+            |x: f32| if dt == DType::F8E4M3 { F8E4M3::from_f32(x).to_bits() } else { F8E5M2::from_f32(x).to_bits() };
+        // Widen: every pattern, an odd length and an unaligned start.
+        let all: Vec<u8> = (0..=255u8).chain(0..=6).collect();
+        for start in [0, 1] {
+            let mut out = vec![0f32; all.len() - start];
+            // SAFETY: both buffers hold `out.len()` elements.
+            unsafe { gather_cast(out.as_mut_ptr() as *mut u8, DType::F32, all[start..].as_ptr(), dt, 1, out.len()) };
+            for (b, g) in all[start..].iter().zip(&out) {
+                assert_eq!(g.to_bits(), scalar_to(*b).to_bits(), "{dt} {b:#04x}");
+            }
+        }
+        // Narrow.
+        let mut xs: Vec<f32> =
+            vec![0.0, -0.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, -f32::NAN, f32::MAX, f32::MIN];
+        let vals: Vec<f32> = (0..=255u8).map(scalar_to).filter(|v| v.is_finite()).collect();
+        for &v in &vals {
+            for &w in &vals {
+                if w > v && vals.iter().all(|&u| u <= v || u >= w) {
+                    let mid = ((v as f64 + w as f64) / 2.0) as f32;
+                    for d in [-1i64, 0, 1] {
+                        xs.push(f32::from_bits((mid.to_bits() as i64 + d) as u32));
+                    }
+                }
+            }
+            xs.push(v);
+        }
+        xs.extend([464.0, 479.99, 480.0, 481.0, 57344.0, 61439.0, 61440.0, 65536.0, 1e-40, -1e-45]);
+        let mut b = 0u32;
+        while let Some(n) = b.checked_add(40_503) {
+            xs.push(f32::from_bits(b));
+            b = n;
+        }
+        let mut out = vec![0u8; xs.len()];
+        // SAFETY: `out` holds xs.len() bytes.
+        unsafe { scatter_cast(out.as_mut_ptr(), dt, 1, xs.as_ptr() as *const u8, DType::F32, xs.len()) };
+        for (x, g) in xs.iter().zip(&out) {
+            assert_eq!(*g, scalar_from(*x), "{dt} from {x:e} ({:#010x})", x.to_bits());
+        }
+    }
+}

@@ -106,52 +106,7 @@ impl Operand {
     }
 }
 
-macro_rules! with_dtype {
-    ($d:expr, $T:ident => $body:expr) => {
-        match $d {
-            DType::Bool => {
-                type $T = bool;
-                $body
-            }
-            DType::U8 => {
-                type $T = u8;
-                $body
-            }
-            DType::I8 => {
-                type $T = i8;
-                $body
-            }
-            DType::I16 => {
-                type $T = i16;
-                $body
-            }
-            DType::I32 => {
-                type $T = i32;
-                $body
-            }
-            DType::I64 => {
-                type $T = i64;
-                $body
-            }
-            DType::F16 => {
-                type $T = f16;
-                $body
-            }
-            DType::BF16 => {
-                type $T = bf16;
-                $body
-            }
-            DType::F32 => {
-                type $T = f32;
-                $body
-            }
-            DType::F64 => {
-                type $T = f64;
-                $body
-            }
-        }
-    };
-}
+use tensor_core::with_dtype;
 
 /// Deterministic values; floats include specials that casts must handle.
 fn fill_random(op: &mut Operand, seed: u64, specials: bool) {
@@ -200,7 +155,7 @@ macro_rules! half_num { ($($t:ty),*) => { $( impl Num for $t {
     fn mul(self, o: Self) -> Self { <$t>::from_f32(self.to_f32() * o.to_f32()) }
     fn exp(self) -> Self { <$t>::from_f32(self.to_f32().exp()) }
 } )* } }
-half_num!(f16, bf16); // never a compute type; present so dtype dispatch type-checks
+half_num!(f16, bf16, tensor_core::F8E4M3, tensor_core::F8E5M2); // never a compute type; present so dtype dispatch type-checks
 impl Num for f32 {
     fn add(self, o: Self) -> Self {
         self + o

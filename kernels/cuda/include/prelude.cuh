@@ -16,6 +16,73 @@
 
 #define TOPS_D __device__ __forceinline__
 
+// ---------------------------------------------------------------- 8-bit floats
+// Storage: one-byte structs with the layout of cuda_fp8.h's __nv_fp8_e4m3/__nv_fp8_e5m2 (a
+// byte `__x`). That header is not included: it adds parse time to every kernel NVRTC builds
+// and warns under CUDA 13 (deprecated double4), and its conversions saturate E5M2 where
+// PyTorch overflows to infinity. The conversions are written here, line for line those of
+// tensor-core/src/f8.rs (PyTorch's rule: round to nearest even, once; E4M3 saturates to
+// +-448, infinity too; E5M2 overflows to infinity from 61440; NaN -> 0x7f with its sign; a
+// NaN decodes to the quiet NaN of its sign), so the CPU, the shim and every GPU give the
+// same bits.
+struct tops_f8e4m3 { unsigned char __x; };
+struct tops_f8e5m2 { unsigned char __x; };
+TOPS_D unsigned int tops_f32_bits(float x) { union { float f; unsigned int u; } c; c.f = x; return c.u; }
+TOPS_D float tops_bits_f32(unsigned int u) { union { float f; unsigned int u; } c; c.u = u; return c.f; }
+TOPS_D unsigned long long tops_f64_bits(double x) { union { double f; unsigned long long u; } c; c.f = x; return c.u; }
+/// `m >> s` rounded to nearest, ties to even (1 <= s <= 63).
+TOPS_D unsigned long long tops_shr_rne(unsigned long long m, int s) {
+    if (s > 63) return 0ull;
+    unsigned long long q = m >> s, rem = m & ((1ull << s) - 1ull), half = 1ull << (s - 1);
+    return (rem > half || (rem == half && (q & 1ull))) ? q + 1ull : q;
+}
+/// Encodes |value| = m * 2^(e - p) (m with its implicit bit for normal sources).
+template <int M, int BIAS, bool FIN>
+TOPS_D unsigned char tops_f8_encode(unsigned int sign, int e, unsigned long long m, int p) {
+    const unsigned long long maxc = FIN ? 0x7eull : 0x7bull;
+    const unsigned int over = FIN ? 0x7eu : 0x7cu;
+    if (m == 0ull) return (unsigned char)sign;
+    const int emin = 1 - BIAS;
+    unsigned long long code;
+    if (e >= emin) {
+        unsigned long long q = tops_shr_rne(m, p - M); // in [2^M, 2^(M+1)]: a carry moves into the exponent
+        code = ((unsigned long long)(e - emin + 1) << M) + q - (1ull << M);
+    } else {
+        code = tops_shr_rne(m, p - M + (emin - e));
+    }
+    return (unsigned char)(code > maxc ? sign | over : sign | (unsigned int)code);
+}
+template <int M, int BIAS, bool FIN> TOPS_D unsigned char tops_f8_from_f32(float x) {
+    unsigned int b = tops_f32_bits(x), sign = (b >> 24) & 0x80u, a = b & 0x7fffffffu;
+    if (a > 0x7f800000u) return (unsigned char)(sign | 0x7fu);
+    if (a == 0x7f800000u) return (unsigned char)(sign | (FIN ? 0x7eu : 0x7cu));
+    int exp = (int)(a >> 23);
+    unsigned long long m = a & 0x7fffffu;
+    if (exp == 0) return tops_f8_encode<M, BIAS, FIN>(sign, -126, m, 23);
+    return tops_f8_encode<M, BIAS, FIN>(sign, exp - 127, m | 0x800000ull, 23);
+}
+template <int M, int BIAS, bool FIN> TOPS_D unsigned char tops_f8_from_f64(double x) {
+    unsigned long long b = tops_f64_bits(x), a = b & 0x7fffffffffffffffull;
+    unsigned int sign = (unsigned int)(b >> 56) & 0x80u;
+    if (a > 0x7ff0000000000000ull) return (unsigned char)(sign | 0x7fu);
+    if (a == 0x7ff0000000000000ull) return (unsigned char)(sign | (FIN ? 0x7eu : 0x7cu));
+    int exp = (int)(a >> 52);
+    unsigned long long m = a & 0xfffffffffffffull;
+    if (exp == 0) return tops_f8_encode<M, BIAS, FIN>(sign, -1022, m, 52);
+    return tops_f8_encode<M, BIAS, FIN>(sign, exp - 1023, m | 0x10000000000000ull, 52);
+}
+template <int M, int BIAS, bool FIN> TOPS_D float tops_f8_to_f32(unsigned char bits) {
+    unsigned int b = bits, sign = (b & 0x80u) << 24, exp = (b & 0x7fu) >> M, mant = b & ((1u << M) - 1u);
+    const unsigned int exp_max = (1u << (7 - M)) - 1u;
+    if (FIN ? (b & 0x7fu) == 0x7fu : exp == exp_max)
+        return tops_bits_f32(sign | ((FIN || mant) ? 0x7fc00000u : 0x7f800000u));
+    if (exp == 0u) // mant * 2^(1 - BIAS - M): exact in f32
+        return tops_bits_f32(sign | tops_f32_bits((float)mant * tops_bits_f32((unsigned int)(127 + 1 - BIAS - M) << 23)));
+    return tops_bits_f32(sign | ((exp + (unsigned int)(127 - BIAS)) << 23) | (mant << (23 - M)));
+}
+TOPS_D float tops_f8_value(tops_f8e4m3 x) { return tops_f8_to_f32<3, 7, true>(x.__x); }
+TOPS_D float tops_f8_value(tops_f8e5m2 x) { return tops_f8_to_f32<2, 15, false>(x.__x); }
+
 // ---------------------------------------------------------------- limits and bits
 template <class T> struct tops_lim;
 #define TOPS_LIM(T, U, LO, HI)                                                                   \
@@ -61,6 +128,8 @@ template <class D> struct tops_cvt;
         static TOPS_D D from(double x) { return tops_f2i<D>(x, (double)(LO), (double)(HI)); }    \
         static TOPS_D D from(__half x) { return from(__half2float(x)); }                         \
         static TOPS_D D from(__nv_bfloat16 x) { return from(__bfloat162float(x)); }              \
+        static TOPS_D D from(tops_f8e4m3 x) { return from(tops_f8_value(x)); }                 \
+        static TOPS_D D from(tops_f8e5m2 x) { return from(tops_f8_value(x)); }                 \
     };
 // LO: values <= LO map to MIN (for unsigned: <= 0 maps to 0); HI: values >= HI map to MAX.
 TOPS_CVT_INT(unsigned char, 0.0, 256.0)
@@ -75,6 +144,8 @@ template <> struct tops_cvt<bool> {
     static TOPS_D bool from(bool x) { return x; }
     static TOPS_D bool from(__half x) { return __half2float(x) != 0.0f; }
     static TOPS_D bool from(__nv_bfloat16 x) { return __bfloat162float(x) != 0.0f; }
+    static TOPS_D bool from(tops_f8e4m3 x) { return tops_f8_value(x) != 0.0f; }
+    static TOPS_D bool from(tops_f8e5m2 x) { return tops_f8_value(x) != 0.0f; }
 };
 
 #define TOPS_CVT_FLOAT(D)                                                                        \
@@ -83,6 +154,8 @@ template <> struct tops_cvt<bool> {
         static TOPS_D D from(bool x) { return x ? (D)1 : (D)0; }                                 \
         static TOPS_D D from(__half x) { return (D)__half2float(x); }                            \
         static TOPS_D D from(__nv_bfloat16 x) { return (D)__bfloat162float(x); }                 \
+        static TOPS_D D from(tops_f8e4m3 x) { return (D)tops_f8_value(x); }                    \
+        static TOPS_D D from(tops_f8e5m2 x) { return (D)tops_f8_value(x); }                    \
     };
 TOPS_CVT_FLOAT(float)
 TOPS_CVT_FLOAT(double)
@@ -97,6 +170,8 @@ template <> struct tops_cvt<__half> {
     static TOPS_D __half from(double x) { return __double2half(x); }
     static TOPS_D __half from(__half x) { return x; }
     static TOPS_D __half from(__nv_bfloat16 x) { return __float2half_rn(__bfloat162float(x)); }
+    static TOPS_D __half from(tops_f8e4m3 x) { return __float2half_rn(tops_f8_value(x)); }
+    static TOPS_D __half from(tops_f8e5m2 x) { return __float2half_rn(tops_f8_value(x)); }
 };
 template <> struct tops_cvt<__nv_bfloat16> {
     template <class S> static TOPS_D __nv_bfloat16 from(S x) { return __double2bfloat16((double)x); }
@@ -105,7 +180,35 @@ template <> struct tops_cvt<__nv_bfloat16> {
     static TOPS_D __nv_bfloat16 from(double x) { return __double2bfloat16(x); }
     static TOPS_D __nv_bfloat16 from(__nv_bfloat16 x) { return x; }
     static TOPS_D __nv_bfloat16 from(__half x) { return __float2bfloat16_rn(__half2float(x)); }
+    static TOPS_D __nv_bfloat16 from(tops_f8e4m3 x) { return __float2bfloat16_rn(tops_f8_value(x)); }
+    static TOPS_D __nv_bfloat16 from(tops_f8e5m2 x) { return __float2bfloat16_rn(tops_f8_value(x)); }
 };
+// The 8-bit floats: one rounding from every source (integers through double, as the 16-bit
+// floats; f16/bf16/f8 through their exact f32 value).
+#define TOPS_CVT_F8(D, M, BIAS, FIN)                                                             \
+    template <> struct tops_cvt<D> {                                                             \
+        static TOPS_D D make(unsigned char b) { D r; r.__x = b; return r; }                      \
+        template <class S> static TOPS_D D from(S x) { return make(tops_f8_from_f64<M, BIAS, FIN>((double)x)); } \
+        static TOPS_D D from(bool x) { return make(tops_f8_from_f32<M, BIAS, FIN>(x ? 1.0f : 0.0f)); } \
+        static TOPS_D D from(float x) { return make(tops_f8_from_f32<M, BIAS, FIN>(x)); }        \
+        static TOPS_D D from(double x) { return make(tops_f8_from_f64<M, BIAS, FIN>(x)); }       \
+        /* a 16-bit NaN keeps its sign (the GPU's f16 -> f32 conversion would drop it) */     \
+        static TOPS_D D from(__half x) {                                                         \
+            __half_raw r = x;                                                                    \
+            if ((r.x & 0x7fffu) > 0x7c00u) return make((unsigned char)(((r.x >> 8) & 0x80u) | 0x7fu)); \
+            return from(__half2float(x));                                                        \
+        }                                                                                        \
+        static TOPS_D D from(__nv_bfloat16 x) {                                                  \
+            __nv_bfloat16_raw r = x;                                                             \
+            if ((r.x & 0x7fffu) > 0x7f80u) return make((unsigned char)(((r.x >> 8) & 0x80u) | 0x7fu)); \
+            return from(__bfloat162float(x));                                                    \
+        }                                                                                        \
+        static TOPS_D D from(tops_f8e4m3 x) { return from(tops_f8_value(x)); }                 \
+        static TOPS_D D from(tops_f8e5m2 x) { return from(tops_f8_value(x)); }                 \
+    };
+TOPS_CVT_F8(tops_f8e4m3, 3, 7, true)
+TOPS_CVT_F8(tops_f8e5m2, 2, 15, false)
+#undef TOPS_CVT_F8
 
 /// `x as D` with Rust semantics.
 template <class D, class S> TOPS_D D tops_cast(S x) { return tops_cvt<D>::from(x); }

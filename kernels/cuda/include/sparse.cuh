@@ -9,8 +9,8 @@
 // compiler under kernels/cuda-testing/include/shim.h in tests.
 #pragma once
 
-/// `a + b` as the CPU rows add (`SparseElem::add`): integers wrapping, bool `or`, f16/bf16
-/// through f32 rounded after each add.
+/// `a + b` as the CPU rows add (`SparseElem::add`): integers wrapping, bool `or`,
+/// f8/f16/bf16 through f32 rounded after each add.
 template <class T> TOPS_D T tops_sp_add(T a, T b) {
     return (T)((unsigned long long)(long long)a + (unsigned long long)(long long)b);
 }
@@ -22,6 +22,12 @@ template <> TOPS_D __half tops_sp_add<__half>(__half a, __half b) {
 }
 template <> TOPS_D __nv_bfloat16 tops_sp_add<__nv_bfloat16>(__nv_bfloat16 a, __nv_bfloat16 b) {
     return __float2bfloat16_rn(__bfloat162float(a) + __bfloat162float(b));
+}
+template <> TOPS_D tops_f8e4m3 tops_sp_add<tops_f8e4m3>(tops_f8e4m3 a, tops_f8e4m3 b) {
+    return tops_cast<tops_f8e4m3>(tops_f8_value(a) + tops_f8_value(b));
+}
+template <> TOPS_D tops_f8e5m2 tops_sp_add<tops_f8e5m2>(tops_f8e5m2 a, tops_f8e5m2 b) {
+    return tops_cast<tops_f8e5m2>(tops_f8_value(a) + tops_f8_value(b));
 }
 
 /// Compare-and-swap of a 32-bit word: the old value.

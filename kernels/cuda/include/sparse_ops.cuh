@@ -97,6 +97,8 @@ template <class B> TOPS_D void tops_sp_dense_gather(const tops_sparse_args& a) {
 template <class T> TOPS_D bool tops_sp_nan(T x) { return x != x; }
 template <> TOPS_D bool tops_sp_nan<__half>(__half x) { return tops_sp_nan(__half2float(x)); }
 template <> TOPS_D bool tops_sp_nan<__nv_bfloat16>(__nv_bfloat16 x) { return tops_sp_nan(__bfloat162float(x)); }
+template <> TOPS_D bool tops_sp_nan<tops_f8e4m3>(tops_f8e4m3 x) { return tops_sp_nan(tops_f8_value(x)); }
+template <> TOPS_D bool tops_sp_nan<tops_f8e5m2>(tops_f8e5m2 x) { return tops_sp_nan(tops_f8_value(x)); }
 
 /// `b > a` (`max`) or `b < a`, as the values compare (f16/bf16 through f32: exact).
 template <class T> TOPS_D bool tops_sp_beats(T b, T a, bool max) { return max ? b > a : b < a; }
@@ -105,6 +107,12 @@ template <> TOPS_D bool tops_sp_beats<__half>(__half b, __half a, bool max) {
 }
 template <> TOPS_D bool tops_sp_beats<__nv_bfloat16>(__nv_bfloat16 b, __nv_bfloat16 a, bool max) {
     return tops_sp_beats(__bfloat162float(b), __bfloat162float(a), max);
+}
+template <> TOPS_D bool tops_sp_beats<tops_f8e4m3>(tops_f8e4m3 b, tops_f8e4m3 a, bool max) {
+    return tops_sp_beats(tops_f8_value(b), tops_f8_value(a), max);
+}
+template <> TOPS_D bool tops_sp_beats<tops_f8e5m2>(tops_f8e5m2 b, tops_f8e5m2 a, bool max) {
+    return tops_sp_beats(tops_f8_value(b), tops_f8_value(a), max);
 }
 
 /// `a` or `b`, whichever is greater (`max`) or less; NaN propagates (the first NaN met), as
@@ -241,6 +249,8 @@ template <class T> TOPS_D void tops_sp_segment_softmax(const tops_sparse_args& a
 template <class T> struct tops_sp_acc { typedef T type; };
 template <> struct tops_sp_acc<__half> { typedef float type; };
 template <> struct tops_sp_acc<__nv_bfloat16> { typedef float type; };
+template <> struct tops_sp_acc<tops_f8e4m3> { typedef float type; };
+template <> struct tops_sp_acc<tops_f8e5m2> { typedef float type; };
 
 /// sparse_csr_spmm (spmm/spmv): out [m, n] = CSR [m, k] × dense [k, n], a thread per output
 /// element; consecutive threads take consecutive columns of a row, so a warp's reads of a

@@ -23,6 +23,8 @@ impl CType {
             DType::I16 => ("short", "i16"),
             DType::I32 => ("int", "i32"),
             DType::I64 => ("long long", "i64"),
+            DType::F8E4M3 => ("tops_f8e4m3", "f8e4m3"),
+            DType::F8E5M2 => ("tops_f8e5m2", "f8e5m2"),
             DType::F16 => ("__half", "f16"),
             DType::BF16 => ("__nv_bfloat16", "bf16"),
             DType::F32 => ("float", "f32"),

@@ -27,6 +27,9 @@ fn to_dtype(d: StDtype, name: &str) -> Result<DType> {
         StDtype::I16 => DType::I16,
         StDtype::I32 => DType::I32,
         StDtype::I64 => DType::I64,
+        // safetensors' F8_E4M3 is the finite-only "fn" format (PyTorch's float8_e4m3fn).
+        StDtype::F8_E4M3 => DType::F8E4M3,
+        StDtype::F8_E5M2 => DType::F8E5M2,
         StDtype::F16 => DType::F16,
         StDtype::BF16 => DType::BF16,
         StDtype::F32 => DType::F32,
@@ -35,7 +38,7 @@ fn to_dtype(d: StDtype, name: &str) -> Result<DType> {
             return Err(Error::DType {
                 op: OP_LOAD,
                 msg: format!(
-                    "tensor {name:?} has dtype {other:?}, which tensor-ops does not have (bool, u8, i8, i16, i32, i64, f16, bf16, f32, f64)"
+                    "tensor {name:?} has dtype {other:?}, which tensor-ops does not have (bool, u8, i8, i16, i32, i64, f8e4m3 = F8_E4M3, f8e5m2 = F8_E5M2, f16, bf16, f32, f64)"
                 ),
             })
         }
@@ -50,6 +53,8 @@ fn from_dtype(d: DType) -> StDtype {
         DType::I16 => StDtype::I16,
         DType::I32 => StDtype::I32,
         DType::I64 => StDtype::I64,
+        DType::F8E4M3 => StDtype::F8_E4M3,
+        DType::F8E5M2 => StDtype::F8_E5M2,
         DType::F16 => StDtype::F16,
         DType::BF16 => StDtype::BF16,
         DType::F32 => StDtype::F32,

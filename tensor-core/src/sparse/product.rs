@@ -55,10 +55,12 @@ fn csr_operand(op: &'static str, s: &Tensor) -> Result<(Tensor, Tensor, Tensor, 
         return Err(Error::invalid(op, "to_sparse_csr returned a tensor that is not CSR"));
     };
     let dtype = values.dtype();
-    if !matches!(dtype, DType::F16 | DType::BF16 | DType::F32 | DType::F64) {
+    if !dtype.is_float() {
         return Err(Error::DType {
             op,
-            msg: format!("needs float values (f16, bf16, f32, f64), got {dtype} (convert with to_dtype first)"),
+            msg: format!(
+                "needs float values (f8e4m3, f8e5m2, f16, bf16, f32, f64), got {dtype} (convert with to_dtype first)"
+            ),
         });
     }
     Ok((crow.clone(), col.clone(), values.clone(), csr.shape()[0], csr.shape()[1]))

@@ -4,6 +4,7 @@
 
 use half::{bf16, f16};
 use tensor_ops::prelude::*;
+use tensor_ops::{F8E4M3, F8E5M2};
 
 /// A logical value read back from a tensor, widened.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -22,6 +23,8 @@ pub fn values(t: &Tensor) -> Vec<V> {
         DType::I16 => t.to_vec::<i16>().unwrap().into_iter().map(|x| V::I(x as i128)).collect(),
         DType::I32 => t.to_vec::<i32>().unwrap().into_iter().map(|x| V::I(x as i128)).collect(),
         DType::I64 => t.to_vec::<i64>().unwrap().into_iter().map(|x| V::I(x as i128)).collect(),
+        DType::F8E4M3 => t.to_vec::<F8E4M3>().unwrap().into_iter().map(|x| V::F(x.to_f64())).collect(),
+        DType::F8E5M2 => t.to_vec::<F8E5M2>().unwrap().into_iter().map(|x| V::F(x.to_f64())).collect(),
         DType::F16 => t.to_vec::<f16>().unwrap().into_iter().map(|x| V::F(x.to_f64())).collect(),
         DType::BF16 => t.to_vec::<bf16>().unwrap().into_iter().map(|x| V::F(x.to_f64())).collect(),
         DType::F32 => t.to_vec::<f32>().unwrap().into_iter().map(|x| V::F(x as f64)).collect(),
@@ -52,6 +55,8 @@ pub fn from_values(vals: &[V], shape: &[usize], dtype: DType) -> Tensor {
         DType::I16 => Tensor::from_vec(vals.iter().map(|v| i(v) as i16).collect::<Vec<_>>(), shape),
         DType::I32 => Tensor::from_vec(vals.iter().map(|v| i(v) as i32).collect::<Vec<_>>(), shape),
         DType::I64 => Tensor::from_vec(vals.iter().map(|v| i(v) as i64).collect::<Vec<_>>(), shape),
+        DType::F8E4M3 => Tensor::from_vec(vals.iter().map(|v| F8E4M3::from_f64(f(v))).collect::<Vec<_>>(), shape),
+        DType::F8E5M2 => Tensor::from_vec(vals.iter().map(|v| F8E5M2::from_f64(f(v))).collect::<Vec<_>>(), shape),
         DType::F16 => Tensor::from_vec(vals.iter().map(|v| f16::from_f64(f(v))).collect::<Vec<_>>(), shape),
         DType::BF16 => Tensor::from_vec(vals.iter().map(|v| bf16::from_f64(f(v))).collect::<Vec<_>>(), shape),
         DType::F32 => Tensor::from_vec(vals.iter().map(|v| f(v) as f32).collect::<Vec<_>>(), shape),
@@ -110,6 +115,8 @@ pub fn gen_values(dtype: DType, n: usize, seed: u64) -> Vec<V> {
                 };
                 // Round to the dtype so the reference sees exactly what the tensor holds.
                 V::F(match d {
+                    DType::F8E4M3 => F8E4M3::from_f64(x).to_f64(),
+                    DType::F8E5M2 => F8E5M2::from_f64(x).to_f64(),
                     DType::F16 => f16::from_f64(x).to_f64(),
                     DType::BF16 => bf16::from_f64(x).to_f64(),
                     DType::F32 => x as f32 as f64,
@@ -209,6 +216,9 @@ pub fn tolerance(dtype: DType) -> (f64, f64) {
         DType::F32 => (4e-6, 1e-6),
         DType::F16 => (2e-3, 1e-3),
         DType::BF16 => (1.6e-2, 1e-2),
+        // one ulp of 3 (E4M3) or 2 (E5M2) mantissa bits, and the smallest subnormals
+        DType::F8E4M3 => (0.13, 4e-3),
+        DType::F8E5M2 => (0.26, 1e-4),
         _ => (0.0, 0.0),
     }
 }
@@ -216,6 +226,8 @@ pub fn tolerance(dtype: DType) -> (f64, f64) {
 /// Rounds a widened reference value to what a tensor of `dtype` can hold.
 pub fn round_to(v: V, dtype: DType) -> V {
     match (v, dtype) {
+        (V::F(x), DType::F8E4M3) => V::F(F8E4M3::from_f64(x).to_f64()),
+        (V::F(x), DType::F8E5M2) => V::F(F8E5M2::from_f64(x).to_f64()),
         (V::F(x), DType::F16) => V::F(f16::from_f64(x).to_f64()),
         (V::F(x), DType::BF16) => V::F(bf16::from_f64(x).to_f64()),
         (V::F(x), DType::F32) => V::F(x as f32 as f64),
@@ -236,8 +248,14 @@ pub fn assert_close(got: &[V], want: &[V], dtype: DType, exact: bool, what: &str
                 } else if w.is_infinite() || exact && matches!(dtype, DType::F32 | DType::F64) {
                     g == w
                 } else if exact {
-                    // f16/bf16 compute in f32 then round: at most one ulp from the exact value.
-                    (g - w).abs() <= w.abs() * if dtype == DType::F16 { 1e-3 } else { 8e-3 }
+                    // f16/bf16/f8 compute in f32 then round: at most one ulp from the exact
+                    // value (the f8 bound also covers their subnormals' absolute ulp).
+                    match dtype {
+                        DType::F16 => (g - w).abs() <= w.abs() * 1e-3,
+                        DType::F8E4M3 => (g - w).abs() <= w.abs() * 0.126 + 2f64.powi(-9),
+                        DType::F8E5M2 => (g - w).abs() <= w.abs() * 0.251 + 2f64.powi(-16),
+                        _ => (g - w).abs() <= w.abs() * 8e-3,
+                    }
                 } else {
                     (g - w).abs() <= at + rt * w.abs()
                 }
@@ -275,6 +293,8 @@ pub fn cuda_rows_of<K: 'static>(
 /// The raw bits of every element in logical order (for bit-for-bit comparisons).
 pub fn bits(t: &Tensor) -> Vec<u64> {
     match t.dtype() {
+        DType::F8E4M3 => t.to_vec::<F8E4M3>().unwrap().into_iter().map(|x| x.to_bits() as u64).collect(),
+        DType::F8E5M2 => t.to_vec::<F8E5M2>().unwrap().into_iter().map(|x| x.to_bits() as u64).collect(),
         DType::F16 => t.to_vec::<f16>().unwrap().into_iter().map(|x| x.to_bits() as u64).collect(),
         DType::BF16 => t.to_vec::<bf16>().unwrap().into_iter().map(|x| x.to_bits() as u64).collect(),
         DType::F32 => t.to_vec::<f32>().unwrap().into_iter().map(|x| x.to_bits() as u64).collect(),

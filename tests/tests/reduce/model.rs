@@ -7,7 +7,7 @@
 use super::reference;
 use tensor_ops::prelude::*;
 
-pub const DTYPES: [DType; 10] = DType::ALL;
+pub const DTYPES: [DType; DType::ALL.len()] = DType::ALL;
 
 /// Deterministic small values, exact in every dtype (quarters for floats).
 pub fn values(n: usize, dtype: DType) -> Vec<f64> {

@@ -51,16 +51,11 @@ impl SparseElem for f64 {
         self + other
     }
 }
-impl SparseElem for half::f16 {
-    fn add(self, other: half::f16) -> half::f16 {
-        half::f16::from_f32(self.to_f32() + other.to_f32())
-    }
+// The narrow floats add in f32 and round once, as their dense sums do.
+macro_rules! f32_add {
+    ($($t:ty),*) => { $(impl SparseElem for $t { fn add(self, other: $t) -> $t { <$t>::from_f32(self.to_f32() + other.to_f32()) } })* };
 }
-impl SparseElem for half::bf16 {
-    fn add(self, other: half::bf16) -> half::bf16 {
-        half::bf16::from_f32(self.to_f32() + other.to_f32())
-    }
-}
+f32_add!(half::f16, half::bf16, tensor_core::F8E4M3, tensor_core::F8E5M2);
 
 /// The elements of `raw` (of dtype `T`, contiguous) as a slice.
 ///
@@ -165,7 +160,7 @@ macro_rules! float_rows {
         row!(SEGMENT_SOFTMAX, SparseCoo, $d, segment::softmax::<tensor_core::ElemOf<{ DType::$d as u8 }>>);
     )* };
 }
-float_rows!(F16, BF16, F32, F64);
+float_rows!(F8E4M3, F8E5M2, F16, BF16, F32, F64);
 
 row!(COO_SORT, SparseCoo, I64, coo::sort);
 row!(COO_SEGMENTS, SparseCoo, I64, coo::segments);

@@ -53,28 +53,23 @@ impl MmElem for f64 {
         a
     }
 }
-impl MmElem for half::f16 {
-    type Acc = f32;
-    #[inline(always)]
-    fn widen(self) -> f32 {
-        self.to_f32()
-    }
-    #[inline(always)]
-    fn narrow(a: f32) -> half::f16 {
-        half::f16::from_f32(a)
-    }
+// The narrow floats sum in f32 and round once per output element.
+macro_rules! f32_acc {
+    ($($t:ty),*) => { $(
+        impl MmElem for $t {
+            type Acc = f32;
+            #[inline(always)]
+            fn widen(self) -> f32 {
+                self.to_f32()
+            }
+            #[inline(always)]
+            fn narrow(a: f32) -> $t {
+                <$t>::from_f32(a)
+            }
+        }
+    )* };
 }
-impl MmElem for half::bf16 {
-    type Acc = f32;
-    #[inline(always)]
-    fn widen(self) -> f32 {
-        self.to_f32()
-    }
-    #[inline(always)]
-    fn narrow(a: f32) -> half::bf16 {
-        half::bf16::from_f32(a)
-    }
-}
+f32_acc!(half::f16, half::bf16, tensor_core::F8E4M3, tensor_core::F8E5M2);
 
 /// An index type of CSR components: I32 or I64 (PyTorch's choice; scipy's default is
 /// int32, 12 bytes a stored f32 entry instead of 16).
@@ -337,7 +332,7 @@ macro_rules! spmm_rows {
         }
     )* };
 }
-spmm_rows!(F16, BF16, F32, F64);
+spmm_rows!(F8E4M3, F8E5M2, F16, BF16, F32, F64);
 
 #[cfg(test)]
 mod tests {

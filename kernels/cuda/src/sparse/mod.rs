@@ -222,7 +222,7 @@ macro_rules! float_rows {
         row!(CSR_SPMM, SparseCsr, $d);
     )* };
 }
-float_rows!(F16, BF16, F32, F64);
+float_rows!(F8E4M3, F8E5M2, F16, BF16, F32, F64);
 
 row!(COO_SORT, SparseCoo, I64);
 row!(COO_SEGMENTS, SparseCoo, I64);

@@ -15,6 +15,8 @@ pub(super) fn dl_dtype(d: DType) -> DLDataType {
         DType::I16 => (DLDataTypeCode::INT, 16),
         DType::I32 => (DLDataTypeCode::INT, 32),
         DType::I64 => (DLDataTypeCode::INT, 64),
+        DType::F8E4M3 => (DLDataTypeCode::FLOAT8_E4M3FN, 8),
+        DType::F8E5M2 => (DLDataTypeCode::FLOAT8_E5M2, 8),
         DType::F16 => (DLDataTypeCode::FLOAT, 16),
         DType::BF16 => (DLDataTypeCode::BFLOAT, 16),
         DType::F32 => (DLDataTypeCode::FLOAT, 32),
@@ -31,6 +33,8 @@ fn dtype_of(t: &DLDataType) -> Result<DType> {
         (DLDataTypeCode::INT, 16) => DType::I16,
         (DLDataTypeCode::INT, 32) => DType::I32,
         (DLDataTypeCode::INT, 64) => DType::I64,
+        (DLDataTypeCode::FLOAT8_E4M3FN, 8) => DType::F8E4M3,
+        (DLDataTypeCode::FLOAT8_E5M2, 8) => DType::F8E5M2,
         (DLDataTypeCode::FLOAT, 16) => DType::F16,
         (DLDataTypeCode::BFLOAT, 16) => DType::BF16,
         (DLDataTypeCode::FLOAT, 32) => DType::F32,
@@ -39,7 +43,7 @@ fn dtype_of(t: &DLDataType) -> Result<DType> {
             return Err(Error::DType {
                 op: "from_dlpack",
                 msg: format!(
-                    "DLPack dtype (code {}, {} bits) has no tensor-ops dtype (bool, u8, i8..i64, f16, bf16, f32, f64)",
+                    "DLPack dtype (code {}, {} bits) has no tensor-ops dtype (bool, u8, i8..i64, float8_e4m3fn, float8_e5m2, f16, bf16, f32, f64)",
                     t.code.0, t.bits
                 ),
             })
