@@ -8,7 +8,7 @@
 //! `bf16` through integer shifts and adds compiled for the level's registers (not
 //! `vcvtneps2bf16`, which flushes subnormals). The level is [`simd_level`]'s.
 
-use super::convert_f8::{decode, encode, F8Layout, E4M3, E5M2};
+use super::convert_f8::{self, decode_run, encode_run};
 use super::simd_level::{simd_level, SimdLevel};
 use tensor_core::{with_dtype, DType, Element};
 
@@ -25,9 +25,9 @@ pub unsafe fn gather_cast(dst: *mut u8, ddt: DType, src: *const u8, sdt: DType, 
             // SAFETY: as above.
             DType::BF16 => return unsafe { bf16_to_f32(dst as *mut f32, src as *const u16, n) },
             // SAFETY: src valid for n byte reads, dst for n f32 writes (caller's contract).
-            DType::F8E4M3 => return unsafe { f8_to_f32(dst as *mut f32, src, n, E4M3) },
+            DType::F8E4M3 => return unsafe { f8_to_f32::<true>(dst as *mut f32, src, n) },
             // SAFETY: as above.
-            DType::F8E5M2 => return unsafe { f8_to_f32(dst as *mut f32, src, n, E5M2) },
+            DType::F8E5M2 => return unsafe { f8_to_f32::<false>(dst as *mut f32, src, n) },
             _ => {}
         }
     }
@@ -53,9 +53,9 @@ pub unsafe fn scatter_cast(dst: *mut u8, ddt: DType, stride: isize, src: *const 
             // SAFETY: as above.
             DType::BF16 => return unsafe { f32_to_bf16(dst as *mut u16, src as *const f32, n) },
             // SAFETY: dst valid for n byte writes, src for n f32 reads (caller's contract).
-            DType::F8E4M3 => return unsafe { f32_to_f8(dst, src as *const f32, n, E4M3) },
+            DType::F8E4M3 => return unsafe { f32_to_f8::<true>(dst, src as *const f32, n) },
             // SAFETY: as above.
-            DType::F8E5M2 => return unsafe { f32_to_f8(dst, src as *const f32, n, E5M2) },
+            DType::F8E5M2 => return unsafe { f32_to_f8::<false>(dst, src as *const f32, n) },
             _ => {}
         }
     }
@@ -185,53 +185,37 @@ pub unsafe fn f32_to_bf16(dst: *mut u16, src: *const f32, n: usize) {
     unsafe { run(dst, src, n) }
 }
 
-/// Converts `n` contiguous 8-bit floats of format `f` (bits) to `f32`.
+/// Converts `n` contiguous 8-bit floats (bits; E4M3 when `E4`, else E5M2) to `f32`.
 ///
 /// # Safety
 /// `src` valid for `n` reads, `dst` for `n` writes (any alignment).
-pub(crate) unsafe fn f8_to_f32(dst: *mut f32, src: *const u8, n: usize, f: F8Layout) {
-    #[inline(always)]
-    unsafe fn run(dst: *mut f32, src: *const u8, n: usize, f: F8Layout) {
-        for j in 0..n {
-            // SAFETY: j < n (caller's contract).
-            unsafe { dst.add(j).write_unaligned(decode(f, src.add(j).read())) };
-        }
-    }
+pub(crate) unsafe fn f8_to_f32<const E4: bool>(dst: *mut f32, src: *const u8, n: usize) {
     #[cfg(target_arch = "x86_64")]
     match simd_level() {
-        // SAFETY: the level never exceeds the CPU's; pointers per the caller.
-        SimdLevel::Avx512 => return unsafe { x86::avx512(|| run(dst, src, n, f)) },
-        // SAFETY: as above.
-        SimdLevel::Avx2 => return unsafe { x86::avx2(|| run(dst, src, n, f)) },
+        // SAFETY: the level never exceeds the CPU's (AVX-512 implies AVX2); pointers per the
+        // caller.
+        SimdLevel::Avx512 | SimdLevel::Avx2 => return unsafe { convert_f8::avx2::decode::<E4>(dst, src, n) },
         SimdLevel::Baseline => {}
     }
     // SAFETY: forwarded.
-    unsafe { run(dst, src, n, f) }
+    unsafe { decode_run::<E4>(dst, src, n) }
 }
 
-/// Converts `n` contiguous `f32` to 8-bit floats of format `f` (bits), rounding to nearest
-/// even (`tensor_core::F8E4M3::from_f32`'s rule).
+/// Converts `n` contiguous `f32` to 8-bit floats (bits; E4M3 when `E4`, else E5M2),
+/// rounding to nearest even (`tensor_core::F8E4M3::from_f32`'s rule).
 ///
 /// # Safety
 /// `src` valid for `n` reads, `dst` for `n` writes (any alignment).
-pub(crate) unsafe fn f32_to_f8(dst: *mut u8, src: *const f32, n: usize, f: F8Layout) {
-    #[inline(always)]
-    unsafe fn run(dst: *mut u8, src: *const f32, n: usize, f: F8Layout) {
-        for j in 0..n {
-            // SAFETY: j < n (caller's contract).
-            unsafe { dst.add(j).write(encode(f, src.add(j).read_unaligned())) };
-        }
-    }
+pub(crate) unsafe fn f32_to_f8<const E4: bool>(dst: *mut u8, src: *const f32, n: usize) {
     #[cfg(target_arch = "x86_64")]
     match simd_level() {
-        // SAFETY: the level never exceeds the CPU's; pointers per the caller.
-        SimdLevel::Avx512 => return unsafe { x86::avx512(|| run(dst, src, n, f)) },
-        // SAFETY: as above.
-        SimdLevel::Avx2 => return unsafe { x86::avx2(|| run(dst, src, n, f)) },
+        // SAFETY: the level never exceeds the CPU's (AVX-512 implies AVX2); pointers per the
+        // caller.
+        SimdLevel::Avx512 | SimdLevel::Avx2 => return unsafe { convert_f8::avx2::encode::<E4>(dst, src, n) },
         SimdLevel::Baseline => {}
     }
     // SAFETY: forwarded.
-    unsafe { run(dst, src, n, f) }
+    unsafe { encode_run::<E4>(dst, src, n) }
 }
 
 /// The 8-bit float conversions by dtype, for tests: (`to_f32`, `from_f32`) over slices.
@@ -252,12 +236,12 @@ pub fn f8_slices(d: DType) -> Option<(fn(&mut [f32], &[u8]), fn(&mut [u8], &[f32
     fn to<const E4: bool>(dst: &mut [f32], src: &[u8]) {
         let n = dst.len().min(src.len());
         // SAFETY: both slices hold at least n elements.
-        unsafe { f8_to_f32(dst.as_mut_ptr(), src.as_ptr(), n, if E4 { E4M3 } else { E5M2 }) }
+        unsafe { f8_to_f32::<E4>(dst.as_mut_ptr(), src.as_ptr(), n) }
     }
     fn from<const E4: bool>(dst: &mut [u8], src: &[f32]) {
         let n = dst.len().min(src.len());
         // SAFETY: both slices hold at least n elements.
-        unsafe { f32_to_f8(dst.as_mut_ptr(), src.as_ptr(), n, if E4 { E4M3 } else { E5M2 }) }
+        unsafe { f32_to_f8::<E4>(dst.as_mut_ptr(), src.as_ptr(), n) }
     }
     match d {
         DType::F8E4M3 => Some((to::<true>, from::<true>)),

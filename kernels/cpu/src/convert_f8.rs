@@ -28,6 +28,15 @@ pub(crate) struct F8Layout {
     finite_only: bool,
 }
 
+/// The layout of E4M3 (`E4 = true`) or E5M2, as a constant for the generic code.
+pub(crate) const fn layout<const E4: bool>() -> F8Layout {
+    if E4 {
+        E4M3
+    } else {
+        E5M2
+    }
+}
+
 /// E4M3 ("fn").
 pub(crate) const E4M3: F8Layout = F8Layout {
     shift: 20,
@@ -51,7 +60,8 @@ pub(crate) const E5M2: F8Layout = F8Layout {
 
 /// One f32 to its f8 bits, without branches.
 #[inline(always)]
-pub(crate) fn encode(f: F8Layout, x: f32) -> u8 {
+pub(crate) fn encode<const E4: bool>(x: f32) -> u8 {
+    let f = const { layout::<E4>() };
     let b = x.to_bits();
     let sign = (b >> 24) & 0x80;
     let a = b & 0x7fff_ffff;
@@ -65,7 +75,8 @@ pub(crate) fn encode(f: F8Layout, x: f32) -> u8 {
 
 /// One f8 (bits) to its exact f32, without branches (a NaN to the quiet NaN of its sign).
 #[inline(always)]
-pub(crate) fn decode(f: F8Layout, bits: u8) -> f32 {
+pub(crate) fn decode<const E4: bool>(bits: u8) -> f32 {
+    let f = const { layout::<E4>() };
     let b = bits as u32;
     let sign = (b & 0x80) << 24;
     let mag = b & 0x7f;
@@ -77,4 +88,104 @@ pub(crate) fn decode(f: F8Layout, bits: u8) -> f32 {
     let special = if f.finite_only { mag == 0x7f } else { mag >= 0x7c };
     let special_bits = if f.finite_only || mag > 0x7c { 0x7fc0_0000 } else { 0x7f80_0000 };
     f32::from_bits(sign | if special { special_bits } else { v })
+}
+
+/// Converts `n` contiguous f8 (bits) to f32, one element at a time (tails, other CPUs).
+///
+/// # Safety
+/// `src` valid for `n` reads, `dst` for `n` writes (any alignment).
+#[inline(always)]
+pub(crate) unsafe fn decode_run<const E4: bool>(dst: *mut f32, src: *const u8, n: usize) {
+    for j in 0..n {
+        // SAFETY: j < n (the caller's contract).
+        unsafe { dst.add(j).write_unaligned(decode::<E4>(src.add(j).read())) };
+    }
+}
+
+/// Converts `n` contiguous f32 to f8 (bits), one element at a time (tails, other CPUs).
+///
+/// # Safety
+/// `src` valid for `n` reads, `dst` for `n` writes (any alignment).
+#[inline(always)]
+pub(crate) unsafe fn encode_run<const E4: bool>(dst: *mut u8, src: *const f32, n: usize) {
+    for j in 0..n {
+        // SAFETY: j < n (the caller's contract).
+        unsafe { dst.add(j).write(encode::<E4>(src.add(j).read_unaligned())) };
+    }
+}
+
+/// The same conversions eight lanes at a time with AVX2 (the autovectorizer turns the
+/// scalar selects into branches): the scalar functions' steps, lane-wise.
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod avx2 {
+    use super::{decode_run, encode_run, layout};
+    use std::arch::x86_64::*;
+
+    /// Converts `n` contiguous f32 to f8 (bits).
+    ///
+    /// # Safety
+    /// The CPU has AVX2; `src` valid for `n` reads, `dst` for `n` writes (any alignment).
+    #[target_feature(enable = "avx2")]
+    pub(crate) unsafe fn encode<const E4: bool>(dst: *mut u8, src: *const f32, n: usize) {
+        let f = const { layout::<E4>() };
+        let c = |x: u32| _mm256_set1_epi32(x as i32);
+        let shift = _mm_cvtsi32_si128(f.shift as i32);
+        let body = n - n % 8;
+        for k in (0..body).step_by(8) {
+            // SAFETY: k + 8 <= n.
+            let b = unsafe { _mm256_loadu_si256(src.add(k).cast()) };
+            let sign = _mm256_and_si256(_mm256_srli_epi32::<24>(b), c(0x80));
+            let a = _mm256_and_si256(b, c(0x7fff_ffff));
+            // normal: round to nearest even at bit `shift`, rebias (logical shifts: a + bias
+            // of an infinity or NaN passes 2^31 and stays a large positive code)
+            let kept = _mm256_and_si256(_mm256_srl_epi32(a, shift), c(1));
+            let rounded = _mm256_add_epi32(_mm256_add_epi32(a, c((1 << (f.shift - 1)) - 1)), kept);
+            let normal = _mm256_sub_epi32(_mm256_srl_epi32(rounded, shift), c(f.rebias));
+            // subnormal: the float add rounds to the magic's ulp
+            let magic = c(f.denorm_magic);
+            let sum = _mm256_add_ps(_mm256_castsi256_ps(a), _mm256_castsi256_ps(magic));
+            let sub = _mm256_sub_epi32(_mm256_castps_si256(sum), magic);
+            let code = _mm256_blendv_epi8(normal, sub, _mm256_cmpgt_epi32(c(f.min_normal), a));
+            let code = _mm256_min_epi32(code, c(f.overflow));
+            let code = _mm256_blendv_epi8(code, c(0x7f), _mm256_cmpgt_epi32(a, c(0x7f80_0000)));
+            let r = _mm256_or_si256(code, sign);
+            let words = _mm_packus_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256::<1>(r));
+            // SAFETY: k + 8 <= n.
+            unsafe { _mm_storel_epi64(dst.add(k).cast(), _mm_packus_epi16(words, words)) };
+        }
+        // SAFETY: the tail's elements are the caller's.
+        unsafe { encode_run::<E4>(dst.add(body), src.add(body), n - body) }
+    }
+
+    /// Converts `n` contiguous f8 (bits) to f32.
+    ///
+    /// # Safety
+    /// The CPU has AVX2; `src` valid for `n` reads, `dst` for `n` writes (any alignment).
+    #[target_feature(enable = "avx2")]
+    pub(crate) unsafe fn decode<const E4: bool>(dst: *mut f32, src: *const u8, n: usize) {
+        let f = const { layout::<E4>() };
+        let c = |x: u32| _mm256_set1_epi32(x as i32);
+        let mshift = _mm_cvtsi32_si128(23 - f.mant as i32);
+        let unit = _mm256_castsi256_ps(c(f.denorm_magic - (23 << 23)));
+        let body = n - n % 8;
+        for k in (0..body).step_by(8) {
+            // SAFETY: k + 8 <= n.
+            let b = _mm256_cvtepu8_epi32(unsafe { _mm_loadl_epi64(src.add(k).cast()) });
+            let sign = _mm256_slli_epi32::<24>(_mm256_and_si256(b, c(0x80)));
+            let mag = _mm256_and_si256(b, c(0x7f));
+            let normal = _mm256_add_epi32(_mm256_sll_epi32(mag, mshift), c(f.rebias << (23 - f.mant)));
+            let sub = _mm256_castps_si256(_mm256_mul_ps(_mm256_cvtepi32_ps(mag), unit));
+            let mut v = _mm256_blendv_epi8(normal, sub, _mm256_cmpgt_epi32(c(1 << f.mant), mag));
+            if f.finite_only {
+                v = _mm256_blendv_epi8(v, c(0x7fc0_0000), _mm256_cmpeq_epi32(mag, c(0x7f)));
+            } else {
+                v = _mm256_blendv_epi8(v, c(0x7f80_0000), _mm256_cmpeq_epi32(mag, c(0x7c)));
+                v = _mm256_blendv_epi8(v, c(0x7fc0_0000), _mm256_cmpgt_epi32(mag, c(0x7c)));
+            }
+            // SAFETY: k + 8 <= n.
+            unsafe { _mm256_storeu_si256(dst.add(k).cast(), _mm256_or_si256(v, sign)) };
+        }
+        // SAFETY: the tail's elements are the caller's.
+        unsafe { decode_run::<E4>(dst.add(body), src.add(body), n - body) }
+    }
 }

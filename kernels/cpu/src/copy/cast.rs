@@ -7,8 +7,9 @@ use super::drive::{for_each_run, for_each_strip, grain_for, SharedPtr};
 use super::fill::fill_run;
 use super::stream::NT_THRESHOLD;
 use super::transpose::{plane_scalar, Plane};
+use crate::convert::{gather_cast, scatter_cast};
 use tensor_core::iter::IterPlan;
-use tensor_core::Element;
+use tensor_core::{DType, Element};
 
 /// Copies every element of `plan` from `src` (type `S`) into `dst` (type `D`) with a cast.
 ///
@@ -24,6 +25,16 @@ pub(crate) unsafe fn copy_cast<S: Element, D: Element>(plan: &IterPlan, dst: *mu
         CopyClass::Empty => {}
         CopyClass::Contiguous | CopyClass::Rows => for_each_run(plan, g, |od, os, n| {
             let (dp, sp) = (d.get().wrapping_offset(od), s.get().wrapping_offset(os));
+            // Runs to or from f32 take the vector conversions of the narrow floats (f16,
+            // bf16, f8: the same bits as `cast`); the rest convert element by element.
+            if S::DTYPE == DType::F32 {
+                // SAFETY: n contiguous elements in both operands (caller).
+                return unsafe { scatter_cast(dp.cast(), D::DTYPE, 1, sp.cast(), S::DTYPE, n) };
+            }
+            if D::DTYPE == DType::F32 {
+                // SAFETY: as above.
+                return unsafe { gather_cast(dp.cast(), D::DTYPE, sp.cast(), S::DTYPE, 1, n) };
+            }
             for i in 0..n {
                 // SAFETY: element i of a contiguous run in both operands (caller).
                 unsafe { dp.add(i).write(sp.add(i).read().cast::<D>()) };
