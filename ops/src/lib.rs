@@ -78,7 +78,8 @@
 //! ```
 //!
 //! ## Dtypes and promotion
-//! Ten dtypes ([`DType`]): bool, u8, i8, i16, i32, i64, f16, bf16, f32, f64. Binary ops
+//! Twelve dtypes ([`DType`]): bool, u8, i8, i16, i32, i64, f8e4m3, f8e5m2, f16, bf16, f32,
+//! f64 (the 8-bit floats and f16/bf16 compute in f32, rounding once per result). Binary ops
 //! promote as PyTorch does ([`tensor_core::result_type`], [`call_types`]); a 0-dim operand
 //! counts only when its category is higher (`i32[n] + f64[] → f64`); float-only ops
 //! (`T: Float`) compute integer inputs in f32; comparisons return bool. `_out`/in-place

@@ -21,7 +21,7 @@
 //! use tensor_ops::{F8E4M3, F8E5M2};
 //! assert_eq!(F8E4M3::from_f32(1000.0).to_f32(), 448.0);           // saturates
 //! assert_eq!(F8E5M2::from_f32(1e6).to_f32(), f32::INFINITY);      // overflows
-//! assert_eq!(F8E4M3::from_f32(0.3).to_bits(), 0x29);               // 0.3125, nearest
+//! assert_eq!(F8E4M3::from_f32(0.3).to_bits(), 0x2a);               // 0.3125 = 1.25 · 2^-2, nearest
 //! assert!(F8E4M3::from_f32(f32::NAN).to_f32().is_nan());
 //! ```
 

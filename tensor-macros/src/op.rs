@@ -45,7 +45,7 @@ pub fn parse_op(attr: OpAttr, f: &ItemFn) -> syn::Result<OpDef> {
             errors.push(error(
                 &l.token,
                 format!(
-                    "`{}` is not a float dtype, but `{}: Float` only allows f16, bf16, f32, f64; use `{}: Num` \
+                    "`{}` is not a float dtype, but `{}: Float` only allows the float dtypes (f8e4m3, f8e5m2, f16, bf16, f32, f64); use `{}: Num` \
                          for any dtype",
                     l.dtype.name(),
                     sig.type_param,

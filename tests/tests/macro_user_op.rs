@@ -8,7 +8,7 @@ use tensor_ops::prelude::*;
 use tensor_ops::tensor_core::DeviceKind;
 
 /// Leaky ReLU: `x` when positive, else `slope * x`.
-#[tensor_op(dtypes = [f16, bf16, f32, f64])]
+#[tensor_op(dtypes = [float])]
 pub fn leaky_relu<T: Float>(x: T, #[param] slope: f32) -> T {
     if x > T::zero() {
         x
@@ -36,7 +36,7 @@ fn square_plus_one<T>(x: T) -> T {
     x * x + 1
 }
 
-const FLOATS: [DType; 4] = [DType::F16, DType::BF16, DType::F32, DType::F64];
+const FLOATS: [DType; 6] = [DType::F8E4M3, DType::F8E5M2, DType::F16, DType::BF16, DType::F32, DType::F64];
 const INTS: [DType; 5] = [DType::U8, DType::I8, DType::I16, DType::I32, DType::I64];
 
 fn rows(op: &str, device: DeviceKind) -> Vec<DType> {
@@ -117,7 +117,7 @@ fn user_ops_are_registered_for_cpu_and_cuda() {
 
 #[test]
 fn cuda_sources_are_exposed() {
-    let (d, src) = __tensor_op_leaky_relu::CUDA_SOURCES[0];
+    let (d, src) = *__tensor_op_leaky_relu::CUDA_SOURCES.iter().find(|(d, _)| *d == DType::F16).unwrap();
     assert_eq!(d, DType::F16);
     // the function behind an include guard (so composed sources may splice it more than once)
     assert!(src.starts_with("#ifndef TOPS_FN_tensor_op_leaky_relu_f16_") && src.ends_with("#endif\n"), "{src}");
@@ -128,7 +128,7 @@ fn cuda_sources_are_exposed() {
         ),
         "{src}"
     );
-    assert_eq!(__tensor_op_leaky_relu::CUDA_FUNCTIONS[3], (DType::F64, "tensor_op_leaky_relu_f64"));
+    assert_eq!(__tensor_op_leaky_relu::CUDA_FUNCTIONS.last(), Some(&(DType::F64, "tensor_op_leaky_relu_f64")));
     let (_, src) = __tensor_op_between::CUDA_SOURCES.iter().find(|(d, _)| *d == DType::U8).unwrap();
     assert!(src.contains("__device__ __forceinline__ bool tensor_op_between_u8(unsigned char x, double lo, double hi)"));
     assert_eq!(__tensor_op_square_plus_one::DTYPES, &[DType::I32, DType::F32]);
@@ -146,6 +146,9 @@ fn tensor(vals: &[f64], dtype: DType) -> Tensor {
 
 fn tolerance(d: DType) -> f64 {
     match d {
+        // one rounding of 3 (E4M3) or 2 (E5M2) mantissa bits
+        DType::F8E4M3 => 0.07,
+        DType::F8E5M2 => 0.13,
         DType::F16 => 2e-3,
         DType::BF16 => 1e-2,
         DType::F32 => 1e-6,
@@ -187,7 +190,8 @@ fn between_matches_reference_on_every_dtype() {
         let x = tensor(&xs, d);
         let y = between(&x, 3.0, 17.5).unwrap();
         assert_eq!(y.dtype(), DType::Bool, "{d}");
-        let want: Vec<bool> = xs.iter().map(|&v| (3.0..=17.5).contains(&v)).collect();
+        // the values the tensor holds (E5M2 rounds 18 to 16)
+        let want: Vec<bool> = f64s(&x).iter().map(|&v| (3.0..=17.5).contains(&v)).collect();
         assert_eq!(y.to_vec::<bool>().unwrap(), want, "between {d}");
     }
 }

@@ -555,7 +555,12 @@ proptest! {
         let want = d.sum(&dims, keepdim).unwrap();
         let got = s.sum(&dims, keepdim).unwrap();
         prop_assert_eq!((got.shape(), got.dtype()), (want.shape(), want.dtype()));
-        prop_assert_eq!(as_f64(&got.to_dense().unwrap()), as_f64(&want));
-        prop_assert_eq!(as_f64(&s.sum_all().unwrap()), as_f64(&d.sum_all().unwrap()));
+        // The 8-bit floats hold few of these sums: the sparse path adds duplicates and
+        // segments in the values' dtype (a rounding per add, as for f16), the dense sum
+        // rounds once; within a few of their ulps. Every other dtype: exactly.
+        let rel = match c.dtype { DType::F8E4M3 => 0.25, DType::F8E5M2 => 0.5, _ => 0.0 };
+        let close = |g: Vec<f64>, w: Vec<f64>| g.len() == w.len() && g.iter().zip(&w).all(|(g, w)| g == w || (g - w).abs() <= rel * w.abs());
+        prop_assert!(close(as_f64(&got.to_dense().unwrap()), as_f64(&want)), "{:?} vs {:?}", as_f64(&got.to_dense().unwrap()), as_f64(&want));
+        prop_assert!(close(as_f64(&s.sum_all().unwrap()), as_f64(&d.sum_all().unwrap())));
     }
 }
