@@ -277,7 +277,7 @@ f8_type!(
     /// use tensor_ops::F8E4M3;
     /// assert_eq!(F8E4M3::MAX.to_f32(), 448.0);
     /// assert_eq!(F8E4M3::from_f32(f32::INFINITY), F8E4M3::MAX);
-    /// assert_eq!(F8E4M3::from_bits(0x01).to_f32(), 2f32.powi(-9));
+    /// assert_eq!(F8E4M3::from_bits(0x01).to_f32(), 1.0 / 512.0); // 2^-9
     /// ```
     F8E4M3, E4M3, F8E4M3_TO_F32, 0x7e, 0x08, 0x20
 );
@@ -299,6 +299,11 @@ f8_type!(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// 2^e, exactly (a normal f64; `powi` is not exact under Miri).
+    fn pow2(e: i32) -> f64 {
+        f64::from_bits(((e + 1023) as u64) << 52)
+    }
 
     /// The naive model: the nearest of the 256 decoded values by exact f64 distance, ties to
     /// the even code; then the format's overflow rule.
@@ -344,9 +349,9 @@ mod tests {
             return if man == 0 { s * f64::INFINITY } else { f64::NAN };
         }
         if exp == 0 {
-            s * man as f64 * 2f64.powi(1 - bias - m as i32)
+            s * man as f64 * pow2(1 - bias - m as i32)
         } else {
-            s * (1.0 + man as f64 / (1 << m) as f64) * 2f64.powi(exp as i32 - bias)
+            s * (1.0 + man as f64 / (1 << m) as f64) * pow2(exp as i32 - bias)
         }
     }
 
@@ -423,7 +428,7 @@ mod tests {
     fn f64_rounds_once() {
         // 1 + 2^-4 + 2^-40 is just above the E4M3 midpoint between 1 and 1.125; via f32 it
         // would become the tie 1.0625 and round to even (1.0).
-        let x = 1.0 + 2f64.powi(-4) + 2f64.powi(-40);
+        let x = 1.0 + pow2(-4) + pow2(-40);
         assert_eq!(F8E4M3::from_f64(x).to_f32(), 1.125);
         assert_eq!(F8E4M3::from_f32(x as f32).to_f32(), 1.0);
         assert_eq!(F8E4M3::from_f64(x).to_bits(), nearest(x, &F8E4M3_TO_F32, true));
@@ -433,11 +438,12 @@ mod tests {
     fn pytorch_cases() {
         // Values measured with PyTorch 2.15's `tensor.to(torch.float8_*)` on this machine.
         for (x, bits) in
-            [(464.0, 0x7e), (479.9, 0x7e), (480.0, 0x7e), (1e6, 0x7e), (f32::INFINITY, 0x7e), (2f32.powi(-10), 0x00)]
+            [(464.0, 0x7e), (479.9, 0x7e), (480.0, 0x7e), (1e6, 0x7e), (f32::INFINITY, 0x7e), (pow2(-10) as f32, 0x00)]
         {
             assert_eq!(F8E4M3::from_f32(x).to_bits(), bits, "e4m3 {x}");
         }
-        assert_eq!(F8E4M3::from_f32(2f32.powf(-9.5)).to_bits(), 0x01);
+        // 2^-9.5: nearer 2^-9 (the smallest subnormal) than 0
+        assert_eq!(F8E4M3::from_f32((pow2(-10) * std::f64::consts::SQRT_2) as f32).to_bits(), 0x01);
         for (x, bits) in
             [(61439.0, 0x7b), (61440.0, 0x7c), (f32::INFINITY, 0x7c), (448.0, 0x5f), (480.0, 0x60), (1000.0, 0x64)]
         {
@@ -449,7 +455,7 @@ mod tests {
         assert_eq!(F8E5M2::ONE.to_f32(), 1.0);
         assert_eq!(F8E4M3::EPSILON.to_f32(), 0.125);
         assert_eq!(F8E5M2::EPSILON.to_f32(), 0.25);
-        assert_eq!(F8E4M3::MIN_POSITIVE.to_f32(), 2f32.powi(-6));
-        assert_eq!(F8E5M2::MIN_POSITIVE.to_f32(), 2f32.powi(-14));
+        assert_eq!(F8E4M3::MIN_POSITIVE.to_f64(), pow2(-6));
+        assert_eq!(F8E5M2::MIN_POSITIVE.to_f64(), pow2(-14));
     }
 }
