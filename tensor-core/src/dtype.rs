@@ -142,9 +142,10 @@ impl DType {
     /// The dtype arithmetic is done in: f32 for the 8- and 16-bit floats, else the dtype
     /// itself.
     pub const fn compute(self) -> DType {
-        match self {
-            DType::F8E4M3 | DType::F8E5M2 | DType::F16 | DType::BF16 => DType::F32,
-            d => d,
+        if self.is_narrow_float() {
+            DType::F32
+        } else {
+            self
         }
     }
 }
