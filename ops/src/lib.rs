@@ -157,7 +157,10 @@ pub use tensor_core::call::{call_types, can_cast, CallTypes, Output};
 pub use tensor_core::safetensors_io;
 #[cfg(feature = "dlpack")]
 pub use tensor_core::DlpackTensor;
-pub use tensor_core::{self, DType, Device, Error, Layout, Registry, Result, Scalar, Tensor, F8E4M3, F8E5M2};
+pub use tensor_core::{
+    self, quantize_per_channel, quantize_per_tensor, DType, Device, Error, Layout, Quantizer, Registry, Result, Scalar,
+    Tensor, F8E4M3, F8E5M2,
+};
 
 /// The dispatch registry with every kernel linked into this program: each op × device ×
 /// layout and the dtypes it has kernels for.
@@ -268,5 +271,6 @@ pub mod __private {
     pub use crate::__tensor_ops_if_cuda as if_cuda;
     pub use crate::__tensor_ops_not_a_map_op as not_a_map_op;
     pub use crate::__tensor_ops_register_map_rows as register_map_rows;
+    pub use crate::__tensor_ops_register_quantized_map_rows as register_quantized_map_rows;
     pub use crate::__tensor_ops_register_reduce_rows as register_reduce_rows;
 }

@@ -39,6 +39,14 @@ pub enum DType {
     F32,
     /// `f64`.
     F64,
+    /// Affine-quantized signed 8-bit integer (PyTorch's `qint8`): stored as `i8`, a value
+    /// is `(q - zero_point) * scale` with the tensor's [`crate::Quantizer`]. Not in
+    /// [`DType::ALL`] (the plain dtypes, one Rust type each); listed in [`DType::QUANTIZED`].
+    QInt8,
+    /// Affine-quantized unsigned 8-bit integer (`quint8`): stored as `u8`.
+    QUInt8,
+    /// Affine-quantized signed 32-bit integer (`qint32`): stored as `i32`.
+    QInt32,
 }
 
 /// Calls `$m! { $($args)* Bool, U8, ..., F64 }`: the variants of [`DType::ALL`] as idents, for
@@ -70,7 +78,16 @@ const _: () = {
 };
 
 impl DType {
-    /// Every dtype, in promotion order.
+    /// How many dtypes there are (plain and quantized): `dtype as usize` is below it.
+    pub const COUNT: usize = DType::ALL.len() + DType::QUANTIZED.len();
+
+    /// The affine-quantized dtypes (see [`crate::Quantizer`]): each is stored as its
+    /// [`DType::repr`] integer and computed in f32 (dequantized on load, quantized once on
+    /// store). A tensor of one of them always carries its quantizer.
+    pub const QUANTIZED: [DType; 3] = [DType::QInt8, DType::QUInt8, DType::QInt32];
+
+    /// Every plain dtype (one Rust [`Element`] type each), in promotion order. The
+    /// quantized dtypes are in [`DType::QUANTIZED`].
     pub const ALL: [DType; 12] = [
         DType::Bool,
         DType::U8,
@@ -93,6 +110,8 @@ impl DType {
             DType::I16 | DType::F16 | DType::BF16 => 2,
             DType::I32 | DType::F32 => 4,
             DType::I64 | DType::F64 => 8,
+            DType::QInt8 | DType::QUInt8 => 1,
+            DType::QInt32 => 4,
         }
     }
 
@@ -111,12 +130,15 @@ impl DType {
             DType::BF16 => "bf16",
             DType::F32 => "f32",
             DType::F64 => "f64",
+            DType::QInt8 => "qint8",
+            DType::QUInt8 => "quint8",
+            DType::QInt32 => "qint32",
         }
     }
 
     /// Parses a [`DType::name`].
     pub fn from_name(name: &str) -> Option<DType> {
-        DType::ALL.into_iter().find(|d| d.name() == name)
+        DType::ALL.into_iter().chain(DType::QUANTIZED).find(|d| d.name() == name)
     }
 
     /// True for the 8-bit floats, f16, bf16, f32, f64.
@@ -134,15 +156,48 @@ impl DType {
         matches!(self, DType::U8 | DType::I8 | DType::I16 | DType::I32 | DType::I64)
     }
 
-    /// True for signed integers and floats.
+    /// True for signed integers, floats and the signed quantized dtypes.
     pub const fn is_signed(self) -> bool {
-        !matches!(self, DType::Bool | DType::U8)
+        !matches!(self, DType::Bool | DType::U8 | DType::QUInt8)
     }
 
-    /// The dtype arithmetic is done in: f32 for the 8- and 16-bit floats, else the dtype
-    /// itself.
+    /// True for the affine-quantized dtypes ([`DType::QUANTIZED`]).
+    ///
+    /// ```
+    /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
+    /// use tensor_ops::tensor_core::DType;
+    /// assert!(DType::QUInt8.is_quantized() && !DType::U8.is_quantized());
+    /// assert_eq!(DType::QUInt8.repr(), DType::U8);
+    /// ```
+    pub const fn is_quantized(self) -> bool {
+        matches!(self, DType::QInt8 | DType::QUInt8 | DType::QInt32)
+    }
+
+    /// The plain dtype a value is stored as: the integer of a quantized dtype, else the
+    /// dtype itself.
+    pub const fn repr(self) -> DType {
+        match self {
+            DType::QInt8 => DType::I8,
+            DType::QUInt8 => DType::U8,
+            DType::QInt32 => DType::I32,
+            d => d,
+        }
+    }
+
+    /// The smallest and largest stored integer of a quantized dtype (`None` for the others).
+    pub const fn quant_range(self) -> Option<(i64, i64)> {
+        match self {
+            DType::QInt8 => Some((i8::MIN as i64, i8::MAX as i64)),
+            DType::QUInt8 => Some((0, u8::MAX as i64)),
+            DType::QInt32 => Some((i32::MIN as i64, i32::MAX as i64)),
+            _ => None,
+        }
+    }
+
+    /// The dtype arithmetic is done in: f32 for the 8- and 16-bit floats and the quantized
+    /// dtypes, else the dtype itself.
     pub const fn compute(self) -> DType {
-        if self.is_narrow_float() {
+        if self.is_narrow_float() || self.is_quantized() {
             DType::F32
         } else {
             self
@@ -360,6 +415,8 @@ macro_rules! cast_to_dyn {
             DType::BF16 => go!(bf16),
             DType::F32 => go!(f32),
             DType::F64 => go!(f64),
+            // Element is sealed to the plain dtypes (`element!` below): no T has these.
+            DType::QInt8 | DType::QUInt8 | DType::QInt32 => unreachable!("no Element type is quantized"),
         }
     }};
 }
@@ -490,6 +547,21 @@ macro_rules! with_dtype {
             }
             $crate::DType::F64 => {
                 type $T = f64;
+                $body
+            }
+            // A quantized dtype is handled as its stored integer (its `repr`): byte-level
+            // code (copies between equal quantizers, fills of a quantized value) is right
+            // on it; value-level code dequantizes first (the call path does).
+            $crate::DType::QInt8 => {
+                type $T = i8;
+                $body
+            }
+            $crate::DType::QUInt8 => {
+                type $T = u8;
+                $body
+            }
+            $crate::DType::QInt32 => {
+                type $T = i32;
                 $body
             }
         }

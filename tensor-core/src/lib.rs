@@ -28,6 +28,7 @@ pub mod iter;
 pub mod limits;
 pub mod overlap;
 mod promote;
+pub mod quant;
 pub mod reference;
 pub mod registry;
 mod runtime;
@@ -51,6 +52,7 @@ pub use limits::{MAX_INPUTS, MAX_PARAMS};
 #[cfg(feature = "ndarray")]
 pub use ndarray;
 pub use promote::{promote_types, result_type};
+pub use quant::{quantize_per_channel, quantize_per_tensor, Quantizer};
 pub use reference::{naive_copy, naive_fill};
 pub use registry::{registry, Registry};
 pub use runtime::{runtime_for, set_cuda_runtime, set_runtime, DeviceRuntime, RuntimeFactory};

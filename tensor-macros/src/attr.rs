@@ -87,8 +87,9 @@ impl Parse for OpAttr {
                             None => errors.push(error(
                                 &token,
                                 format!(
-                                    "unknown dtype `{token}`: expected one of bool, u8, i8, i16, i32, i64, f16, bf16, \
-                                     f32, f64 or a group float, int, numeric, all"
+                                    "unknown dtype `{token}`: expected one of bool, u8, i8, i16, i32, i64, f8e4m3, \
+                                     f8e5m2, f16, bf16, f32, f64, qint8, quint8, qint32 or a group float, int, \
+                                     numeric, all, quantized"
                                 ),
                             )),
                         }

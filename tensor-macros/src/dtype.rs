@@ -1,4 +1,5 @@
-//! The dtypes an op can list, the groups (`float`, `int`, `numeric`, `all`) and the per-dtype
+//! The dtypes an op can list, the groups (`float`, `int`, `numeric`, `all` — the plain
+//! dtypes —, `quantized`: qint8, quint8, qint32, computed in f32 like the narrow floats) and the per-dtype
 //! names used in generated Rust and CUDA C.
 //!
 //! The dtypes themselves are the core's: this crate depends on `tensor-core` and uses
@@ -55,6 +56,8 @@ impl DtypeCode for Dtype {
             Dtype::F64 => "double",
             // compute() maps the 8- and 16-bit floats to f32
             Dtype::F8E4M3 | Dtype::F8E5M2 | Dtype::F16 | Dtype::BF16 => "float",
+            // and the quantized dtypes too
+            Dtype::QInt8 | Dtype::QUInt8 | Dtype::QInt32 => "float",
         }
     }
 }
@@ -66,7 +69,8 @@ pub fn expand_name(name: &str) -> Option<Vec<Dtype>> {
         "int" => int(),
         "numeric" => int().into_iter().chain(float()).collect(),
         "all" => Dtype::ALL.to_vec(),
-        single => return Dtype::ALL.into_iter().find(|d| d.name() == single).map(|d| vec![d]),
+        "quantized" => Dtype::QUANTIZED.to_vec(),
+        single => return Dtype::ALL.into_iter().chain(Dtype::QUANTIZED).find(|d| d.name() == single).map(|d| vec![d]),
     };
     Some(group)
 }

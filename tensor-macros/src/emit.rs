@@ -162,6 +162,25 @@ fn hidden_module(op: &OpDef) -> TokenStream {
             if predicate { "pred" } else { "map" },
         );
         let (source, function) = cuda_consts(*dtype);
+        // Quantized rows: the f32 kernel, its operands dequantized/quantized by the driver
+        // (CPU; no CUDA rows yet).
+        let f32_listed = op.dtypes.contains(&crate::dtype::Dtype::F32);
+        if dtype.is_quantized() && f32_listed {
+            // The f32 row's kernel is this row's (same compute and output dtypes).
+            let f32_fn = format_ident!("cpu_f32");
+            kernels.push(quote! {
+                #p::register_quantized_map_rows! { spec: &SPEC, dtype: #dt, compute: #compute, output: #output, cpu: #f32_fn }
+            });
+            continue;
+        }
+        let register = if dtype.is_quantized() {
+            quote!(#p::register_quantized_map_rows! { spec: &SPEC, dtype: #dt, compute: #compute, output: #output, cpu: #f })
+        } else {
+            quote!(#p::register_map_rows! {
+                spec: &SPEC, dtype: #dt, compute: #compute, output: #output,
+                cpu: #f, cuda_function: #function, cuda_source: #source,
+            })
+        };
         kernels.push(quote! {
             #[doc = #safety]
             unsafe fn #f(out: *mut u8, inputs: &[*const u8], n: usize, params: &[#p::Scalar], store: #p::Store) {
@@ -170,10 +189,7 @@ fn hidden_module(op: &OpDef) -> TokenStream {
                 unsafe { #block_fn::<#elem, #arity, Body>(out, inputs, n, &body, store) }
             }
             // One row per linked device (CUDA only with tensor-ops' `cuda` feature).
-            #p::register_map_rows! {
-                spec: &SPEC, dtype: #dt, compute: #compute, output: #output,
-                cpu: #f, cuda_function: #function, cuda_source: #source,
-            }
+            #register
         });
     }
     let limits = limit_checks(op);

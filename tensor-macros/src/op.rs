@@ -41,7 +41,7 @@ pub fn parse_op(attr: OpAttr, f: &ItemFn) -> syn::Result<OpDef> {
     if let Some(sig) = &sig
         && sig.bound == Bound::Float
     {
-        for l in attr.dtypes.iter().filter(|l| !l.dtype.is_float()) {
+        for l in attr.dtypes.iter().filter(|l| !l.dtype.is_float() && !l.dtype.is_quantized()) {
             errors.push(error(
                 &l.token,
                 format!(

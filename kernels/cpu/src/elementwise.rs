@@ -18,7 +18,9 @@
 //! 4. Split across rayon above [`GRAIN`] elements; each task walks
 //!    its share with stack buffers (no allocation, no zeroing per call).
 
+use super::affine::{dequantize_in_place, quantize_in_place};
 use super::convert::{gather_cast, scatter_cast};
+use tensor_core::quant::{Affine, OperandAffines};
 use super::copy::stream::{copy_bytes_nt_unfenced, store_fence, NT_THRESHOLD};
 use super::map::prefetch;
 use super::parallel::{for_each_chunk, for_each_row_chunk, GRAIN};
@@ -89,6 +91,9 @@ struct Operand {
     base: *mut u8,
     dtype: DType,
     kind: RunKind,
+    /// A quantized operand's arithmetic (its staged block is dequantized after loading, or
+    /// quantized before storing).
+    affine: Option<Affine>,
 }
 
 struct Call<'a> {
@@ -124,7 +129,7 @@ pub unsafe fn run_map(
     strides.push(out.strides);
     strides.extend(inputs.iter().map(|i| i.strides));
     // SAFETY: forwarded (the plan describes the same iteration as the operands).
-    unsafe { run_planned(kernel, IterPlan::new(out.shape, &strides), out, inputs, params) }
+    unsafe { run_planned(kernel, IterPlan::new(out.shape, &strides), out, inputs, params, None) }
 }
 
 /// Every input has the output's shape, and there are at most `MAX_INPUTS` of them.
@@ -150,13 +155,34 @@ pub unsafe fn run_map_canonical(
     inputs: &[RawTensor<'_>],
     params: &[Scalar],
 ) -> Result<()> {
+    // SAFETY: forwarded.
+    unsafe { run_canonical_with(kernel, out, inputs, params, None) }
+}
+
+/// [`run_map_canonical`] with the operands' quantizers (`CallExtra::Quantized`).
+///
+/// # Safety
+/// As [`run_map_canonical`].
+unsafe fn run_canonical_with(
+    kernel: &MapKernel,
+    out: &RawTensor<'_>,
+    inputs: &[RawTensor<'_>],
+    params: &[Scalar],
+    quant: Option<&OperandAffines>,
+) -> Result<()> {
     check_operands(out, inputs)?;
+    if quant.is_some_and(|q| q.iter().any(Option::is_some)) && kernel.compute != DType::F32 {
+        return Err(Error::invalid(
+            "run_map",
+            format!("quantized operands need a kernel computing in f32, this one computes in {}", kernel.compute),
+        ));
+    }
     // Few contiguous elements already in the kernel's dtypes (a canonical plan of at most
     // one dim with unit strides): one call of the block function, none of the driver's
     // classification, staging or split (the per-call overhead of small ops).
     let n: usize = out.shape.iter().product();
     let unit = |t: &RawTensor<'_>, dtype: DType| t.dtype == dtype && (t.shape.is_empty() || t.strides == [1]);
-    if n <= SMALL_DIRECT && unit(out, kernel.output) && inputs.iter().all(|i| unit(i, kernel.compute)) {
+    if n <= SMALL_DIRECT && quant.is_none() && unit(out, kernel.output) && inputs.iter().all(|i| unit(i, kernel.compute)) {
         if n == 0 {
             return Ok(());
         }
@@ -173,7 +199,7 @@ pub unsafe fn run_map_canonical(
     }
     let plan = IterPlan::from_canonical(out.shape, out.strides, inputs.iter().map(|i| i.strides));
     // SAFETY: forwarded.
-    unsafe { run_planned(kernel, plan, out, inputs, params) }
+    unsafe { run_planned(kernel, plan, out, inputs, params, quant) }
 }
 
 /// The most elements [`run_map_canonical`] hands to the block function in one call when
@@ -191,20 +217,23 @@ unsafe fn run_planned(
     out: &RawTensor<'_>,
     inputs: &[RawTensor<'_>],
     params: &[Scalar],
+    quant: Option<&OperandAffines>,
 ) -> Result<()> {
     let total = plan.numel();
+    let affine = |j: usize| quant.and_then(|q| q[j]);
     if total == 0 {
         return Ok(());
     }
     let inner = plan.inner_strides();
-    let classify = |stride: isize, dtype: DType, want: DType| match stride {
+    let classify = |stride: isize, dtype: DType, want: DType, quantized: bool| match stride {
+        _ if quantized => RunKind::Staged,
         1 if dtype == want => RunKind::Direct,
         0 if dtype == want => RunKind::Splat,
         _ => RunKind::Staged,
     };
     let mut ops = PerOperand::new();
     let large = total * out.dtype.size() >= NT_THRESHOLD;
-    let out_kind = match classify(inner[0], out.dtype, kernel.output) {
+    let out_kind = match classify(inner[0], out.dtype, kernel.output, affine(0).is_some()) {
         RunKind::Direct if large => RunKind::Streamed,
         // A contiguous output of another dtype (f16 computed in f32) is converted in cache,
         // then streamed: plain stores would pay a read-for-ownership of every line.
@@ -212,11 +241,14 @@ unsafe fn run_planned(
         RunKind::Splat => RunKind::Staged,
         k => k,
     };
-    ops.push(Operand { base: out.ptr, dtype: out.dtype, kind: out_kind });
-    for (i, &s) in inputs.iter().zip(&inner[1..]) {
-        ops.push(Operand { base: i.ptr, dtype: i.dtype, kind: classify(s, i.dtype, kernel.compute) });
+    ops.push(Operand { base: out.ptr, dtype: out.dtype, kind: out_kind, affine: affine(0) });
+    for (j, (i, &s)) in inputs.iter().zip(&inner[1..]).enumerate() {
+        let a = affine(j + 1);
+        ops.push(Operand { base: i.ptr, dtype: i.dtype, kind: classify(s, i.dtype, kernel.compute, a.is_some()), affine: a });
     }
-    let converts = ops[0].dtype != kernel.output || ops[1..].iter().any(|o| o.dtype != kernel.compute);
+    let converts = ops[0].dtype != kernel.output
+        || ops[1..].iter().any(|o| o.dtype != kernel.compute)
+        || ops.iter().any(|o| o.affine.is_some());
     let block = if converts {
         CAST_BLOCK
     } else {
@@ -239,7 +271,7 @@ unsafe fn run_planned(
     };
     if walk == Walk::Tiled && total >= RELAYOUT_MIN && tensor_core::shape::is_contiguous(out.shape, out.strides) {
         // SAFETY: forwarded from this function's contract.
-        if let Some(result) = unsafe { relayout_then_run(kernel, out, inputs, params, &inner[1..]) } {
+        if let Some(result) = unsafe { relayout_then_run(kernel, out, inputs, params, &inner[1..], quant) } {
             return result;
         }
     }
@@ -289,6 +321,7 @@ unsafe fn relayout_then_run(
     inputs: &[RawTensor<'_>],
     params: &[Scalar],
     inner: &[isize],
+    quant: Option<&OperandAffines>,
 ) -> Option<Result<()>> {
     let numel: usize = out.shape.iter().product();
     let dense = tensor_core::shape::contiguous_strides(out.shape);
@@ -324,7 +357,14 @@ unsafe fn relayout_then_run(
     }
     // SAFETY: the temporaries are row-major views of `out.shape`, private to this call and
     // alive until it returns; the other operands are as the caller guaranteed.
-    let result = unsafe { run_map(kernel, out, &staged, params) };
+    let result = unsafe {
+        check_operands(out, &staged).and_then(|()| {
+            let mut strides: PerOperand<&[isize]> = PerOperand::new();
+            strides.push(out.strides);
+            strides.extend(staged.iter().map(|i| i.strides));
+            run_planned(kernel, IterPlan::new(out.shape, &strides), out, &staged, params, quant)
+        })
+    };
     drop(temps);
     Some(result)
 }
@@ -429,7 +469,13 @@ impl Call<'_> {
                     // rows of the input, in bounds; the tile buffer holds TILE_ROWS x
                     // TILE_COLS compute elements.
                     unsafe {
-                        gather_tile(tile, self.kernel.compute, op.base, op.dtype, &starts[..r1 - r0], self.inner[j], n)
+                        gather_tile(tile, self.kernel.compute, op.base, op.dtype, &starts[..r1 - r0], self.inner[j], n);
+                        if let Some(a) = &op.affine {
+                            // Quantized rows compute in f32 (checked): each row's n values.
+                            for i in 0..r1 - r0 {
+                                dequantize_in_place((tile as *mut f32).add(i * TILE_COLS), n, a);
+                            }
+                        }
                     };
                 }
                 for (i, off) in offs[..r1 - r0].iter().enumerate() {
@@ -495,7 +541,13 @@ impl Call<'_> {
                     RunKind::Staged => {
                         // SAFETY: the m elements from src with this stride are elements of
                         // this run (in bounds); buf holds m compute elements.
-                        unsafe { gather_cast(buf, k.compute, src, op.dtype, self.inner[j], m) };
+                        unsafe {
+                            gather_cast(buf, k.compute, src, op.dtype, self.inner[j], m);
+                            if let Some(a) = &op.affine {
+                                // Quantized rows compute in f32 (checked): m values.
+                                dequantize_in_place(buf as *mut f32, m, a);
+                            }
+                        }
                         buf
                     }
                 };
@@ -510,7 +562,9 @@ impl Call<'_> {
                 // streams each vector straight from its registers. Fenced once per task
                 // (run_map), not per block.
                 // SAFETY: dst..dst+m elements are this task's; inputs are valid for m.
-                RunKind::Streamed if out.dtype == k.output && (dst as usize).is_multiple_of(16) => unsafe {
+                RunKind::Streamed
+                    if out.dtype == k.output && out.affine.is_none() && (dst as usize).is_multiple_of(16) =>
+                unsafe {
                     (k.func)(dst, ins, m, self.params, Store::Streaming)
                 },
                 RunKind::Streamed => {
@@ -521,7 +575,11 @@ impl Call<'_> {
                     // per task (run_map), not per block.
                     unsafe {
                         (k.func)(buf, ins, m, self.params, Store::Plain);
-                        let staged = if out.dtype == k.output {
+                        if let Some(a) = &out.affine {
+                            // f32 results (checked) to the integers to store.
+                            quantize_in_place(buf as *mut f32, m, a);
+                        }
+                        let staged = if out.dtype == k.output && out.affine.is_none() {
                             buf
                         } else {
                             let cast = bufs[CAST_BUF].0.as_mut_ptr() as *mut u8;
@@ -536,6 +594,10 @@ impl Call<'_> {
                     // SAFETY: buf holds m output elements; then scattered into this run.
                     unsafe {
                         (k.func)(buf, ins, m, self.params, Store::Plain);
+                        if let Some(a) = &out.affine {
+                            // f32 results (checked) to the integers to store.
+                            quantize_in_place(buf as *mut f32, m, a);
+                        }
                         scatter_cast(dst, out.dtype, self.inner[0], buf, k.output, m);
                     }
                 }
@@ -584,13 +646,16 @@ impl KernelImpl for MapKernel {
     fn kind(&self) -> &'static str {
         "cpu-map"
     }
+    fn takes_quantized(&self) -> bool {
+        true
+    }
     unsafe fn run(&self, call: &PreparedCall<'_>) -> Result<()> {
         let [out] = call.outputs else {
             return Err(Error::invalid(call.op.name, "a CPU map kernel writes exactly one output"));
         };
         // SAFETY: the PreparedCall contract is run_map_canonical's (operands on one
         // canonical plan).
-        unsafe { run_map_canonical(self, out, call.inputs, call.params) }
+        unsafe { run_canonical_with(self, out, call.inputs, call.params, call.quantized()) }
     }
     fn as_any(&self) -> &dyn std::any::Any {
         self

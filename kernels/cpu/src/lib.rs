@@ -20,6 +20,7 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
+mod affine;
 pub mod alloc;
 pub mod convert;
 mod convert_f8;

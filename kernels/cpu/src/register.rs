@@ -23,9 +23,43 @@ pub fn ensure_linked() {
     std::hint::black_box((
         copy_strided as tensor_core::registry::CopyFn,
         fill_strided as tensor_core::registry::FillFn,
+        identity_f32 as crate::kernel::MapFn,
     ));
     crate::fused::ensure_linked();
     crate::reduce::builtin::ensure_linked();
     crate::softmax::ensure_linked();
     crate::sparse::ensure_linked();
+}
+
+/// The identity of f32 blocks: the [`QUANTIZED_COPY_SPEC`] row's body (the driver
+/// dequantizes its input and quantizes its output around it).
+///
+/// # Safety
+/// The `MapFn` contract for one f32 input.
+///
+/// [`QUANTIZED_COPY_SPEC`]: tensor_core::registry::QUANTIZED_COPY_SPEC
+unsafe fn identity_f32(out: *mut u8, inputs: &[*const u8], n: usize, params: &[tensor_core::Scalar], store: crate::kernel::Store) {
+    struct Identity;
+    impl crate::map::MapBody<1> for Identity {
+        fn call<V: crate::value::Value>(&self, [x]: [V; 1]) -> V {
+            x
+        }
+    }
+    let _ = params;
+    // SAFETY: this fn's contract is map_block's.
+    unsafe { crate::map::map_block::<f32, 1, Identity>(out, inputs, n, &Identity, store) }
+}
+
+tensor_core::inventory::submit! {
+    tensor_core::registry::KernelRow {
+        op: &tensor_core::registry::QUANTIZED_COPY_SPEC,
+        device: tensor_core::DeviceKind::Cpu,
+        layout: tensor_core::Layout::Strided,
+        dtype: tensor_core::DType::F32,
+        kernel: &crate::kernel::MapKernel {
+            compute: tensor_core::DType::F32,
+            output: tensor_core::DType::F32,
+            func: identity_f32,
+        },
+    }
 }

@@ -29,6 +29,10 @@ impl CType {
             DType::BF16 => ("__nv_bfloat16", "bf16"),
             DType::F32 => ("float", "f32"),
             DType::F64 => ("double", "f64"),
+            // Stored as their integers (kernels see a quantized operand's `repr`).
+            DType::QInt8 => ("signed char", "i8"),
+            DType::QUInt8 => ("unsigned char", "u8"),
+            DType::QInt32 => ("int", "i32"),
         };
         CType { name, tag, size: dtype.size() }
     }

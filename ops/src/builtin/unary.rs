@@ -3,13 +3,13 @@
 use tensor_macros::tensor_op;
 
 /// Negation, `-x` (integers wrap: `-i32::MIN == i32::MIN`).
-#[tensor_op(dtypes = [numeric])]
+#[tensor_op(dtypes = [numeric, quantized])]
 pub fn neg<T: Num>(x: T) -> T {
     -x
 }
 
 /// Absolute value, `|x|` (integers wrap: `abs(i32::MIN) == i32::MIN`).
-#[tensor_op(dtypes = [numeric])]
+#[tensor_op(dtypes = [numeric, quantized])]
 pub fn abs<T: Num>(x: T) -> T {
     x.abs()
 }
@@ -33,7 +33,7 @@ pub fn sqrt<T: Float>(x: T) -> T {
 }
 
 /// `max(x, 0)`; NaN stays NaN.
-#[tensor_op(dtypes = [numeric])]
+#[tensor_op(dtypes = [numeric, quantized])]
 pub fn relu<T: Num>(x: T) -> T {
     if x < T::zero() {
         T::zero()
@@ -44,13 +44,13 @@ pub fn relu<T: Num>(x: T) -> T {
 
 /// Logistic function `1 / (1 + e^-x)` (the body method `sigmoid` gives the bits of that
 /// expression with a cheaper scaling of e^-x on the CPU).
-#[tensor_op(dtypes = [float])]
+#[tensor_op(dtypes = [float, quantized])]
 pub fn sigmoid<T: Float>(x: T) -> T {
     x.sigmoid()
 }
 
 /// Hyperbolic tangent.
-#[tensor_op(dtypes = [float])]
+#[tensor_op(dtypes = [float, quantized])]
 pub fn tanh<T: Float>(x: T) -> T {
     x.tanh()
 }
@@ -68,7 +68,7 @@ pub fn cos<T: Float>(x: T) -> T {
 }
 
 /// SiLU (swish), `x · sigmoid(x)`: composed from [`sigmoid`], so one pass over memory.
-#[tensor_op(dtypes = [float])]
+#[tensor_op(dtypes = [float, quantized])]
 pub fn silu<T: Float>(x: T) -> T {
     x * sigmoid(x)
 }

@@ -200,7 +200,7 @@ impl Launch<'_> {
         let mut copies: PerOperand<Tensor> = PerOperand::new();
         if matches!(dest, Dest::Shared(_)) {
             for t in inputs.iter().filter(|t| partial(t)) {
-                let copy = Tensor::empty(t.shape(), t.dtype(), t.device())?;
+                let copy = t.empty_like_for(self.name, t.device())?;
                 copy.copy_(t)?;
                 copies.push(copy);
             }

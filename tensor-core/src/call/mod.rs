@@ -20,6 +20,7 @@ mod dense;
 pub mod fused;
 mod launch;
 mod output;
+pub(crate) mod quantized;
 mod reduce;
 pub(crate) mod sparse;
 mod types;
@@ -117,6 +118,9 @@ pub fn map(spec: &'static OpSpec, inputs: &[&Tensor], params: &[Scalar], output:
 /// [`map`] into a new tensor (memory order of the inputs where they agree).
 pub fn map_new(spec: &'static OpSpec, inputs: &[&Tensor], params: &[Scalar]) -> Result<Tensor> {
     check_arity(spec, inputs, params)?;
+    if inputs.iter().any(|t| t.quant.is_some()) {
+        return quantized::map_new(spec, inputs, params);
+    }
     if let Some(done) = dense::map_new_dense(spec, inputs, params) {
         return done;
     }
@@ -137,6 +141,9 @@ pub fn map_new(spec: &'static OpSpec, inputs: &[&Tensor], params: &[Scalar]) -> 
 /// [`map`] into `out`, or in place into `inputs[0]` when `out` is `None`.
 pub fn map_into(spec: &'static OpSpec, inputs: &[&Tensor], params: &[Scalar], out: Option<&Tensor>) -> Result<()> {
     check_arity(spec, inputs, params)?;
+    if inputs.iter().copied().chain(out).any(|t| t.quant.is_some()) {
+        return quantized::map_into(spec, inputs, params, out);
+    }
     let layout = layout_of(inputs.iter().copied().chain(out));
     if layout != Layout::Strided {
         check_devices(spec, inputs, out)?;
@@ -180,6 +187,9 @@ pub(crate) fn copy(dst: &Tensor, src: &Tensor) -> Result<()> {
 
 /// Writes `value` into every element of `dst`. The path behind [`Tensor::fill_`].
 pub(crate) fn fill(dst: &Tensor, value: Scalar) -> Result<()> {
+    if dst.quant.is_some() {
+        return quantized::fill(dst, value);
+    }
     dst.check_writable("fill_")?;
     if dst.numel() == 0 {
         return Ok(());

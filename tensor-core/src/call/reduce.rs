@@ -48,6 +48,16 @@ pub fn reduce(
     out: Option<&Tensor>,
 ) -> Result<Option<Tensor>> {
     let name = spec.op.name;
+    if out.is_some_and(|o| o.dtype().is_quantized()) {
+        return Err(Error::DType {
+            op: name,
+            msg: "a reduction writes a plain dtype, not a quantized output (quantize its result afterwards)".into(),
+        });
+    }
+    if input.dtype().is_quantized() {
+        // The values (f32): sum/mean/amax/... of a quantized tensor are of what it stands for.
+        return reduce(spec, &input.dequantize()?, dims, keepdim, params, out);
+    }
     if layout_of([input]) != Layout::Strided {
         return super::sparse::reduce(spec, input, dims, keepdim, params, out);
     }

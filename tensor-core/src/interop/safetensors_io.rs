@@ -59,6 +59,8 @@ fn from_dtype(d: DType) -> StDtype {
         DType::BF16 => StDtype::BF16,
         DType::F32 => StDtype::F32,
         DType::F64 => StDtype::F64,
+        // Saved as the stored integers; the quantizer goes into the file's metadata.
+        DType::QInt8 | DType::QUInt8 | DType::QInt32 => from_dtype(d.repr()),
     }
 }
 

@@ -68,6 +68,11 @@ pub enum CallExtra<'a> {
     /// A chain for the `"fused"` runner rows (see [`crate::call::fused`]); a chain ending
     /// in a reduction carries that reduction's plan (and so its index steps).
     Fused(&'a crate::call::fused::FusedCall<'a>),
+    /// A map or copy with quantized operands: per operand (the output first, then the
+    /// inputs) the arithmetic of its quantizer, `None` for a plain one. Inputs are
+    /// dequantized as they are loaded, the output quantized as it is stored (read with
+    /// [`PreparedCall::quantized`]). A kernel that cannot honour it must refuse the call.
+    Quantized(&'a crate::quant::OperandAffines),
 }
 
 impl<'a> PreparedCall<'a> {
@@ -77,7 +82,16 @@ impl<'a> PreparedCall<'a> {
         match self.extra {
             CallExtra::Reduce { index_strides } => index_strides,
             CallExtra::Fused(f) => f.reduce.map_or(&[], |r| &r.plan.index),
-            CallExtra::None => &[],
+            CallExtra::None | CallExtra::Quantized(_) => &[],
+        }
+    }
+
+    /// For a call with quantized operands: per operand (output first) its quantizer's
+    /// arithmetic; `None` for every other call.
+    pub fn quantized(&self) -> Option<&'a crate::quant::OperandAffines> {
+        match self.extra {
+            CallExtra::Quantized(q) => Some(q),
+            _ => None,
         }
     }
 
@@ -115,6 +129,12 @@ pub trait KernelImpl: Send + Sync + std::fmt::Debug {
     /// A caller with longer rows takes another path (softmax: its log-sum-exp reduction).
     fn max_row_len(&self) -> usize {
         usize::MAX
+    }
+    /// Map kernels that dequantize/quantize operands as [`CallExtra::Quantized`] asks. The
+    /// call path hands quantized operands only to kernels that say so (others: an error
+    /// naming the kind and device, never raw integers taken for values).
+    fn takes_quantized(&self) -> bool {
+        false
     }
 }
 

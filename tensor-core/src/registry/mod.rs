@@ -17,7 +17,9 @@ pub use kernel::{
     CallExtra, CopyFn, CopyKernel, FillFn, FillKernel, KernelImpl, PreparedCall, RawTensor, REFERENCE_PRIORITY,
 };
 pub use reduce_rule::{Accumulate, ReduceOutput, ReduceSpec, SparseReduce};
-pub use spec::{OpSpec, RowCache, COPY_SPEC, FILL_SPEC, FUSED_SPEC, LOG_SOFTMAX_ROWS, SOFTMAX_ROWS};
+pub use spec::{
+    OpSpec, RowCache, COPY_SPEC, FILL_SPEC, FUSED_SPEC, LOG_SOFTMAX_ROWS, QUANTIZED_COPY_SPEC, SOFTMAX_ROWS,
+};
 
 use crate::{DType, Device, DeviceKind, Error, Layout, Result};
 use spec::SpecRows;
@@ -47,7 +49,7 @@ inventory::collect!(KernelRow);
 pub struct RowSet {
     /// The op.
     pub op: &'static OpSpec,
-    slots: [Option<&'static KernelRow>; DType::ALL.len()],
+    slots: [Option<&'static KernelRow>; DType::COUNT],
 }
 
 impl RowSet {
@@ -57,7 +59,7 @@ impl RowSet {
     }
     /// The dtypes with a kernel, in promotion order.
     pub fn dtypes(&self) -> Vec<DType> {
-        DType::ALL.into_iter().filter(|&d| self.get(d).is_some()).collect()
+        DType::ALL.into_iter().chain(DType::QUANTIZED).filter(|&d| self.get(d).is_some()).collect()
     }
 }
 
@@ -119,7 +121,7 @@ impl Registry {
             }
             let set = rows
                 .entry((row.op.name, row.device, row.layout))
-                .or_insert(RowSet { op: row.op, slots: [None; DType::ALL.len()] });
+                .or_insert(RowSet { op: row.op, slots: [None; DType::COUNT] });
             // One definition registering a dtype twice keeps the row of the highest
             // priority (a backend's over the core's reference kernels), else the first.
             let slot = &mut set.slots[row.dtype as usize];

@@ -79,6 +79,25 @@ pub static COPY_SPEC: OpSpec = OpSpec {
     rows: RowCache::new(),
 };
 
+/// The copy behind quantizing, dequantizing and requantizing (`copy_` where either side is
+/// quantized with another quantizer): an identity map whose rows load through the inputs'
+/// quantizers and store through the output's ([`CallExtra::Quantized`]). Keyed by the
+/// compute dtype (f32); a backend's rows are map kernels that honour the quantizers.
+///
+/// [`CallExtra::Quantized`]: crate::registry::CallExtra::Quantized
+pub static QUANTIZED_COPY_SPEC: OpSpec = OpSpec {
+    name: "quantized_copy",
+    arity: 1,
+    params: &[],
+    bool_output: false,
+    float_only: false,
+    doc: "copy between a quantized tensor and another dtype or quantizer: dequantize, then quantize, in f32",
+    internal: true,
+    sparse_intersection: false,
+    defined_at: concat!(module_path!(), " (", file!(), ":", line!(), ")"),
+    rows: RowCache::new(),
+};
+
 /// The fill op behind `Tensor::fill_`, `zeros`, `ones`, `full`.
 pub static FILL_SPEC: OpSpec = OpSpec {
     name: "fill",

@@ -57,6 +57,7 @@ impl Tensor {
     /// ```
     pub fn sparse_coo(indices: &Tensor, values: &Tensor, shape: &[usize]) -> Result<Tensor> {
         const OP: &str = "sparse_coo";
+        values.not_quantized(OP)?;
         index_tensor(OP, "indices", indices)?;
         if indices.ndim() != 2 {
             return Err(Error::shape(
@@ -130,6 +131,7 @@ impl Tensor {
     /// ```
     pub fn sparse_csr(crow: &Tensor, col: &Tensor, values: &Tensor, shape: &[usize]) -> Result<Tensor> {
         const OP: &str = "sparse_csr";
+        values.not_quantized(OP)?;
         crow.strided_only(OP)?;
         col.strided_only(OP)?;
         if !matches!(crow.dtype(), DType::I32 | DType::I64) || col.dtype() != crow.dtype() {

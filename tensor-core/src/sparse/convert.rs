@@ -119,6 +119,7 @@ impl Tensor {
     /// ```
     pub fn to_sparse(&self, sparse_dims: usize) -> Result<Tensor> {
         const OP: &str = "to_sparse";
+        self.not_quantized(OP)?;
         match self.layout() {
             Layout::Strided => {}
             Layout::SparseCoo if self.sparse_dim()? == sparse_dims => return Ok(self.clone()),
@@ -209,6 +210,7 @@ impl Tensor {
     /// ```
     pub fn to_sparse_csr(&self) -> Result<Tensor> {
         const OP: &str = "to_sparse_csr";
+        self.not_quantized(OP)?;
         match self.layout() {
             Layout::SparseCsr => return Ok(self.clone()),
             Layout::Strided => {
@@ -257,6 +259,7 @@ impl Tensor {
     /// ```
     pub fn to_sparse_csr_hybrid(&self, dense_dim: usize) -> Result<Tensor> {
         const OP: &str = "to_sparse_csr_hybrid";
+        self.not_quantized(OP)?;
         if self.layout() != Layout::Strided {
             return Err(Error::Layout {
                 op: OP,

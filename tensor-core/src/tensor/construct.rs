@@ -68,6 +68,14 @@ impl Tensor {
 
     /// [`Tensor::empty`] with `op` named in its errors (an op's new output).
     pub(crate) fn empty_for(op: &'static str, shape: &[usize], dtype: DType, device: Device) -> Result<Tensor> {
+        if dtype.is_quantized() {
+            return Err(Error::DType {
+                op,
+                msg: format!(
+                    "a {dtype} tensor needs its quantizer: use Tensor::empty_quantized(shape, &Quantizer::per_tensor({dtype}, scale, zero_point)?, device), or quantize_per_tensor"
+                ),
+            });
+        }
         let numel = shape::checked_numel(op, shape, dtype)?;
         let storage = Storage::new_lazy_uninit(dtype, numel, device)?;
         // `numel` elements fit `storage` (made for them) and isize (checked): every offset

@@ -44,6 +44,12 @@ impl Tensor {
 
     /// Growth ops change what this handle's storage holds: a read-only storage refuses them.
     fn require_writable(&self, op: &'static str) -> Result<()> {
+        if let Some(axis) = self.quantizer().and_then(|q| q.axis()) {
+            return Err(Error::invalid(
+                op,
+                format!("a per-channel quantized tensor cannot change shape in place (its scales are per index of dim {axis}); dequantize() first"),
+            ));
+        }
         if self.storage().is_read_only() {
             Err(Error::ReadOnly { op })
         } else {
@@ -76,13 +82,14 @@ impl Tensor {
     fn reallocate_keeping(&mut self, op: &'static str, capacity: usize) -> Result<()> {
         let numel = self.numel();
         debug_assert!(capacity >= numel);
-        let storage = Storage::new_lazy(self.dtype(), capacity, self.device()).map_err(|_| Error::Overflow {
+        let storage = Storage::new_lazy(self.storage().dtype(), capacity, self.device()).map_err(|_| Error::Overflow {
             op,
             shape: vec![capacity],
             dtype: self.dtype(),
         })?;
-        let fresh =
+        let mut fresh =
             Tensor::from_parts_unchecked(storage, self.shape().to_vec(), shape::contiguous_strides(self.shape()), 0);
+        fresh.quant = self.quant.clone();
         if numel > 0 && self.storage().is_allocated() {
             fresh.copy_(self)?;
         }
@@ -127,8 +134,10 @@ impl Tensor {
         if fits && !big_shrink {
             self.set_layout(shape.to_vec(), strides, self.storage_offset());
         } else {
-            let storage = Storage::new_lazy(dtype, numel, self.device())?;
+            let storage = Storage::new_lazy(self.storage().dtype(), numel, self.device())?;
+            let quant = self.quant.take();
             *self = Tensor::from_parts_unchecked(storage, shape.to_vec(), strides, 0);
+            self.quant = quant;
         }
         Ok(())
     }
@@ -291,9 +300,16 @@ impl Tensor {
                 ),
             ));
         }
+        if src.quantizer().is_some_and(|q| q.axis().is_some()) && src.shape() != self.shape() {
+            return Err(Error::shape(
+                "share_data",
+                format!("a per-channel quantized source (shape {:?}) is shared only by a tensor of its shape, got {:?}", src.shape(), self.shape()),
+            ));
+        }
         let strides = shape::contiguous_strides(self.shape());
         *self =
             Tensor::from_parts_unchecked(src.storage().clone(), self.shape().to_vec(), strides, src.storage_offset());
+        self.quant = src.quant.clone();
         Ok(())
     }
 }

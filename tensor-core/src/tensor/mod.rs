@@ -45,6 +45,8 @@ pub struct Tensor {
     /// lock is an `Error::Layout` — so strided code that reaches it gets an `Err`, never
     /// bytes. See `crate::sparse`.
     pub(crate) sparse: Option<std::sync::Arc<crate::sparse::Parts>>,
+    /// The quantizer of a quantized tensor (whose storage holds the dtype's integers).
+    pub(crate) quant: Option<std::sync::Arc<crate::Quantizer>>,
 }
 
 impl Tensor {
@@ -58,11 +60,21 @@ impl Tensor {
         let (shape, strides) = (shape.into(), strides.into());
         debug_assert_eq!(shape.len(), strides.len());
         let contiguous = shape::is_contiguous(&shape, &strides);
-        Tensor { storage, shape, strides, offset, contiguous, sparse: None }
+        Tensor { storage, shape, strides, offset, contiguous, sparse: None, quant: None }
     }
 
     /// A contiguous tensor over `storage` starting at element 0.
     pub fn from_storage(storage: Storage, shape: &[usize]) -> Result<Tensor> {
+        if storage.dtype().is_quantized() {
+            return Err(Error::DType {
+                op: "from_storage",
+                msg: format!(
+                    "a {} storage has no quantizer: make the storage of its integer dtype ({}) and use Tensor::empty_quantized, or quantize_per_tensor",
+                    storage.dtype(),
+                    storage.dtype().repr()
+                ),
+            });
+        }
         let numel = shape::checked_numel("from_storage", shape, storage.dtype())?;
         if numel > storage.capacity_elems() {
             return Err(Error::out_of_bounds(
@@ -97,7 +109,10 @@ impl Tensor {
     }
     /// The element type.
     pub fn dtype(&self) -> DType {
-        self.storage.dtype()
+        match &self.quant {
+            None => self.storage.dtype(),
+            Some(q) => q.dtype(),
+        }
     }
     /// Where the data lives.
     pub fn device(&self) -> Device {

@@ -12,7 +12,8 @@ impl Tensor {
     pub fn raw(&self, base: *mut u8) -> RawTensor<'_> {
         RawTensor {
             ptr: base.wrapping_add(self.storage_offset() * self.elem_size()),
-            dtype: self.dtype(),
+            // The stored dtype (a quantized tensor's integers).
+            dtype: self.storage().dtype(),
             shape: self.shape(),
             strides: self.strides(),
             device: self.device(),
@@ -124,7 +125,7 @@ impl Tensor {
         if let Some(parts) = &self.sparse {
             return self.map_sparse_parts(parts, Tensor::deep_clone, Tensor::deep_clone);
         }
-        let out = Tensor::empty_for("deep_clone", self.shape(), self.dtype(), self.device())?;
+        let out = self.empty_like_for("deep_clone", self.device())?;
         out.copy_(self).map_err(|e| e.renamed("deep_clone"))?;
         Ok(out)
     }
@@ -147,7 +148,7 @@ impl Tensor {
         if self.is_contiguous() {
             return Ok(self.clone());
         }
-        let out = Tensor::empty(self.shape(), self.dtype(), self.device())?;
+        let out = self.empty_like_for("contiguous", self.device())?;
         out.copy_(self)?;
         Ok(out)
     }
@@ -180,7 +181,7 @@ impl Tensor {
         if let Some(parts) = &self.sparse {
             return self.map_sparse_parts(parts, |t| t.to_device(device), |t| t.to_device(device));
         }
-        let out = Tensor::empty(self.shape(), self.dtype(), device)?;
+        let out = self.empty_like_for("to_device", device)?;
         out.copy_(self)?;
         Ok(out)
     }
@@ -201,6 +202,9 @@ impl Tensor {
         if src.is_sparse() {
             // Into a strided destination: the sparse layout's scatter, then a dense copy.
             return self.copy_(&src.to_dense()?);
+        }
+        if self.quant.is_some() || src.quant.is_some() {
+            return crate::call::quantized::copy(self, src);
         }
         if self.device() != src.device() {
             // (The same-device path checks in `call::copy`.)
@@ -296,6 +300,9 @@ impl Tensor {
     pub fn item(&self) -> Result<Scalar> {
         if self.numel() != 1 {
             return Err(Error::shape("item", format!("needs exactly one element, the shape is {:?}", self.shape())));
+        }
+        if self.quant.is_some() {
+            return self.dequantize()?.item();
         }
         crate::with_dtype!(self.dtype(), T => Ok(self.to_vec::<T>()?[0].to_scalar()))
     }

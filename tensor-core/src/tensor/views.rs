@@ -4,11 +4,28 @@
 use super::Tensor;
 use crate::error::check_dim;
 use crate::shape::{Dims, Strides};
+use crate::quant::ViewChange;
 use crate::{shape, Error, Result};
 
 impl Tensor {
-    fn with_layout(&self, shape: impl Into<Dims>, strides: impl Into<Strides>, offset: usize) -> Tensor {
-        Tensor::from_parts_unchecked(self.storage().clone(), shape, strides, offset)
+    /// A view of this storage (a plain tensor's) or of this quantized tensor, its quantizer
+    /// carried through `change` (see [`crate::quant`]).
+    fn with_layout(
+        &self,
+        op: &'static str,
+        change: ViewChange<'_>,
+        shape: impl Into<Dims>,
+        strides: impl Into<Strides>,
+        offset: usize,
+    ) -> Result<Tensor> {
+        let mut t = Tensor::from_parts_unchecked(self.storage().clone(), shape, strides, offset);
+        if let Some(q) = &self.quant {
+            t.quant = Some(match q.axis() {
+                None => q.clone(),
+                Some(_) => std::sync::Arc::new(q.through(op, change)?),
+            });
+        }
+        Ok(t)
     }
 
     /// Resolves one `-1` in `spec` against this tensor's element count.
@@ -122,7 +139,8 @@ impl Tensor {
                 ),
             )
         })?;
-        Ok(self.with_layout(new_shape, strides, self.storage_offset()))
+        let change = ViewChange::Reshape { from: self.shape(), to: &new_shape };
+        self.with_layout("view", change, new_shape.clone(), strides, self.storage_offset())
     }
 
     /// Like [`Tensor::view`], but copies to a contiguous tensor when a view is impossible.
@@ -138,10 +156,14 @@ impl Tensor {
         self.strided_only("reshape")?;
         let new_shape = self.infer_shape("reshape", shape)?;
         match self.view_strides(&new_shape) {
-            Some(strides) => Ok(self.with_layout(new_shape, strides, self.storage_offset())),
+            Some(strides) => {
+                let change = ViewChange::Reshape { from: self.shape(), to: &new_shape };
+                self.with_layout("reshape", change, new_shape.clone(), strides, self.storage_offset())
+            }
             None => {
                 let c = self.contiguous()?;
-                Ok(c.with_layout(new_shape.clone(), shape::contiguous_strides(&new_shape), c.storage_offset()))
+                let change = ViewChange::Reshape { from: self.shape(), to: &new_shape };
+                c.with_layout("reshape", change, new_shape.clone(), shape::contiguous_strides(&new_shape), c.storage_offset())
             }
         }
     }
@@ -163,7 +185,7 @@ impl Tensor {
         let (mut sh, mut st) = (Dims::from_slice(self.shape()), Strides::from_slice(self.strides()));
         sh.swap(d0, d1);
         st.swap(d0, d1);
-        Ok(self.with_layout(sh, st, self.storage_offset()))
+        self.with_layout("transpose", ViewChange::Transpose(d0, d1), sh, st, self.storage_offset())
     }
 
     /// Matrix transpose of a 2-D tensor; 0-D and 1-D tensors come back unchanged.
@@ -209,7 +231,7 @@ impl Tensor {
         }
         let sh: Dims = perm.iter().map(|&p| self.shape()[p]).collect();
         let st: Strides = perm.iter().map(|&p| self.strides()[p]).collect();
-        Ok(self.with_layout(sh, st, self.storage_offset()))
+        self.with_layout("permute", ViewChange::Permute(perm), sh, st, self.storage_offset())
     }
 
     /// Elements `start..start + len` of `dim`.
@@ -234,7 +256,8 @@ impl Tensor {
         let mut sh = Dims::from_slice(self.shape());
         sh[dim] = len;
         let offset = self.offset_if_nonempty(&sh, start, dim);
-        Ok(self.with_layout(sh, Strides::from_slice(self.strides()), offset))
+        let change = ViewChange::Slice { dim, start, len, step: 1 };
+        self.with_layout("narrow", change, sh, Strides::from_slice(self.strides()), offset)
     }
 
     /// The storage offset after moving `index` steps along `dim`, for a result of shape
@@ -271,7 +294,7 @@ impl Tensor {
         let (mut sh, mut st) = (Dims::from_slice(self.shape()), Strides::from_slice(self.strides()));
         sh.remove(dim);
         st.remove(dim);
-        Ok(self.with_layout(sh, st, offset))
+        self.with_layout("select", ViewChange::Select { dim, index }, sh, st, offset)
     }
 
     /// Elements `start, start + step, ...` below `end` (clamped to the size) of `dim`.
@@ -302,7 +325,7 @@ impl Tensor {
         // In a non-empty view with two or more elements along `dim` the stepped stride is
         // reachable, so it fits; otherwise it never addresses anything (saturate).
         st[dim] = st[dim].saturating_mul(step as isize);
-        Ok(self.with_layout(sh, st, offset))
+        self.with_layout("slice", ViewChange::Slice { dim, start, len, step }, sh, st, offset)
     }
 
     /// Broadcasts to `shape` (NumPy rules: leading dims added, size-1 dims stretched with
@@ -336,7 +359,8 @@ impl Tensor {
 
     fn broadcast_impl(&self, op: &'static str, target: &[usize]) -> Result<Tensor> {
         let st = self.broadcast_strides_for(op, target)?;
-        Ok(self.with_layout(Dims::from_slice(target), st, self.storage_offset()))
+        let change = ViewChange::Broadcast { from: self.shape(), to: target };
+        self.with_layout(op, change, Dims::from_slice(target), st, self.storage_offset())
     }
 
     /// The strides this tensor has when broadcast to `target` (NumPy rules: 0 on the
@@ -402,7 +426,7 @@ impl Tensor {
         let (mut sh, mut st) = (Dims::from_slice(self.shape()), Strides::from_slice(self.strides()));
         sh.remove(dim);
         st.remove(dim);
-        Ok(self.with_layout(sh, st, self.storage_offset()))
+        self.with_layout("squeeze", ViewChange::Squeeze(dim), sh, st, self.storage_offset())
     }
 
     /// Inserts a size-1 dim at `dim` (`0..=ndim`).
@@ -423,7 +447,7 @@ impl Tensor {
         let stride = if dim < self.ndim() { st[dim].saturating_mul(sh[dim] as isize) } else { 1 };
         sh.insert(dim, 1);
         st.insert(dim, stride);
-        Ok(self.with_layout(sh, st, self.storage_offset()))
+        self.with_layout("unsqueeze", ViewChange::Unsqueeze(dim), sh, st, self.storage_offset())
     }
 
     /// One dim holding every element (a view when possible, else a copy); a 0-dim
@@ -439,7 +463,13 @@ impl Tensor {
     pub fn flatten(&self) -> Result<Tensor> {
         self.strided_only("flatten")?;
         self.reshape(&[-1])
-            .map(|t| if self.ndim() == 0 { t.with_layout(vec![1], vec![1], t.storage_offset()) } else { t })
+            .and_then(|t| {
+                if self.ndim() == 0 {
+                    t.with_layout("flatten", ViewChange::Unsqueeze(0), vec![1], vec![1], t.storage_offset())
+                } else {
+                    Ok(t)
+                }
+            })
     }
 
     /// Reverses `dim` (negative stride, no copy).
@@ -460,7 +490,7 @@ impl Tensor {
         let offset = self.offset_if_nonempty(self.shape(), size.saturating_sub(1), dim);
         // Wrapping: only `isize::MIN` wraps, and only on a dim that addresses nothing.
         st[dim] = st[dim].wrapping_neg();
-        Ok(self.with_layout(Dims::from_slice(self.shape()), st, offset))
+        self.with_layout("flip", ViewChange::Flip(dim), Dims::from_slice(self.shape()), st, offset)
     }
 
     /// A view with explicit sizes, strides and absolute storage offset (as PyTorch),
@@ -501,7 +531,8 @@ impl Tensor {
                 format!("offset {offset} is past the storage of {cap} elements"),
             ));
         }
-        Ok(self.with_layout(shape.to_vec(), strides.to_vec(), offset))
+        let change = if shape == self.shape() { ViewChange::Reshape { from: shape, to: shape } } else { ViewChange::AsStrided };
+        self.with_layout("as_strided", change, shape.to_vec(), strides.to_vec(), offset)
     }
 }
 

@@ -30,6 +30,10 @@ pub(crate) fn log_softmax_from_lse<T: Float>(x: T, hi: T, lo: T) -> T {
 }
 
 fn run(name: &'static str, a: &Tensor, dim: usize, out: &Tensor, log: bool) -> Result<()> {
+    if a.dtype().is_quantized() {
+        // Of the values the quantized tensor stands for (f32, the result dtype).
+        return run(name, &a.dequantize()?, dim, out, log);
+    }
     if dim >= a.ndim() {
         return Err(Error::DimOutOfRange { op: name, dim, ndim: a.ndim() });
     }
@@ -110,7 +114,8 @@ fn dense_only(name: &'static str, a: &Tensor) -> Result<()> {
 }
 
 fn new_result(a: &Tensor) -> Result<Tensor> {
-    Tensor::empty(a.shape(), ReduceOutput::Float.result(a.dtype()), a.device())
+    // A quantized input's values are f32 (its compute dtype).
+    Tensor::empty(a.shape(), ReduceOutput::Float.result(a.dtype().compute()), a.device())
 }
 
 /// `e^x / Σ e^x` along `dim` (< ndim), max-subtracted (a row of all −∞ gives NaN).

@@ -347,6 +347,11 @@ pub fn run_chain(chain: &Chain<'_>, out: Option<&Tensor>) -> Result<Option<Tenso
     };
     let device = first.device();
     check_devices(chain, device)?;
+    if chain.leaves.iter().copied().chain(out).any(|t| t.dtype().is_quantized()) {
+        // Quantized leaves or output: node by node, each node dequantizing its inputs and
+        // quantizing its result (the eager chain's answer, which fusion must not change).
+        return run_eager(chain, out);
+    }
     let metas = check_nodes(chain, device)?;
     let (root, _) = metas.last().expect("a node");
     let runner = lookup(&FUSED_SPEC, layout_of(chain.leaves.iter().copied()), device, DType::F32)?;

@@ -21,6 +21,9 @@ pub(super) fn dl_dtype(d: DType) -> DLDataType {
         DType::BF16 => (DLDataTypeCode::BFLOAT, 16),
         DType::F32 => (DLDataTypeCode::FLOAT, 32),
         DType::F64 => (DLDataTypeCode::FLOAT, 64),
+        // DLPack has no quantized type: the exporter refuses quantized tensors before this
+        // (their integers alone would lose the quantizer); the stored integer's code here.
+        DType::QInt8 | DType::QUInt8 | DType::QInt32 => return dl_dtype(d.repr()),
     };
     DLDataType { code, bits, lanes: 1 }
 }

@@ -181,6 +181,15 @@ impl Tensor {
     /// ```
     pub fn to_dlpack(&self) -> Result<DlpackTensor> {
         let op = "to_dlpack";
+        if self.dtype().is_quantized() {
+            return Err(Error::DType {
+                op,
+                msg: format!(
+                    "DLPack has no quantized dtype, so a {} tensor cannot be exported without losing its quantizer; export int_repr() (and pass q_scale()/q_zero_point() alongside) or dequantize() first",
+                    self.dtype()
+                ),
+            });
+        }
         let storage = self.storage();
         storage.ensure_allocated()?;
         let base = storage.read_for(op)?.as_ptr() as *mut u8;
