@@ -73,7 +73,10 @@ macro_rules! __tensor_ops_register_map_rows {
 macro_rules! __tensor_ops_register_quantized_map_rows {
     (spec: $spec:expr, dtype: $dtype:expr, compute: $compute:expr, output: $output:expr, cpu: $cpu:expr $(,)?) => {
         $crate::__tensor_ops_row!(
-            $spec, Cpu, Strided, $dtype,
+            $spec,
+            Cpu,
+            Strided,
+            $dtype,
             &$crate::__private::MapKernel { compute: $compute, output: $output, func: $cpu }
         );
     };

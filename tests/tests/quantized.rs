@@ -71,10 +71,7 @@ fn quantize_matches_pytorch_on_ties_extremes_and_nan() {
     let want: [(DType, [i64; 10]); 3] = [
         (DType::QInt8, [0, 2, 2, 0, -2, -2, 127, -128, 127, 127]),
         (DType::QUInt8, [0, 2, 2, 0, 0, 0, 255, 0, 255, 255]),
-        (
-            DType::QInt32,
-            [0, 2, 2, 0, -2, -2, i32::MAX as i64, i32::MIN as i64, i32::MIN as i64, i32::MAX as i64],
-        ),
+        (DType::QInt32, [0, 2, 2, 0, -2, -2, i32::MAX as i64, i32::MIN as i64, i32::MIN as i64, i32::MAX as i64]),
     ];
     for (d, w) in want {
         assert_eq!(ints(&quantize_per_tensor(&x, 1.0, 0, d).unwrap()), w, "{d}");
@@ -96,7 +93,11 @@ fn quantize_and_dequantize_match_the_model_for_every_dtype_and_layout() {
     let sources: Vec<(&str, Tensor, Vec<f32>)> = vec![
         ("contiguous", x.clone(), data.clone()),
         ("transposed", x.transpose(0, 2).unwrap(), x.transpose(0, 2).unwrap().contiguous().unwrap().to_vec().unwrap()),
-        ("stepped", x.slice(1, 1, 70, 3).unwrap(), x.slice(1, 1, 70, 3).unwrap().contiguous().unwrap().to_vec().unwrap()),
+        (
+            "stepped",
+            x.slice(1, 1, 70, 3).unwrap(),
+            x.slice(1, 1, 70, 3).unwrap().contiguous().unwrap().to_vec().unwrap(),
+        ),
         ("f64", x.to_dtype(DType::F64).unwrap(), data.clone()),
     ];
     for d in Q {
@@ -143,7 +144,8 @@ fn per_channel_quantize_along_every_axis_of_strided_inputs() {
             for d in Q {
                 let c = shape[axis];
                 let scales: Vec<f64> = (0..c).map(|i| 0.05 + 0.07 * i as f64).collect();
-                let zps: Vec<i64> = (0..c).map(|i| if d == DType::QUInt8 { 3 * i as i64 } else { i as i64 - 2 }).collect();
+                let zps: Vec<i64> =
+                    (0..c).map(|i| if d == DType::QUInt8 { 3 * i as i64 } else { i as i64 - 2 }).collect();
                 let s = Tensor::from_vec(scales.clone(), &[c]).unwrap();
                 let z = Tensor::from_vec(zps.clone(), &[c]).unwrap();
                 let q = quantize_per_channel(&src, &s, &z, axis, d).unwrap();
@@ -171,7 +173,8 @@ fn views_carry_a_per_channel_quantizer() {
     let q = quantize_per_channel(&x, &s, &z, 1, DType::QInt8).unwrap();
     let dq = q.dequantize().unwrap();
     // Each view of q dequantizes to the same view of q's values.
-    let views: Vec<(&str, Box<dyn Fn(&Tensor) -> Tensor>)> = vec![
+    type View = Box<dyn Fn(&Tensor) -> Tensor>;
+    let views: Vec<(&str, View)> = vec![
         ("transpose", Box::new(|t: &Tensor| t.transpose(0, 1).unwrap())),
         ("permute", Box::new(|t: &Tensor| t.permute(&[2, 1, 0]).unwrap())),
         ("narrow", Box::new(|t: &Tensor| t.narrow(1, 1, 2).unwrap())),
@@ -227,10 +230,14 @@ fn copies_requantize_and_fills_quantize() {
     assert_eq!(ints(&a), vec![6; 50]);
     let s = Tensor::from_vec(vec![0.1f64, 1.0], &[2]).unwrap();
     let z = Tensor::from_vec(vec![0i64, 0], &[2]).unwrap();
-    let pc = quantize_per_channel(&Tensor::zeros(&[3, 2], DType::F32, Device::Cpu).unwrap(), &s, &z, 1, DType::QInt8).unwrap();
+    let pc = quantize_per_channel(&Tensor::zeros(&[3, 2], DType::F32, Device::Cpu).unwrap(), &s, &z, 1, DType::QInt8)
+        .unwrap();
     pc.fill_(2.0).unwrap();
     assert_eq!(ints(&pc), vec![20, 2, 20, 2, 20, 2]);
-    assert_eq!(pc.select(0, 0).unwrap().select(0, 0).unwrap().item().unwrap(), Scalar::Float((20.0f32 * 0.1f32) as f64));
+    assert_eq!(
+        pc.select(0, 0).unwrap().select(0, 0).unwrap().item().unwrap(),
+        Scalar::Float((20.0f32 * 0.1f32) as f64)
+    );
 }
 
 #[test]
@@ -282,8 +289,12 @@ fn maps_dequantize_compute_in_f32_and_quantize_once() {
     let vp = f32s(&p.dequantize().unwrap());
     let sum = tensor_ops::add(&p, &a).unwrap();
     assert_eq!(sum.q_per_channel_axis().unwrap(), 0);
-    let want: Vec<i64> =
-        vp.iter().zip(&va).enumerate().map(|(i, (&x, &y))| model_q(x + y, 0.1 * (i / 40 + 1) as f64, 0, DType::QInt8)).collect();
+    let want: Vec<i64> = vp
+        .iter()
+        .zip(&va)
+        .enumerate()
+        .map(|(i, (&x, &y))| model_q(x + y, 0.1 * (i / 40 + 1) as f64, 0, DType::QInt8))
+        .collect();
     assert_eq!(ints(&sum), want);
 }
 
@@ -327,7 +338,10 @@ fn reductions_reduce_the_values() {
         assert_eq!(a.dtype(), DType::F32);
         assert_eq!(f32s(&a), f32s(&b));
     }
-    assert_eq!(q.argmax(1, false).unwrap().to_vec::<i64>().unwrap(), v.argmax(1, false).unwrap().to_vec::<i64>().unwrap());
+    assert_eq!(
+        q.argmax(1, false).unwrap().to_vec::<i64>().unwrap(),
+        v.argmax(1, false).unwrap().to_vec::<i64>().unwrap()
+    );
     assert_eq!(f32s(&tensor_ops::softmax(&q, 1).unwrap()), f32s(&tensor_ops::softmax(&v, 1).unwrap()));
 }
 

@@ -108,11 +108,17 @@ mod tests {
             let mut got = xs.clone();
             // SAFETY: got holds xs.len() f32.
             unsafe { quantize_in_place(got.as_mut_ptr(), got.len(), &a) };
-            assert_eq!(got.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), want.iter().map(|v| v.to_bits()).collect::<Vec<_>>());
+            assert_eq!(
+                got.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+                want.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+            );
             let back: Vec<f32> = want.iter().map(|&q| a.dequantize(q)).collect();
             // SAFETY: as above.
             unsafe { dequantize_in_place(got.as_mut_ptr(), got.len(), &a) };
-            assert_eq!(got.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), back.iter().map(|v| v.to_bits()).collect::<Vec<_>>());
+            assert_eq!(
+                got.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+                back.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+            );
         }
     }
 }

@@ -20,13 +20,13 @@
 
 use super::affine::{dequantize_in_place, quantize_in_place};
 use super::convert::{gather_cast, scatter_cast};
-use tensor_core::quant::{Affine, OperandAffines};
 use super::copy::stream::{copy_bytes_nt_unfenced, store_fence, NT_THRESHOLD};
 use super::map::prefetch;
 use super::parallel::{for_each_chunk, for_each_row_chunk, GRAIN};
 use crate::kernel::{MapKernel, Store};
 use std::mem::MaybeUninit;
 use tensor_core::iter::{IterPlan, PerOperand};
+use tensor_core::quant::{Affine, OperandAffines};
 use tensor_core::registry::{KernelImpl, PreparedCall, RawTensor};
 use tensor_core::{with_dtype, DType, Element, Error, Result, Scalar};
 
@@ -182,7 +182,11 @@ unsafe fn run_canonical_with(
     // classification, staging or split (the per-call overhead of small ops).
     let n: usize = out.shape.iter().product();
     let unit = |t: &RawTensor<'_>, dtype: DType| t.dtype == dtype && (t.shape.is_empty() || t.strides == [1]);
-    if n <= SMALL_DIRECT && quant.is_none() && unit(out, kernel.output) && inputs.iter().all(|i| unit(i, kernel.compute)) {
+    if n <= SMALL_DIRECT
+        && quant.is_none()
+        && unit(out, kernel.output)
+        && inputs.iter().all(|i| unit(i, kernel.compute))
+    {
         if n == 0 {
             return Ok(());
         }
@@ -244,7 +248,12 @@ unsafe fn run_planned(
     ops.push(Operand { base: out.ptr, dtype: out.dtype, kind: out_kind, affine: affine(0) });
     for (j, (i, &s)) in inputs.iter().zip(&inner[1..]).enumerate() {
         let a = affine(j + 1);
-        ops.push(Operand { base: i.ptr, dtype: i.dtype, kind: classify(s, i.dtype, kernel.compute, a.is_some()), affine: a });
+        ops.push(Operand {
+            base: i.ptr,
+            dtype: i.dtype,
+            kind: classify(s, i.dtype, kernel.compute, a.is_some()),
+            affine: a,
+        });
     }
     let converts = ops[0].dtype != kernel.output
         || ops[1..].iter().any(|o| o.dtype != kernel.compute)
@@ -564,9 +573,7 @@ impl Call<'_> {
                 // SAFETY: dst..dst+m elements are this task's; inputs are valid for m.
                 RunKind::Streamed
                     if out.dtype == k.output && out.affine.is_none() && (dst as usize).is_multiple_of(16) =>
-                unsafe {
-                    (k.func)(dst, ins, m, self.params, Store::Streaming)
-                },
+                unsafe { (k.func)(dst, ins, m, self.params, Store::Streaming) },
                 RunKind::Streamed => {
                     let buf = bufs[0].0.as_mut_ptr() as *mut u8;
                     // SAFETY: buf holds m output elements (block sized for the widest

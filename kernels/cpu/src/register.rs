@@ -38,7 +38,13 @@ pub fn ensure_linked() {
 /// The `MapFn` contract for one f32 input.
 ///
 /// [`QUANTIZED_COPY_SPEC`]: tensor_core::registry::QUANTIZED_COPY_SPEC
-unsafe fn identity_f32(out: *mut u8, inputs: &[*const u8], n: usize, params: &[tensor_core::Scalar], store: crate::kernel::Store) {
+unsafe fn identity_f32(
+    out: *mut u8,
+    inputs: &[*const u8],
+    n: usize,
+    params: &[tensor_core::Scalar],
+    store: crate::kernel::Store,
+) {
     struct Identity;
     impl crate::map::MapBody<1> for Identity {
         fn call<V: crate::value::Value>(&self, [x]: [V; 1]) -> V {

@@ -43,7 +43,10 @@ pub(crate) fn copy(dst: &Tensor, src: &Tensor) -> Result<()> {
         return Ok(());
     }
     if src.dtype() == DType::Bool {
-        return Err(Error::DType { op, msg: format!("cannot copy bool into {} (quantize a real tensor)", dst.dtype()) });
+        return Err(Error::DType {
+            op,
+            msg: format!("cannot copy bool into {} (quantize a real tensor)", dst.dtype()),
+        });
     }
     if !dst.dtype().is_quantized() && !dst.dtype().is_float() {
         return Err(Error::DType {
@@ -65,9 +68,8 @@ pub(crate) fn fill(dst: &Tensor, value: Scalar) -> Result<()> {
     let v = value.to::<f64>() as f32;
     match q.axis() {
         None => dst.repr_view().fill_(Scalar::Int(q.affine(0).quantize(v) as i64)),
-        Some(axis) => (0..q.channels()).try_for_each(|c| {
-            dst.select(axis, c)?.repr_view().fill_(Scalar::Int(q.affine(c).quantize(v) as i64))
-        }),
+        Some(axis) => (0..q.channels())
+            .try_for_each(|c| dst.select(axis, c)?.repr_view().fill_(Scalar::Int(q.affine(c).quantize(v) as i64))),
     }
 }
 
@@ -91,7 +93,12 @@ pub(crate) fn map_new(spec: &'static OpSpec, inputs: &[&Tensor], params: &[Scala
 
 /// Map `spec` into `out` (in place into `inputs[0]` when `None`), an input or the output
 /// quantized.
-pub(crate) fn map_into(spec: &'static OpSpec, inputs: &[&Tensor], params: &[Scalar], out: Option<&Tensor>) -> Result<()> {
+pub(crate) fn map_into(
+    spec: &'static OpSpec,
+    inputs: &[&Tensor],
+    params: &[Scalar],
+    out: Option<&Tensor>,
+) -> Result<()> {
     let (out, what) = match out {
         Some(t) => (t, "out"),
         None => (inputs[0], "in-place"),
@@ -109,12 +116,20 @@ pub(crate) fn map_into(spec: &'static OpSpec, inputs: &[&Tensor], params: &[Scal
             format!("the {what} output has shape {:?}, the inputs broadcast to {shape:?}", out.shape()),
         ));
     }
-    let fits = if spec.bool_output { out.dtype() == DType::Bool } else { out.dtype().is_quantized() || out.dtype().is_float() };
+    let fits = if spec.bool_output {
+        out.dtype() == DType::Bool
+    } else {
+        out.dtype().is_quantized() || out.dtype().is_float()
+    };
     if !fits {
         let want = if spec.bool_output { "bool" } else { "a quantized or float dtype" };
         return Err(Error::DType {
             op: spec.name,
-            msg: format!("the {what} output is {}, but {} with quantized operands writes {want}", out.dtype(), spec.name),
+            msg: format!(
+                "the {what} output is {}, but {} with quantized operands writes {want}",
+                out.dtype(),
+                spec.name
+            ),
         });
     }
     out.check_writable(spec.name)?;
@@ -132,7 +147,13 @@ fn kernel_dtype(spec: &OpSpec, inputs: &[&Tensor]) -> Result<DType> {
 
 /// Runs `row` with every operand's quantizer; a per-channel operand is split channel by
 /// channel (recursively, one axis at a time).
-fn run(spec: &'static OpSpec, row: &'static KernelRow, out: &Tensor, inputs: &[&Tensor], params: &[Scalar]) -> Result<()> {
+fn run(
+    spec: &'static OpSpec,
+    row: &'static KernelRow,
+    out: &Tensor,
+    inputs: &[&Tensor],
+    params: &[Scalar],
+) -> Result<()> {
     if inputs.len() > MAX_INPUTS {
         return Err(Error::invalid(spec.name, format!("quantized calls take at most {MAX_INPUTS} inputs")));
     }

@@ -73,10 +73,7 @@ pub fn quantize_per_channel(
 
 fn quantize_with(x: &Tensor, q: Quantizer, op: &'static str) -> Result<Tensor> {
     if x.dtype().is_quantized() || x.dtype() == DType::Bool {
-        return Err(Error::DType {
-            op,
-            msg: format!("quantizes a real tensor (integer or float), got {}", x.dtype()),
-        });
+        return Err(Error::DType { op, msg: format!("quantizes a real tensor (integer or float), got {}", x.dtype()) });
     }
     let out = Tensor::empty_quantized_for(op, x.shape(), q, x.device())?;
     out.copy_(x).map_err(|e| e.renamed(op))?;
@@ -208,7 +205,10 @@ impl Tensor {
     fn per_channel_only(&self, op: &'static str) -> Result<&Quantizer> {
         let q = self.quantized_only(op)?;
         if q.axis().is_none() {
-            return Err(Error::invalid(op, format!("the tensor is quantized per tensor ({q}): use q_scale/q_zero_point")));
+            return Err(Error::invalid(
+                op,
+                format!("the tensor is quantized per tensor ({q}): use q_scale/q_zero_point"),
+            ));
         }
         Ok(q)
     }
@@ -216,16 +216,16 @@ impl Tensor {
 
 /// A per-channel quantizer's axis is a dim of `shape` with one index per channel.
 fn check_fits(op: &'static str, shape: &[usize], q: &Quantizer) -> Result<()> {
-    if let Some(axis) = q.axis() {
-        if axis >= shape.len() || shape[axis] != q.channels() {
-            return Err(Error::shape(
-                op,
-                format!(
-                    "a per-channel quantizer along dim {axis} with {} channels does not fit shape {shape:?}",
-                    q.channels()
-                ),
-            ));
-        }
+    if let Some(axis) = q.axis()
+        && (axis >= shape.len() || shape[axis] != q.channels())
+    {
+        return Err(Error::shape(
+            op,
+            format!(
+                "a per-channel quantizer along dim {axis} with {} channels does not fit shape {shape:?}",
+                q.channels()
+            ),
+        ));
     }
     Ok(())
 }

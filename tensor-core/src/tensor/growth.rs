@@ -82,11 +82,8 @@ impl Tensor {
     fn reallocate_keeping(&mut self, op: &'static str, capacity: usize) -> Result<()> {
         let numel = self.numel();
         debug_assert!(capacity >= numel);
-        let storage = Storage::new_lazy(self.storage().dtype(), capacity, self.device()).map_err(|_| Error::Overflow {
-            op,
-            shape: vec![capacity],
-            dtype: self.dtype(),
-        })?;
+        let storage = Storage::new_lazy(self.storage().dtype(), capacity, self.device())
+            .map_err(|_| Error::Overflow { op, shape: vec![capacity], dtype: self.dtype() })?;
         let mut fresh =
             Tensor::from_parts_unchecked(storage, self.shape().to_vec(), shape::contiguous_strides(self.shape()), 0);
         fresh.quant = self.quant.clone();
@@ -303,7 +300,11 @@ impl Tensor {
         if src.quantizer().is_some_and(|q| q.axis().is_some()) && src.shape() != self.shape() {
             return Err(Error::shape(
                 "share_data",
-                format!("a per-channel quantized source (shape {:?}) is shared only by a tensor of its shape, got {:?}", src.shape(), self.shape()),
+                format!(
+                    "a per-channel quantized source (shape {:?}) is shared only by a tensor of its shape, got {:?}",
+                    src.shape(),
+                    self.shape()
+                ),
             ));
         }
         let strides = shape::contiguous_strides(self.shape());

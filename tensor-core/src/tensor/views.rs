@@ -3,8 +3,8 @@
 
 use super::Tensor;
 use crate::error::check_dim;
-use crate::shape::{Dims, Strides};
 use crate::quant::ViewChange;
+use crate::shape::{Dims, Strides};
 use crate::{shape, Error, Result};
 
 impl Tensor {
@@ -163,7 +163,13 @@ impl Tensor {
             None => {
                 let c = self.contiguous()?;
                 let change = ViewChange::Reshape { from: self.shape(), to: &new_shape };
-                c.with_layout("reshape", change, new_shape.clone(), shape::contiguous_strides(&new_shape), c.storage_offset())
+                c.with_layout(
+                    "reshape",
+                    change,
+                    new_shape.clone(),
+                    shape::contiguous_strides(&new_shape),
+                    c.storage_offset(),
+                )
             }
         }
     }
@@ -462,14 +468,13 @@ impl Tensor {
     /// ```
     pub fn flatten(&self) -> Result<Tensor> {
         self.strided_only("flatten")?;
-        self.reshape(&[-1])
-            .and_then(|t| {
-                if self.ndim() == 0 {
-                    t.with_layout("flatten", ViewChange::Unsqueeze(0), vec![1], vec![1], t.storage_offset())
-                } else {
-                    Ok(t)
-                }
-            })
+        self.reshape(&[-1]).and_then(|t| {
+            if self.ndim() == 0 {
+                t.with_layout("flatten", ViewChange::Unsqueeze(0), vec![1], vec![1], t.storage_offset())
+            } else {
+                Ok(t)
+            }
+        })
     }
 
     /// Reverses `dim` (negative stride, no copy).
@@ -531,7 +536,8 @@ impl Tensor {
                 format!("offset {offset} is past the storage of {cap} elements"),
             ));
         }
-        let change = if shape == self.shape() { ViewChange::Reshape { from: shape, to: shape } } else { ViewChange::AsStrided };
+        let change =
+            if shape == self.shape() { ViewChange::Reshape { from: shape, to: shape } } else { ViewChange::AsStrided };
         self.with_layout("as_strided", change, shape.to_vec(), strides.to_vec(), offset)
     }
 }

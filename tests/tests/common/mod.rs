@@ -29,6 +29,8 @@ pub fn values(t: &Tensor) -> Vec<V> {
         DType::BF16 => t.to_vec::<bf16>().unwrap().into_iter().map(|x| V::F(x.to_f64())).collect(),
         DType::F32 => t.to_vec::<f32>().unwrap().into_iter().map(|x| V::F(x as f64)).collect(),
         DType::F64 => t.to_vec::<f64>().unwrap().into_iter().map(V::F).collect(),
+        // A quantized tensor's values (f32).
+        DType::QInt8 | DType::QUInt8 | DType::QInt32 => values(&t.dequantize().unwrap()),
     }
 }
 
@@ -61,6 +63,11 @@ pub fn from_values(vals: &[V], shape: &[usize], dtype: DType) -> Tensor {
         DType::BF16 => Tensor::from_vec(vals.iter().map(|v| bf16::from_f64(f(v))).collect::<Vec<_>>(), shape),
         DType::F32 => Tensor::from_vec(vals.iter().map(|v| f(v) as f32).collect::<Vec<_>>(), shape),
         DType::F64 => Tensor::from_vec(vals.iter().map(f).collect::<Vec<_>>(), shape),
+        // Scale 1, zero point 0: integers are stored as they are.
+        DType::QInt8 | DType::QUInt8 | DType::QInt32 => {
+            let x = Tensor::from_vec(vals.iter().map(|v| f(v) as f32).collect::<Vec<_>>(), shape).unwrap();
+            tensor_ops::quantize_per_tensor(&x, 1.0, 0, dtype)
+        }
     }
     .unwrap()
 }
