@@ -67,6 +67,9 @@ pub enum Op {
     CastFromF32,
     /// `out.copy_(&a)` with `a` of the case's dtype and `out` f32, preallocated.
     CastToF32,
+    /// `quantize_per_channel(&a, ..., axis 0, dtype)` of an f32 `[r, c]` tensor (one scale
+    /// per row; new output; the bytes of a cast).
+    QuantizePerChannel,
 }
 
 impl Op {
@@ -102,6 +105,7 @@ impl Op {
             Op::SiluNew => "silu",
             Op::CastFromF32 => "cast_from_f32",
             Op::CastToF32 => "cast_to_f32",
+            Op::QuantizePerChannel => "quantize_per_channel",
         }
     }
 
@@ -110,7 +114,7 @@ impl Op {
         match self {
             // The casts are held to the copy loop's rate over the bytes they move.
             Op::Copy | Op::Transpose | Op::Permute | Op::SliceCols | Op::SoftmaxLast => Pattern::Copy,
-            Op::CastFromF32 | Op::CastToF32 => Pattern::Copy,
+            Op::CastFromF32 | Op::CastToF32 | Op::QuantizePerChannel => Pattern::Copy,
             Op::SumLast | Op::AmaxLast | Op::ArgmaxLast | Op::VarLast | Op::LogsumexpLast => Pattern::Read,
             // The targets for argmax and var hold them to the read loop on any axis.
             Op::ArgmaxFirst | Op::VarFirst => Pattern::Read,
@@ -134,7 +138,7 @@ impl Op {
     }
 
     /// Every op.
-    pub const ALL: [Op; 29] = [
+    pub const ALL: [Op; 30] = [
         Op::Copy,
         Op::Transpose,
         Op::Permute,
@@ -164,6 +168,7 @@ impl Op {
         Op::SiluNew,
         Op::CastFromF32,
         Op::CastToF32,
+        Op::QuantizePerChannel,
     ];
 }
 
@@ -195,7 +200,7 @@ impl Case {
     pub fn input_shape(&self) -> Vec<usize> {
         let n = self.elems();
         match self.op {
-            Op::Transpose | Op::AddTransposed => dims2(n).to_vec(),
+            Op::Transpose | Op::AddTransposed | Op::QuantizePerChannel => dims2(n).to_vec(),
             op if op.is_reduction() || op == Op::SoftmaxLast => dims2(n).to_vec(),
             Op::Permute => dims3(n).to_vec(),
             Op::SliceCols => {
@@ -224,7 +229,9 @@ impl Case {
     /// dtype side).
     pub fn bytes(&self) -> u64 {
         match self.op {
-            Op::CastFromF32 | Op::CastToF32 => self.elems() as u64 * (4 + self.dtype.size() as u64),
+            Op::CastFromF32 | Op::CastToF32 | Op::QuantizePerChannel => {
+                self.elems() as u64 * (4 + self.dtype.size() as u64)
+            }
             _ => self.op.pattern().bytes_moved(self.elems() as u64 * self.dtype.size() as u64),
         }
     }
@@ -279,11 +286,14 @@ fn prev_pow2(x: u64) -> u64 {
 }
 
 /// The CPU bench set at each size: every op in f32 (but the casts); transpose, add and add_out
-/// in f16 and i64; the 8-bit floats' casts from and to f32, add, add_out and relu.
+/// in f16 and i64; the 8-bit floats' casts from and to f32, add, add_out and relu; qint8's
+/// quantize (a cast from f32), per-channel quantize, dequantize (a cast to f32), add, add_out
+/// and relu.
 pub fn cpu_set(sizes: &Sizes) -> Vec<Case> {
     let mut v = Vec::new();
     for bytes in sizes.all() {
-        let f32_ops = Op::ALL.iter().filter(|op| !matches!(op, Op::CastFromF32 | Op::CastToF32));
+        let casts = |op: &&Op| matches!(op, Op::CastFromF32 | Op::CastToF32 | Op::QuantizePerChannel);
+        let f32_ops = Op::ALL.iter().filter(|op| !casts(op));
         v.extend(f32_ops.map(|&op| Case::new(op, DType::F32, bytes)));
         for dt in [DType::F8E4M3, DType::F8E5M2] {
             for op in [Op::CastFromF32, Op::CastToF32, Op::AddNew, Op::AddOut, Op::ReluNew] {
@@ -294,6 +304,9 @@ pub fn cpu_set(sizes: &Sizes) -> Vec<Case> {
             for op in [Op::Transpose, Op::AddNew, Op::AddOut] {
                 v.push(Case::new(op, dt, bytes));
             }
+        }
+        for op in [Op::CastFromF32, Op::QuantizePerChannel, Op::CastToF32, Op::AddNew, Op::AddOut, Op::ReluNew] {
+            v.push(Case::new(op, DType::QInt8, bytes));
         }
     }
     v
@@ -337,8 +350,10 @@ mod tests {
     #[test]
     fn set_covers_dtypes_and_sizes() {
         let set = cpu_set(&Sizes { cache: 1 << 20, dram: Some(16 << 20) });
-        // per size: every op but the casts in f32, 3 ops in f16 and i64, 5 in each f8
-        assert_eq!(set.len(), 2 * (Op::ALL.len() - 2 + 6 + 10));
+        // per size: every op but the casts in f32, 3 ops in f16 and i64, 5 in each f8, 6 in qint8
+        assert_eq!(set.len(), 2 * (Op::ALL.len() - 3 + 6 + 10 + 6));
+        let q = Case::new(Op::CastFromF32, DType::QInt8, 1 << 20);
+        assert_eq!((q.key(), q.bytes()), ("cast_from_f32/qint8/1048576".to_string(), 5 << 20));
         let cast = Case::new(Op::CastFromF32, DType::F8E4M3, 1 << 20);
         assert_eq!((cast.key(), cast.bytes()), ("cast_from_f32/f8e4m3/1048576".to_string(), 5 << 20));
         let sum0 = Case::new(Op::SumFirst, DType::F32, 256 << 20);

@@ -18,6 +18,9 @@ pub fn input(dtype: DType, shape: &[usize]) -> BenchResult<Tensor> {
 
 /// Prepares `case` on `device` (inputs are made on the CPU and moved there).
 pub fn prepare_on(case: &Case, device: Device) -> BenchResult<Call> {
+    if case.dtype.is_quantized() {
+        return prepare_quantized(case, device);
+    }
     let dt = case.dtype;
     let shape = case.input_shape();
     let mk = |s: &[usize]| -> BenchResult<Tensor> { Ok(input(dt, s)?.to_device(device)?) };
@@ -119,6 +122,50 @@ pub fn prepare_on(case: &Case, device: Device) -> BenchResult<Call> {
             let o = Tensor::empty(&shape, DType::F32, device)?;
             Box::new(move || Ok(o.copy_(&a)?))
         }
+        Op::QuantizePerChannel => {
+            return Err(crate::error::BenchError::Other(format!("{} runs on quantized dtypes only", case.key())))
+        }
+    })
+}
+
+/// The quantized cases: inputs are the f32 bench data quantized with scale 0.05, zero point
+/// 0 (qint8/qint32) or 128 (quint8); a cast from f32 is quantizing into a preallocated
+/// quantized output, a cast to f32 dequantizing; `add_out` writes an output of scale 0.1.
+fn prepare_quantized(case: &Case, device: Device) -> BenchResult<Call> {
+    let (dt, shape) = (case.dtype, case.input_shape());
+    let zp = if dt == DType::QUInt8 { 128 } else { 0 };
+    let q = tensor_ops::Quantizer::per_tensor(dt, 0.05, zp)?;
+    let floats = |s: &[usize]| -> BenchResult<Tensor> { Ok(input(DType::F32, s)?.to_device(device)?) };
+    let mk = |s: &[usize]| -> BenchResult<Tensor> { Ok(tensor_ops::quantize_per_tensor(&floats(s)?, 0.05, zp, dt)?) };
+    Ok(match case.op {
+        Op::CastFromF32 => {
+            let (a, o) = (floats(&shape)?, Tensor::empty_quantized(&shape, &q, device)?);
+            Box::new(move || Ok(o.copy_(&a)?))
+        }
+        Op::QuantizePerChannel => {
+            let a = floats(&shape)?;
+            let s = Tensor::full(&[shape[0]], 0.05, DType::F64, Device::Cpu)?;
+            let z = Tensor::full(&[shape[0]], zp, DType::I64, Device::Cpu)?;
+            Box::new(move || keep(tensor_ops::quantize_per_channel(&a, &s, &z, 0, dt)?))
+        }
+        Op::CastToF32 => {
+            let (a, o) = (mk(&shape)?, Tensor::empty(&shape, DType::F32, device)?);
+            Box::new(move || Ok(o.copy_(&a)?))
+        }
+        Op::AddNew => {
+            let (a, b) = (mk(&shape)?, mk(&shape)?);
+            Box::new(move || keep(a.add(&b)?))
+        }
+        Op::AddOut => {
+            let (a, b) = (mk(&shape)?, mk(&shape)?);
+            let o = Tensor::empty_quantized(&shape, &tensor_ops::Quantizer::per_tensor(dt, 0.1, zp)?, device)?;
+            Box::new(move || Ok(tensor_ops::add_out(&a, &b, &o)?))
+        }
+        Op::ReluNew => {
+            let a = mk(&shape)?;
+            Box::new(move || keep(a.relu()?))
+        }
+        _ => return Err(crate::error::BenchError::Other(format!("no quantized form of {}", case.key()))),
     })
 }
 

@@ -107,6 +107,21 @@ fn main() -> Result<()> {
     println!("w8.sum() = {} (734.6 rounds to E4M3, which saturates at 448)", w8.sum_all()?);
     println!("w8.add(&w) (an f32 operand) promotes to {}", w8.add(&w)?.dtype());
 
+    println!("\n== quantized tensors (qint8/quint8/qint32, per tensor or per channel): ops dequantize, compute in f32, quantize once");
+    let x = Tensor::from_vec(vec![-1.0f32, -0.25, 0.3, 0.45, 1.0, 2.6], &[2, 3])?;
+    let q = tensor_ops::quantize_per_tensor(&x, 0.1, 5, DType::QInt8)?; // round half to even, saturate
+    println!("{x} quantized = {q}\n  stored integers {}", q.int_repr()?);
+    println!("relu(q) keeps q's quantizer: {}", q.relu()?);
+    let out =
+        Tensor::empty_quantized(&[2, 3], &tensor_ops::Quantizer::per_tensor(DType::QUInt8, 0.05, 128)?, Device::Cpu)?;
+    tensor_ops::add_out(&q, &q, &out)?; // the output's scale and zero point: quantized::add(qa, qb, 0.05, 128)
+    println!("q + q into quint8 (scale 0.05, zero point 128) = {out}");
+    let scales = Tensor::from_vec(vec![0.01f64, 0.05], &[2])?;
+    let pc =
+        tensor_ops::quantize_per_channel(&x, &scales, &Tensor::zeros(&[2], DType::I64, Device::Cpu)?, 0, DType::QInt8)?;
+    println!("per channel along dim 0: {pc}; transposed, the axis moves: {}", pc.t()?.q_per_channel_axis()?);
+    println!("q.sum() (of the values) = {}", q.sum_all()?);
+
     println!("\n== sparse tensors (COO and CSR, CPU): your op and a reduction over the stored values");
     let idx = Tensor::from_vec(vec![0i64, 1, 1, 2, 0, 2], &[2, 3])?; // (0,2) (1,0) (1,2)
     let vals = Tensor::from_vec(vec![-3.0f32, 4.0, -5.0], &[3])?;

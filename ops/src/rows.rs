@@ -65,13 +65,16 @@ macro_rules! __tensor_ops_register_map_rows {
 /// `cpu` and, with the `cuda` feature, a CUDA row instantiating the CUDA C reducer struct
 /// `cuda_reducer` of `cuda_source` for `compute`, under each of `layouts` (strided, and the
 /// sparse layouts for a reduction with a sparse form: `sparse = sum|max|min`).
-/// A map op's rows for a quantized dtype: the CPU block kernel (computing in f32) on the
-/// strided layout; the driver dequantizes the inputs and quantizes the output
-/// (`CallExtra::Quantized`). No CUDA rows yet: a quantized call on CUDA is `NoKernel`.
+/// A map op's rows for a quantized dtype, on the strided layout only: the CPU block kernel
+/// and the CUDA function of its f32 body; the drivers dequantize the inputs and quantize
+/// the output (`CallExtra::Quantized`).
 #[macro_export]
 #[doc(hidden)]
 macro_rules! __tensor_ops_register_quantized_map_rows {
-    (spec: $spec:expr, dtype: $dtype:expr, compute: $compute:expr, output: $output:expr, cpu: $cpu:expr $(,)?) => {
+    (
+        spec: $spec:expr, dtype: $dtype:expr, compute: $compute:expr, output: $output:expr,
+        cpu: $cpu:expr, cuda_function: $function:expr, cuda_source: $source:expr $(,)?
+    ) => {
         $crate::__tensor_ops_row!(
             $spec,
             Cpu,
@@ -79,6 +82,15 @@ macro_rules! __tensor_ops_register_quantized_map_rows {
             $dtype,
             &$crate::__private::MapKernel { compute: $compute, output: $output, func: $cpu }
         );
+        $crate::__private::if_cuda! {
+            $crate::__tensor_ops_row!(
+                $spec,
+                Cuda,
+                Strided,
+                $dtype,
+                &$crate::__private::CudaMapKernel { compute: $compute, output: $output, function: $function, source: $source }
+            );
+        }
     };
 }
 

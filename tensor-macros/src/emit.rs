@@ -162,19 +162,25 @@ fn hidden_module(op: &OpDef) -> TokenStream {
             if predicate { "pred" } else { "map" },
         );
         let (source, function) = cuda_consts(*dtype);
-        // Quantized rows: the f32 kernel, its operands dequantized/quantized by the driver
-        // (CPU; no CUDA rows yet).
+        // Quantized rows: the f32 kernel (CPU) and function (CUDA), their operands
+        // dequantized on load and quantized on store by the drivers.
         let f32_listed = op.dtypes.contains(&crate::dtype::Dtype::F32);
         if dtype.is_quantized() && f32_listed {
             // The f32 row's kernel is this row's (same compute and output dtypes).
             let f32_fn = format_ident!("cpu_f32");
             kernels.push(quote! {
-                #p::register_quantized_map_rows! { spec: &SPEC, dtype: #dt, compute: #compute, output: #output, cpu: #f32_fn }
+                #p::register_quantized_map_rows! {
+                    spec: &SPEC, dtype: #dt, compute: #compute, output: #output,
+                    cpu: #f32_fn, cuda_function: #function, cuda_source: #source,
+                }
             });
             continue;
         }
         let register = if dtype.is_quantized() {
-            quote!(#p::register_quantized_map_rows! { spec: &SPEC, dtype: #dt, compute: #compute, output: #output, cpu: #f })
+            quote!(#p::register_quantized_map_rows! {
+                spec: &SPEC, dtype: #dt, compute: #compute, output: #output,
+                cpu: #f, cuda_function: #function, cuda_source: #source,
+            })
         } else {
             quote!(#p::register_map_rows! {
                 spec: &SPEC, dtype: #dt, compute: #compute, output: #output,

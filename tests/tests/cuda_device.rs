@@ -20,6 +20,8 @@ mod f8;
 mod fused;
 #[path = "cuda_device/layouts.rs"]
 mod layouts;
+#[path = "cuda_device/quantized.rs"]
+mod quantized;
 #[path = "cuda_device/reduce_shapes.rs"]
 mod reduce_shapes;
 #[path = "cuda_device/sparse.rs"]
@@ -42,6 +44,7 @@ use f8::*;
 use fused::*;
 use layouts::*;
 use proptest::strategy::{Strategy, ValueTree};
+use quantized::*;
 use reduce_shapes::*;
 use sparse::*;
 use sparse_mm::*;
@@ -87,6 +90,7 @@ fn main() -> ExitCode {
         arg_reductions_keep_the_first_index_either_way;
         fused_chains_match_the_cpu;
         f8_casts_and_maps_match_the_cpu_bit_for_bit;
+        quantized_tensors_match_the_cpu_bit_for_bit;
         sparse_conversions_match_the_cpu_for_every_dtype;
         sparse_steps_with_bad_indices_are_errors_on_the_device;
         sparse_binary_ops_match_the_cpu;
@@ -236,9 +240,9 @@ fn op_matches_the_cpu(spec: &'static OpSpec, d: DType) {
         let gpu_in: Vec<Tensor> = cpu.iter().map(|t| device_view(t, DEV)).collect();
         let cpu_refs: Vec<&Tensor> = cpu.iter().collect();
         let gpu_refs: Vec<&Tensor> = gpu_in.iter().collect();
-        let want = Tensor::empty(&shape, out_dtype, Device::Cpu).unwrap();
+        let want = common::empty_on(&shape, out_dtype, Device::Cpu).unwrap();
         call_map_out(spec, &cpu_refs, &params, &want).unwrap();
-        let got = Tensor::zeros(&shape, out_dtype, DEV).unwrap();
+        let got = common::zeros_on(&shape, out_dtype, DEV).unwrap();
         call_map_out(spec, &gpu_refs, &params, &got).unwrap_or_else(|e| panic!("{what} _out: {e}"));
         assert_close(&values(&got), &values(&want), out_dtype, false, &format!("{what} _out"));
         if lay != Lay::Contiguous || last.is_some() {

@@ -108,7 +108,13 @@ fn plan_map_case(
     let locks = lock_many(&wants).unwrap();
     let out_raw = out.raw(locks.base(out.storage()));
     let in_raw: Vec<_> = staged.iter().map(|t| t.raw(locks.base(t.storage()))).collect();
-    let steps = plan::plan_map(k, &out_raw, &in_raw, params, 5).unwrap();
+    // Quantized operands' arithmetic, output first (what the call path hands the kernel).
+    let mut quant: tensor_core::quant::OperandAffines = Default::default();
+    for (slot, t) in quant.iter_mut().zip(std::iter::once(out).chain(&staged)) {
+        *slot = t.quantizer().map(|q| q.affine(0));
+    }
+    let quant = quant.iter().any(Option::is_some).then_some(&quant);
+    let steps = plan::plan_map(k, &out_raw, &in_raw, params, quant, 5).unwrap();
     drop(locks);
     (steps, staged)
 }

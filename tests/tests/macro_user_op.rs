@@ -63,7 +63,9 @@ fn user_ops_have_rows_under_the_sparse_layouts() {
                 let set = tensor_core::registry()
                     .row_set(op, device, layout)
                     .unwrap_or_else(|| panic!("no {device:?} {layout:?} rows for {op}"));
-                assert_eq!(set.dtypes(), rows(op, device), "{op} {device:?} {layout:?}");
+                // (quantized tensors are strided only: their rows are not under the sparse layouts)
+                let plain: Vec<DType> = rows(op, device).into_iter().filter(|d| !d.is_quantized()).collect();
+                assert_eq!(set.dtypes(), plain, "{op} {device:?} {layout:?}");
             }
         }
     }

@@ -376,3 +376,37 @@ fn bad_quantized_input_is_an_error_naming_what_is_valid() {
     let i = Tensor::from_vec(vec![1i32, 2], &[2]).unwrap();
     assert!(tensor_ops::add_out(&i, &i, &q).is_err());
 }
+
+#[test]
+fn safetensors_files_carry_the_quantizer() {
+    use tensor_ops::safetensors_io::{load, save};
+    let path = std::env::temp_dir().join(format!("tensor_ops_{}_quantized.safetensors", std::process::id()));
+    let x = Tensor::from_vec(values(24, 51), &[4, 6]).unwrap();
+    let a = quantize_per_tensor(&x, 0.1, 7, DType::QUInt8).unwrap();
+    let s = Tensor::from_vec(vec![0.1f64, 0.2 / 3.0, 1e-3, 0.5, 0.25, 1.0 / 7.0], &[6]).unwrap();
+    let z = Tensor::from_vec(vec![0i64, 1, 2, 3, -4, 5], &[6]).unwrap();
+    let b = quantize_per_channel(&x, &s, &z, 1, DType::QInt32).unwrap();
+    // A transposed per-channel tensor is written contiguous, its axis moved with it.
+    save(&path, &[("a", &a), ("bt", &b.t().unwrap()), ("x", &x)]).unwrap();
+    let loaded = load(&path).unwrap();
+    let get = |n: &str| loaded.iter().find(|(k, _)| k == n).unwrap().1.clone();
+    assert_eq!(get("a").quantizer(), a.quantizer());
+    assert_eq!(ints(&get("a")), ints(&a));
+    let bt = get("bt");
+    assert_eq!(bt.quantizer(), b.t().unwrap().quantizer());
+    assert_eq!(bt.q_per_channel_axis().unwrap(), 0);
+    assert_eq!(f32s(&bt.dequantize().unwrap()), f32s(&b.t().unwrap().dequantize().unwrap().contiguous().unwrap()));
+    assert_eq!(get("x").quantizer(), None);
+    let _ = std::fs::remove_file(&path);
+}
+
+#[test]
+fn quantized_tensors_print_their_values_and_quantizer() {
+    let x = Tensor::from_vec(vec![0.5f32, -0.25], &[2]).unwrap();
+    let q = quantize_per_tensor(&x, 0.25, 2, DType::QInt8).unwrap();
+    assert_eq!(
+        q.to_string(),
+        "tensor([ 0.5000, -0.2500], dtype=qint8, quantizer=qint8 per tensor (scale 0.25, zero point 2))"
+    );
+    assert!(q.to_dlpack().is_err());
+}

@@ -38,6 +38,63 @@ pub(crate) unsafe fn quantize_in_place(buf: *mut f32, n: usize, a: &Affine) {
     }
 }
 
+/// The `"quantize_channels"` block function (a `MapFn`): `out[i] = clamp(round_half_even(
+/// x[i] · inv[i]) + zp[i], qmin, qmax)`, NaN → `nan`, over f32 blocks; params `[qmin, qmax,
+/// nan]`.
+///
+/// # Safety
+/// The `MapFn` contract: `out` valid for `n` f32 writes, the three inputs for `n` f32 reads;
+/// `out` equals an input or overlaps none.
+pub(crate) unsafe fn quantize_channels(
+    out: *mut u8,
+    inputs: &[*const u8],
+    n: usize,
+    params: &[tensor_core::Scalar],
+    _store: crate::kernel::Store,
+) {
+    let [x, inv, zp] = [0, 1, 2].map(|k| inputs[k] as *const f32);
+    let p = |k: usize| params[k].to::<f32>();
+    let a = Affine { scale: 1.0, inv_scale: 1.0, zero_point: 0.0, qmin: p(0), qmax: p(1), nan: p(2) };
+    let out = out as *mut f32;
+    #[cfg(target_arch = "x86_64")]
+    if simd_level() >= SimdLevel::Avx2 {
+        // SAFETY: the level never exceeds the CPU's; pointers per the caller.
+        return unsafe { avx2::quantize_channels(out, x, inv, zp, n, &a) };
+    }
+    for i in 0..n {
+        // SAFETY: i < n, per the caller (reads before the write of the same index).
+        unsafe {
+            let one = Affine { inv_scale: *inv.add(i), zero_point: *zp.add(i), ..a };
+            *out.add(i) = one.quantize(*x.add(i));
+        }
+    }
+}
+
+/// The `"dequantize_channels"` block function (a `MapFn`): `out[i] = (q[i] − zp[i]) ·
+/// scale[i]` over f32 blocks.
+///
+/// # Safety
+/// As [`quantize_channels`].
+pub(crate) unsafe fn dequantize_channels(
+    out: *mut u8,
+    inputs: &[*const u8],
+    n: usize,
+    _params: &[tensor_core::Scalar],
+    _store: crate::kernel::Store,
+) {
+    let [q, scale, zp] = [0, 1, 2].map(|k| inputs[k] as *const f32);
+    let out = out as *mut f32;
+    #[cfg(target_arch = "x86_64")]
+    if simd_level() >= SimdLevel::Avx2 {
+        // SAFETY: as above.
+        return unsafe { avx2::dequantize_channels(out, q, scale, zp, n) };
+    }
+    for i in 0..n {
+        // SAFETY: i < n, per the caller.
+        unsafe { *out.add(i) = (*q.add(i) - *zp.add(i)) * *scale.add(i) };
+    }
+}
+
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
     use std::arch::x86_64::*;
@@ -87,6 +144,65 @@ mod avx2 {
         for j in i..n {
             // SAFETY: j < n.
             unsafe { *buf.add(j) = a.quantize(*buf.add(j)) };
+        }
+    }
+
+    /// # Safety
+    /// AVX2 is available; `out` valid for `n` f32 writes, the inputs for `n` f32 reads.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn quantize_channels(
+        out: *mut f32,
+        x: *const f32,
+        inv: *const f32,
+        zp: *const f32,
+        n: usize,
+        a: &Affine,
+    ) {
+        let (lo, hi, nan) = (_mm256_set1_ps(a.qmin), _mm256_set1_ps(a.qmax), _mm256_set1_ps(a.nan));
+        let mut i = 0;
+        while i + 8 <= n {
+            // SAFETY: i + 8 <= n elements of each, unaligned loads/stores.
+            unsafe {
+                let prod = _mm256_mul_ps(_mm256_loadu_ps(x.add(i)), _mm256_loadu_ps(inv.add(i)));
+                let r = _mm256_round_ps::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(prod);
+                let v = _mm256_add_ps(r, _mm256_loadu_ps(zp.add(i)));
+                let clamped = _mm256_max_ps(_mm256_min_ps(v, hi), lo);
+                let is_nan = _mm256_cmp_ps::<_CMP_UNORD_Q>(v, v);
+                _mm256_storeu_ps(out.add(i), _mm256_blendv_ps(clamped, nan, is_nan));
+            }
+            i += 8;
+        }
+        for j in i..n {
+            // SAFETY: j < n.
+            unsafe {
+                let one = Affine { inv_scale: *inv.add(j), zero_point: *zp.add(j), ..*a };
+                *out.add(j) = one.quantize(*x.add(j));
+            }
+        }
+    }
+
+    /// # Safety
+    /// As [`quantize_channels`].
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn dequantize_channels(
+        out: *mut f32,
+        q: *const f32,
+        scale: *const f32,
+        zp: *const f32,
+        n: usize,
+    ) {
+        let mut i = 0;
+        while i + 8 <= n {
+            // SAFETY: i + 8 <= n elements of each.
+            unsafe {
+                let d = _mm256_sub_ps(_mm256_loadu_ps(q.add(i)), _mm256_loadu_ps(zp.add(i)));
+                _mm256_storeu_ps(out.add(i), _mm256_mul_ps(d, _mm256_loadu_ps(scale.add(i))));
+            }
+            i += 8;
+        }
+        for j in i..n {
+            // SAFETY: j < n.
+            unsafe { *out.add(j) = (*q.add(j) - *zp.add(j)) * *scale.add(j) };
         }
     }
 }

@@ -24,6 +24,8 @@ pub fn ensure_linked() {
         copy_strided as tensor_core::registry::CopyFn,
         fill_strided as tensor_core::registry::FillFn,
         identity_f32 as crate::kernel::MapFn,
+        crate::affine::quantize_channels as crate::kernel::MapFn,
+        crate::affine::dequantize_channels as crate::kernel::MapFn,
     ));
     crate::fused::ensure_linked();
     crate::reduce::builtin::ensure_linked();
@@ -69,3 +71,24 @@ tensor_core::inventory::submit! {
         },
     }
 }
+
+/// A CPU map row of `spec` keyed by f32 with block function `func`.
+macro_rules! f32_map_row {
+    ($spec:expr, $func:expr) => {
+        tensor_core::inventory::submit! {
+            tensor_core::registry::KernelRow {
+                op: &$spec,
+                device: tensor_core::DeviceKind::Cpu,
+                layout: tensor_core::Layout::Strided,
+                dtype: tensor_core::DType::F32,
+                kernel: &crate::kernel::MapKernel {
+                    compute: tensor_core::DType::F32,
+                    output: tensor_core::DType::F32,
+                    func: $func,
+                },
+            }
+        }
+    };
+}
+f32_map_row!(tensor_core::registry::QUANTIZE_CHANNELS_SPEC, crate::affine::quantize_channels);
+f32_map_row!(tensor_core::registry::DEQUANTIZE_CHANNELS_SPEC, crate::affine::dequantize_channels);

@@ -55,8 +55,8 @@ fn every_map_template_compiles_without_warnings_or_spills() {
     let lt_bf16 = fns.iter().find(|f| f.name == "tensor_op_lt_bf16").expect("sample lt_bf16");
     for layout in MapLayout::ALL {
         use tensor_core::DType::*;
-        specs.push(KernelSpec::Map { func: add_f32.func(), inputs: vec![F16, I32], out: BF16, layout });
-        specs.push(KernelSpec::Map { func: lt_bf16.func(), inputs: vec![BF16, BF16], out: U8, layout });
+        specs.push(KernelSpec::Map { func: add_f32.func(), inputs: vec![F16, I32], out: BF16, layout, quant: 0 });
+        specs.push(KernelSpec::Map { func: lt_bf16.func(), inputs: vec![BF16, BF16], out: U8, layout, quant: 0 });
     }
     let reports = compile_specs(&specs).unwrap_or_else(|e| panic!("{e}"));
     print_summary(&reports);

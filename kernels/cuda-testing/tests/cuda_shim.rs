@@ -298,7 +298,7 @@ fn check_map(
         let offs: Vec<isize> = in_offs.iter().map(|v| v[k]).collect();
         reference(f.op, f.dtype, &mut ins, &offs, &mut want, woff, slope);
     }
-    let spec = KernelSpec::Map { func: f.func(), inputs: vec![f.dtype; f.arity], out: out_dtype, layout };
+    let spec = KernelSpec::Map { func: f.func(), inputs: vec![f.dtype; f.arity], out: out_dtype, layout, quant: 0 };
     let g = codegen::generate(&spec).expect("generate");
     let mut ptrs = vec![out.ptr()];
     ptrs.extend(ins.iter_mut().map(Operand::ptr));
@@ -572,7 +572,7 @@ fn params_reach_device_functions_exactly_in_their_declared_types() {
         output: DType::F64,
         nparams: 3,
     };
-    let spec = |func, d| KernelSpec::Map { func, inputs: vec![d], out: d, layout: MapLayout::Contiguous };
+    let spec = |func, d| KernelSpec::Map { func, inputs: vec![d], out: d, layout: MapLayout::Contiguous, quant: 0 };
     let (si, sf) = (spec(fi, DType::I64), spec(ff, DType::F64));
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cuda-shim");
     let lib = match shim::build(&[si.clone(), sf.clone()], &dir) {

@@ -40,6 +40,28 @@ struct tops_param {
     }
 };
 
+/// A quantized operand's arithmetic (tensor_core::quant::Affine; zero for plain operands):
+/// inputs are dequantized on load, the output quantized before its store.
+struct tops_affine {
+    float scale;
+    float inv; // 1/scale rounded to f32
+    float zp;
+    float pad;
+};
+
+/// The value of the stored integer `q` (given as float): `(q - zp) * scale`.
+TOPS_D float tops_dequantize(float q, tops_affine a) {
+    return (q - a.zp) * a.scale;
+}
+
+/// The integer (as an integral float in lo..=hi) that stores `x`: round half to even of
+/// `x * inv`, plus zp, saturated; NaN gives `nan`. The same bits as the CPU's.
+TOPS_D float tops_quantize(float x, tops_affine a, float lo, float hi, float nan) {
+    const float v = rintf(x * a.inv) + a.zp;
+    if (v != v) return nan;
+    return fminf(fmaxf(v, lo), hi);
+}
+
 /// Every operand dense (or an input that is one broadcast scalar: bit i of scalar_mask).
 struct tops_contig_args {
     void* ptr[TOPS_MAX_OPERANDS]; // out, in0, in1, ...
@@ -47,6 +69,7 @@ struct tops_contig_args {
     unsigned long long bits; // fill value (raw bits)
     unsigned int scalar_mask;
     tops_param params[TOPS_MAX_PARAMS];
+    tops_affine q[TOPS_MAX_OPERANDS]; // quantized operands (out, in0, ...)
 };
 
 /// Strided operands, every offset < 2^31 elements and n < 2^31. Dims innermost first.
@@ -60,6 +83,7 @@ struct tops_strided_args32 {
     unsigned int shift[TOPS_MAX_DIMS];
     int stride[TOPS_MAX_OPERANDS][TOPS_MAX_DIMS];
     tops_param params[TOPS_MAX_PARAMS];
+    tops_affine q[TOPS_MAX_OPERANDS];
 };
 
 /// Strided operands of any size (64-bit index math). Dims innermost first.
@@ -73,6 +97,7 @@ struct tops_strided_args64 {
     unsigned int shift[TOPS_MAX_DIMS];
     long long stride[TOPS_MAX_OPERANDS][TOPS_MAX_DIMS];
     tops_param params[TOPS_MAX_PARAMS];
+    tops_affine q[TOPS_MAX_OPERANDS];
 };
 
 /// dst[b][r][c] = src[b][r][c] where dst is dense along c and src along r (tiled transpose).

@@ -54,6 +54,27 @@ impl From<Scalar> for KernelParam {
     }
 }
 
+/// `tops_affine`: a quantized operand's arithmetic (all zero for a plain operand).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct AffineArgs {
+    /// Scale (f32).
+    pub scale: f32,
+    /// `1 / scale` rounded to f32.
+    pub inv: f32,
+    /// Zero point (f32).
+    pub zp: f32,
+    /// Padding.
+    pub pad: f32,
+}
+
+impl AffineArgs {
+    /// The arguments of `a`.
+    pub fn of(a: &tensor_core::quant::Affine) -> AffineArgs {
+        AffineArgs { scale: a.scale, inv: a.inv_scale, zp: a.zero_point, pad: 0.0 }
+    }
+}
+
 /// `tops_contig_args`: every operand dense, or an input that is one broadcast scalar.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default)]
@@ -68,6 +89,8 @@ pub struct ContigArgs {
     pub scalar_mask: u32,
     /// Op parameters.
     pub params: [KernelParam; MAX_PARAMS],
+    /// Quantized operands' arithmetic (output first).
+    pub q: [AffineArgs; MAX_OPERANDS],
 }
 
 /// `tops_strided_args32`: 32-bit index math (`n` and every offset below 2^31).
@@ -92,6 +115,8 @@ pub struct StridedArgs32 {
     pub stride: [[i32; MAX_DIMS]; MAX_OPERANDS],
     /// Op parameters.
     pub params: [KernelParam; MAX_PARAMS],
+    /// Quantized operands' arithmetic (output first).
+    pub q: [AffineArgs; MAX_OPERANDS],
 }
 
 /// `tops_strided_args64`: 64-bit index math, any size.
@@ -116,6 +141,8 @@ pub struct StridedArgs64 {
     pub stride: [[i64; MAX_DIMS]; MAX_OPERANDS],
     /// Op parameters.
     pub params: [KernelParam; MAX_PARAMS],
+    /// Quantized operands' arithmetic (output first).
+    pub q: [AffineArgs; MAX_OPERANDS],
 }
 
 /// `tops_transpose_args`: `dst[b][r][c] = src[b][r][c]`, dst dense along `c`, src along `r`.

@@ -190,6 +190,9 @@ pub enum KernelSpec<'a> {
         out: DType,
         /// Layout class.
         layout: MapLayout,
+        /// Bit 0: the output is quantized (its storage dtype is a quantized dtype's
+        /// integer); bit `i + 1`: input `i` is. Their arithmetic is `a.q[operand]`.
+        quant: u8,
     },
     /// A fused chain (`super::fused`): `out = func(inputs...)` with every input passed in
     /// its storage dtype (the chain's function converts per node) and no params (the
@@ -324,7 +327,7 @@ pub fn program(kernels: &[Generated]) -> String {
 /// Generates the kernel for `spec`.
 pub fn generate(spec: &KernelSpec<'_>) -> Result<Generated> {
     match spec {
-        KernelSpec::Map { func, inputs, out, layout } => {
+        KernelSpec::Map { func, inputs, out, layout, quant } => {
             if !is_ident(func.name) {
                 return Err(Error::Cuda(format!("device function name {:?} is not a C identifier", func.name)));
             }
@@ -343,14 +346,21 @@ pub fn generate(spec: &KernelSpec<'_>) -> Result<Generated> {
                 .map(|i| format!("x{i}"))
                 .chain((0..func.nparams).map(|p| format!("a.params[{p}]")))
                 .collect();
+            let out_range = if quant & 1 == 1 { Some(quantized_of(*out)?) } else { None };
+            if *quant != 0 && func.compute != DType::F32 {
+                return Err(Error::Cuda(format!("{}: quantized operands need a function computing in f32", func.name)));
+            }
             let body = Body {
                 inputs: inputs.iter().map(|&d| (CType::of(d), compute)).collect(),
                 result: CType::of(func.output),
                 expr: format!("{}({})", func.name, args.join(", ")),
                 out: CType::of(*out),
+                quant: *quant,
+                out_range,
             };
             let ins: Vec<&str> = inputs.iter().map(|d| d.name()).collect();
-            let name = format!("tops_map_{}__{}__{}__{}", layout.tag(), func.name, ins.join("_"), out.name());
+            let q = if *quant == 0 { String::new() } else { format!("__q{quant}") };
+            let name = format!("tops_map_{}__{}__{}__{}{q}", layout.tag(), func.name, ins.join("_"), out.name());
             let mut g = elementwise(&name, &body, *layout);
             g.device_fns.push((func.name.to_string(), func.source.to_string()));
             Ok(g)
@@ -370,6 +380,8 @@ pub fn generate(spec: &KernelSpec<'_>) -> Result<Generated> {
                 result: CType::of(func.output),
                 expr: format!("{}({})", func.name, args.join(", ")),
                 out: CType::of(*out),
+                quant: 0,
+                out_range: None,
             };
             let name = format!("tops_fused_{}__{}__{}", layout.tag(), func.name, out.name());
             let mut g = elementwise(&name, &body, *layout);
@@ -378,20 +390,34 @@ pub fn generate(spec: &KernelSpec<'_>) -> Result<Generated> {
         }
         KernelSpec::Cast { src, dst, layout } => {
             let s = CType::of(*src);
-            let body = Body { inputs: vec![(s, s)], result: s, expr: "x0".into(), out: CType::of(*dst) };
+            let body = Body {
+                inputs: vec![(s, s)],
+                result: s,
+                expr: "x0".into(),
+                out: CType::of(*dst),
+                quant: 0,
+                out_range: None,
+            };
             let name = format!("tops_cast_{}__{}__{}", layout.tag(), src.name(), dst.name());
             Ok(elementwise(&name, &body, *layout))
         }
         KernelSpec::Copy { bytes, index } => {
             let t = bits(*bytes)?;
-            let body = Body { inputs: vec![(t, t)], result: t, expr: "x0".into(), out: t };
+            let body = Body { inputs: vec![(t, t)], result: t, expr: "x0".into(), out: t, quant: 0, out_range: None };
             let layout = MapLayout::Strided(*index);
             let name = format!("tops_copy_{}__{}", layout.tag(), t.tag);
             Ok(elementwise(&name, &body, layout))
         }
         KernelSpec::Fill { bytes, layout } => {
             let t = bits(*bytes)?;
-            let body = Body { inputs: vec![], result: t, expr: format!("(({})a.bits)", t.name), out: t };
+            let body = Body {
+                inputs: vec![],
+                result: t,
+                expr: format!("(({})a.bits)", t.name),
+                out: t,
+                quant: 0,
+                out_range: None,
+            };
             let name = format!("tops_fill_{}__{}", layout.tag(), t.tag);
             Ok(elementwise(&name, &body, *layout))
         }
@@ -470,6 +496,33 @@ struct Body {
     expr: String,
     /// Output storage type.
     out: CType,
+    /// Quantized operands (`KernelSpec::Map::quant`).
+    quant: u8,
+    /// A quantized output's (qmin, qmax, what NaN stores), as C float literals.
+    out_range: Option<[String; 3]>,
+}
+
+impl Body {
+    /// Input `i` loaded from `src` in its compute type (dequantized when quantized).
+    fn load(&self, i: usize, src: &str) -> String {
+        let (st, ct) = self.inputs[i];
+        let v = conv(st, ct, src);
+        if (self.quant >> (i + 1)) & 1 == 1 {
+            format!("tops_dequantize({v}, a.q[{}])", i + 1)
+        } else {
+            v
+        }
+    }
+}
+
+/// The quantized dtype stored as `repr` and its (qmin, qmax, NaN's integer) as C floats.
+fn quantized_of(repr: DType) -> Result<[String; 3]> {
+    let q = DType::QUANTIZED
+        .into_iter()
+        .find(|q| q.repr() == repr)
+        .ok_or_else(|| Error::Cuda(format!("no quantized dtype is stored as {repr}")))?;
+    let a = tensor_core::quant::Affine::new(q, 1.0, 0);
+    Ok([a.qmin, a.qmax, a.nan].map(|v| format!("{v:?}f")))
 }
 
 /// `src` (of type `from`) as `to`: a plain use when the types agree, else `tops_cast`.
@@ -492,7 +545,12 @@ fn elementwise(name: &str, body: &Body, layout: MapLayout) -> Generated {
 }
 
 fn store_expr(body: &Body) -> String {
-    conv(body.result, body.out, &body.expr)
+    match &body.out_range {
+        Some([lo, hi, nan]) => {
+            conv(body.result, body.out, &format!("tops_quantize({}, a.q[0], {lo}, {hi}, {nan})", body.expr))
+        }
+        None => conv(body.result, body.out, &body.expr),
+    }
 }
 
 /// Pointer declarations of the output and inputs.
@@ -531,7 +589,7 @@ fn contiguous(name: &str, body: &Body) -> String {
     for (i, (st, ct)) in body.inputs.iter().enumerate() {
         let _ = writeln!(s, "    const bool s{i} = (a.scalar_mask >> {i}) & 1u;");
         let _ = writeln!(s, "    {} b{i}{{}};", ct.name);
-        let _ = writeln!(s, "    if (s{i}) b{i} = {};", conv(*st, *ct, &format!("in{i}[0]")));
+        let _ = writeln!(s, "    if (s{i}) b{i} = {};", body.load(i, &format!("in{i}[0]")));
         let _ = writeln!(s, "    aligned = aligned && (s{i} || ((unsigned long long)in{i} % {}) == 0);", vec * st.size);
     }
     let _ = writeln!(s, "    const unsigned long long nvec = aligned ? n / {vec} : 0;");
@@ -558,12 +616,12 @@ fn contiguous(name: &str, body: &Body) -> String {
     let _ = writeln!(s, "            tops_pack<{}, {vec}> po;", body.out.name);
     s.push_str("#pragma unroll\n");
     let _ = writeln!(s, "            for (int k = 0; k < {vec}; ++k) {{");
-    for (i, (st, ct)) in body.inputs.iter().enumerate() {
+    for (i, (_, ct)) in body.inputs.iter().enumerate() {
         let _ = writeln!(
             s,
             "                const {} x{i} = s{i} ? b{i} : {};",
             ct.name,
-            conv(*st, *ct, &format!("p{i}[u].v[k]"))
+            body.load(i, &format!("p{i}[u].v[k]"))
         );
     }
     let _ = writeln!(s, "                po.v[k] = {};", store_expr(body));
@@ -571,8 +629,8 @@ fn contiguous(name: &str, body: &Body) -> String {
     let _ = writeln!(s, "            ((tops_pack<{}, {vec}>*)out)[v] = po;", body.out.name);
     s.push_str("            }\n        }\n    }\n");
     let _ = writeln!(s, "    for (unsigned long long i = nvec * {vec} + tid; i < n; i += nthreads) {{");
-    for (i, (st, ct)) in body.inputs.iter().enumerate() {
-        let _ = writeln!(s, "        const {} x{i} = s{i} ? b{i} : {};", ct.name, conv(*st, *ct, &format!("in{i}[i]")));
+    for (i, (_, ct)) in body.inputs.iter().enumerate() {
+        let _ = writeln!(s, "        const {} x{i} = s{i} ? b{i} : {};", ct.name, body.load(i, &format!("in{i}[i]")));
     }
     let _ = writeln!(s, "        out[i] = {};", store_expr(body));
     s.push_str("    }\n}\n");
@@ -645,12 +703,12 @@ fn tiled(name: &str, body: &Body) -> String {
     let _ = writeln!(s, "            const int k = ty + j * {TILE_ROWS};");
     s.push_str("            const long long r = r0 + k;\n");
     s.push_str("            if (r < rows && c < cols) {\n");
-    for (i, (st, ct)) in body.inputs.iter().enumerate() {
+    for (i, (_, ct)) in body.inputs.iter().enumerate() {
         let _ = writeln!(
             s,
             "                const {} x{i} = {};",
             ct.name,
-            conv(*st, *ct, &format!("(((tmask >> {i}) & 1u) ? tile{i}[tx][k] : d{i}[j])"))
+            body.load(i, &format!("(((tmask >> {i}) & 1u) ? tile{i}[tx][k] : d{i}[j])"))
         );
     }
     let _ = writeln!(
@@ -686,8 +744,8 @@ fn strided(name: &str, body: &Body, index: Index) -> String {
         let _ = writeln!(s, "            o{k} += r * a.stride[{k}][d];");
     }
     s.push_str("            rem = q;\n        }\n");
-    for (i, (st, ct)) in body.inputs.iter().enumerate() {
-        let _ = writeln!(s, "        const {} x{i} = {};", ct.name, conv(*st, *ct, &format!("in{i}[o{}]", i + 1)));
+    for (i, (_, ct)) in body.inputs.iter().enumerate() {
+        let _ = writeln!(s, "        const {} x{i} = {};", ct.name, body.load(i, &format!("in{i}[o{}]", i + 1)));
     }
     let _ = writeln!(s, "        out[o0] = {};", store_expr(body));
     s.push_str("    }\n}\n");
@@ -730,11 +788,20 @@ fn transpose(t: CType) -> Result<Generated> {
 
 /// Every kernel the templates can produce for `func` over `arity` inputs: each layout class
 /// with the inputs stored as the row's dtype (and the output as its output dtype).
+/// A quantized row's kernels read and write its dtype's integers, every operand quantized
+/// (but a predicate's bool output).
 pub fn map_kernels_for(func: DeviceFn<'_>, row_dtype: DType, arity: usize) -> Vec<KernelSpec<'_>> {
-    let out = if func.output == DType::Bool { DType::Bool } else { row_dtype };
+    let stored = row_dtype.repr();
+    let out = if func.output == DType::Bool { DType::Bool } else { stored };
+    let quant = if row_dtype.is_quantized() {
+        let inputs = ((1u8 << arity) - 1) << 1;
+        inputs | u8::from(out != DType::Bool)
+    } else {
+        0
+    };
     MapLayout::ALL
         .into_iter()
-        .map(|layout| KernelSpec::Map { func, inputs: vec![row_dtype; arity], out, layout })
+        .map(|layout| KernelSpec::Map { func, inputs: vec![stored; arity], out, layout, quant })
         .collect()
 }
 

@@ -56,9 +56,25 @@ pub unsafe fn launch_map(
     inputs: &[RawTensor<'_>],
     params: &[Scalar],
 ) -> Result<()> {
+    // SAFETY: forwarded.
+    unsafe { launch_map_quantized(kernel, out, inputs, params, None) }
+}
+
+/// [`launch_map`] with quantized operands: `quant[k]` (output first) dequantizes input
+/// `k - 1` on load or quantizes the output before its store.
+///
+/// # Safety
+/// As [`launch_map`].
+pub unsafe fn launch_map_quantized(
+    kernel: &CudaMapKernel,
+    out: &RawTensor<'_>,
+    inputs: &[RawTensor<'_>],
+    params: &[Scalar],
+    quant: Option<&tensor_core::quant::OperandAffines>,
+) -> Result<()> {
     same_device(kernel.function, out, inputs)?;
     let dev = runtime::device_of(out.device)?;
-    let steps = plan::plan_map(kernel, out, inputs, params, dev.max_blocks())?;
+    let steps = plan::plan_map(kernel, out, inputs, params, quant, dev.max_blocks())?;
     // SAFETY: the caller's contract covers every address the plan touches.
     unsafe { run(&dev, &steps) }
 }
@@ -95,7 +111,10 @@ impl KernelImpl for CudaMapKernel {
             return Err(Error::invalid(call.op.name, "a CUDA map kernel writes exactly one output"));
         };
         // SAFETY: the PreparedCall contract is launch_map's (one CUDA device, checked there).
-        unsafe { launch_map(self, out, call.inputs, call.params) }
+        unsafe { launch_map_quantized(self, out, call.inputs, call.params, call.quantized()) }
+    }
+    fn takes_quantized(&self) -> bool {
+        true
     }
     fn as_any(&self) -> &dyn std::any::Any {
         self

@@ -23,8 +23,8 @@ use tensor_core::shape::{Dims, Strides};
 use tensor_core::{with_dtype, DType, Element, Error, Result, Scalar};
 
 use super::args::{
-    fits_i32, ContigArgs, FusedReduceArgs, KernelParam, ReduceArgs, SparseArgs, StridedArgs32, StridedArgs64,
-    TransposeArgs, MAX_DIMS,
+    fits_i32, AffineArgs, ContigArgs, FusedReduceArgs, KernelParam, ReduceArgs, SparseArgs, StridedArgs32,
+    StridedArgs64, TransposeArgs, MAX_DIMS, MAX_OPERANDS,
 };
 use super::codegen::{ArgsKind, DeviceFn, Index, KernelSpec, MapLayout, BLOCK, TILE, TILE_ROWS};
 /// Smallest rows and columns a copy needs to go through the tiled transpose.
@@ -148,6 +148,8 @@ struct Elementwise<'a> {
     params: &'a [KernelParam],
     bits: u64,
     max_blocks: u32,
+    /// Quantized operands' arithmetic (zero for plain ones), output first.
+    q: [AffineArgs; MAX_OPERANDS],
 }
 
 impl Elementwise<'_> {
@@ -164,7 +166,8 @@ impl Elementwise<'_> {
             } else {
                 0
             };
-            let args = ContigArgs::new(ptrs, n as u64, mask, self.params, self.bits)?;
+            let mut args = ContigArgs::new(ptrs, n as u64, mask, self.params, self.bits)?;
+            args.q = self.q;
             let grid = contiguous_grid(n, sizes, self.max_blocks);
             steps.push(Step::Kernel(Launch {
                 spec: (self.spec)(MapLayout::Contiguous),
@@ -233,6 +236,7 @@ impl Elementwise<'_> {
             p.copy_from_slice(ptrs);
             offset_to(plan, host_dims.iter().copied(), idx, sizes, &mut p);
             let mut args = StridedArgs64::new(&sub, &p, self.params, u64::from(mask))?;
+            args.q = self.q;
             // the kernel reads a 3-dim block: a batch of 1 when there is no batch dim
             if args.ndim < 3 {
                 for d in args.ndim as usize..3 {
@@ -254,9 +258,13 @@ impl Elementwise<'_> {
     fn strided(&self, plan: &IterPlan, ptrs: &[u64], steps: &mut Vec<Step>) -> Result<()> {
         let n = plan.numel();
         let (layout, args) = if fits_i32(plan) {
-            (MapLayout::Strided(Index::I32), Args::Strided32(StridedArgs32::new(plan, ptrs, self.params, self.bits)?))
+            let mut a = StridedArgs32::new(plan, ptrs, self.params, self.bits)?;
+            a.q = self.q;
+            (MapLayout::Strided(Index::I32), Args::Strided32(a))
         } else {
-            (MapLayout::Strided(Index::I64), Args::Strided64(StridedArgs64::new(plan, ptrs, self.params, self.bits)?))
+            let mut a = StridedArgs64::new(plan, ptrs, self.params, self.bits)?;
+            a.q = self.q;
+            (MapLayout::Strided(Index::I64), Args::Strided64(a))
         };
         let grid = blocks(n, BLOCK as usize, self.max_blocks);
         steps.push(Step::Kernel(Launch { spec: (self.spec)(layout), grid, block: (BLOCK, 1), args }));
@@ -361,6 +369,7 @@ pub fn plan_map(
     out: &RawTensor<'_>,
     inputs: &[RawTensor<'_>],
     params: &[Scalar],
+    quant: Option<&tensor_core::quant::OperandAffines>,
     max_blocks: u32,
 ) -> Result<Vec<Step>> {
     if inputs.is_empty() || inputs.len() > tensor_core::MAX_INPUTS {
@@ -375,11 +384,20 @@ pub fn plan_map(
     let func = DeviceFn::from_kernel(kernel, params.len());
     let in_dtypes: Vec<DType> = inputs.iter().map(|i| i.dtype).collect();
     let out_dtype = out.dtype;
-    let spec = move |layout| KernelSpec::Map { func, inputs: in_dtypes.clone(), out: out_dtype, layout };
+    // Quantized operands: bit k of the mask and their arithmetic in `a.q[k]` (output first).
+    let mut q = [AffineArgs::default(); MAX_OPERANDS];
+    let mut mask = 0u8;
+    for (k, a) in quant.into_iter().flatten().enumerate().take(inputs.len() + 1) {
+        if let Some(a) = a {
+            q[k] = AffineArgs::of(a);
+            mask |= 1 << k;
+        }
+    }
+    let spec = move |layout| KernelSpec::Map { func, inputs: in_dtypes.clone(), out: out_dtype, layout, quant: mask };
     // Each param exactly (kind + 64 bits); the device function's declared type decides the
     // conversion, as `Scalar::to::<declared>()` does on the CPU.
     let params: Vec<KernelParam> = params.iter().map(|&p| KernelParam::from(p)).collect();
-    let ew = Elementwise { spec: &spec, contiguous: true, params: &params, bits: 0, max_blocks };
+    let ew = Elementwise { spec: &spec, contiguous: true, params: &params, bits: 0, max_blocks, q };
     let ptrs: Vec<u64> = std::iter::once(out).chain(inputs).map(addr).collect();
     let sizes: Vec<usize> = std::iter::once(out).chain(inputs).map(|t| t.dtype.size()).collect();
     let mut steps = Vec::new();
@@ -406,7 +424,7 @@ pub fn plan_fused(
     let in_dtypes: Vec<DType> = inputs.iter().map(|i| i.dtype).collect();
     let out_dtype = out.dtype;
     let spec = move |layout| KernelSpec::Fused { func, inputs: in_dtypes.clone(), out: out_dtype, layout };
-    let ew = Elementwise { spec: &spec, contiguous: true, params: &[], bits: 0, max_blocks };
+    let ew = Elementwise { spec: &spec, contiguous: true, params: &[], bits: 0, max_blocks, q: Default::default() };
     let ptrs: Vec<u64> = std::iter::once(out).chain(inputs).map(addr).collect();
     let sizes: Vec<usize> = std::iter::once(out).chain(inputs).map(|t| t.dtype.size()).collect();
     let mut steps = Vec::new();
@@ -444,13 +462,14 @@ pub fn plan_copy(dst: &RawTensor<'_>, src: &RawTensor<'_>, max_blocks: u32) -> R
                 MapLayout::Contiguous | MapLayout::Tiled => Index::I64,
             },
         };
-        let ew = Elementwise { spec: &spec, contiguous: false, params: &[], bits: 0, max_blocks };
+        let ew =
+            Elementwise { spec: &spec, contiguous: false, params: &[], bits: 0, max_blocks, q: Default::default() };
         ew.plan(&plan, &ptrs, &sizes, &mut steps)?;
         return Ok(steps);
     }
     let (s, d) = (src.dtype, dst.dtype);
     let spec = move |layout| KernelSpec::Cast { src: s, dst: d, layout };
-    let ew = Elementwise { spec: &spec, contiguous: true, params: &[], bits: 0, max_blocks };
+    let ew = Elementwise { spec: &spec, contiguous: true, params: &[], bits: 0, max_blocks, q: Default::default() };
     ew.plan(&plan, &ptrs, &sizes, &mut steps)?;
     Ok(steps)
 }
@@ -461,7 +480,7 @@ pub fn plan_fill(dst: &RawTensor<'_>, value: Scalar, max_blocks: u32) -> Result<
     let bits = fill_bits(dst.dtype, value);
     let bytes = dst.dtype.size();
     let spec = move |layout| KernelSpec::Fill { bytes, layout };
-    let ew = Elementwise { spec: &spec, contiguous: true, params: &[], bits, max_blocks };
+    let ew = Elementwise { spec: &spec, contiguous: true, params: &[], bits, max_blocks, q: Default::default() };
     let mut steps = Vec::new();
     ew.plan(&canonical(dst, &[]), &[addr(dst)], &[bytes], &mut steps)?;
     Ok(steps)
@@ -544,16 +563,18 @@ pub fn widen_index(steps: &[Step]) -> Vec<Step> {
                     shape: (0..nd).rev().map(|k| a.size[k] as usize).collect(),
                     strides: a.stride.iter().map(|st| (0..nd).rev().map(|k| st[k] as isize).collect()).collect(),
                 };
-                let Ok(wide) = StridedArgs64::new(&plan, &a.ptr, &a.params, a.bits) else {
+                let Ok(mut wide) = StridedArgs64::new(&plan, &a.ptr, &a.params, a.bits) else {
                     // A valid 32-bit plan always widens; keep the step as it is otherwise.
                     return step.clone();
                 };
+                wide.q = a.q;
                 let spec = match spec {
-                    KernelSpec::Map { func, inputs, out, .. } => KernelSpec::Map {
+                    KernelSpec::Map { func, inputs, out, quant, .. } => KernelSpec::Map {
                         func: *func,
                         inputs: inputs.clone(),
                         out: *out,
                         layout: MapLayout::Strided(Index::I64),
+                        quant: *quant,
                     },
                     KernelSpec::Fused { func, inputs, out, .. } => KernelSpec::Fused {
                         func: *func,
@@ -657,13 +678,13 @@ mod tests {
         let (d, s) = ([1isize << 15, 1], [1isize << 16, 2]);
         let f = CudaMapKernel { compute: DType::F32, output: DType::F32, function: "f", source: "" };
         let steps =
-            plan_map(&f, &raw(0, DType::F32, &shape, &d), &[raw(0, DType::F32, &shape, &s)], &[], 1024).unwrap();
+            plan_map(&f, &raw(0, DType::F32, &shape, &d), &[raw(0, DType::F32, &shape, &s)], &[], None, 1024).unwrap();
         let ks = kernels(&steps);
         assert!(matches!(ks[0].spec, KernelSpec::Map { layout: MapLayout::Strided(Index::I64), .. }));
         // a transposed input: the tiled kernel (64-bit index math throughout)
         let t = [1isize, 1 << 16];
         let steps =
-            plan_map(&f, &raw(0, DType::F32, &shape, &d), &[raw(0, DType::F32, &shape, &t)], &[], 1024).unwrap();
+            plan_map(&f, &raw(0, DType::F32, &shape, &d), &[raw(0, DType::F32, &shape, &t)], &[], None, 1024).unwrap();
         assert!(matches!(kernels(&steps)[0].spec, KernelSpec::Map { layout: MapLayout::Tiled, .. }));
         let small = [1usize << 10, 1 << 10];
         let steps = plan_map(
@@ -671,6 +692,7 @@ mod tests {
             &raw(0, DType::F32, &small, &[1 << 10, 1]),
             &[raw(0, DType::F32, &small, &[1 << 11, 2])],
             &[],
+            None,
             1024,
         )
         .unwrap();
@@ -678,7 +700,8 @@ mod tests {
         // 2^31 dense elements stay on the contiguous kernel (64-bit count)
         let dense = [1usize << 31];
         let steps =
-            plan_map(&f, &raw(0, DType::F32, &dense, &[1]), &[raw(0, DType::F32, &dense, &[1])], &[], 1024).unwrap();
+            plan_map(&f, &raw(0, DType::F32, &dense, &[1]), &[raw(0, DType::F32, &dense, &[1])], &[], None, 1024)
+                .unwrap();
         let Args::Contig(a) = kernels(&steps)[0].args else { panic!() };
         assert_eq!(a.n, 1 << 31);
     }
@@ -690,8 +713,8 @@ mod tests {
         let out: Vec<isize> = (0..10).map(|d| 1 << (9 - d)).collect();
         let inp: Vec<isize> = (0..10).map(|d| 1 << d).collect();
         let f = CudaMapKernel { compute: DType::F32, output: DType::F32, function: "f", source: "" };
-        let steps =
-            plan_map(&f, &raw(0, DType::F32, &shape, &out), &[raw(0, DType::F32, &shape, &inp)], &[], 64).unwrap();
+        let steps = plan_map(&f, &raw(0, DType::F32, &shape, &out), &[raw(0, DType::F32, &shape, &inp)], &[], None, 64)
+            .unwrap();
         let ks = kernels(&steps);
         assert_eq!(ks.len(), 4);
         let Args::Strided32(a) = ks[3].args else { panic!() };
@@ -713,17 +736,17 @@ mod tests {
         ];
         let shape = [6usize, 7];
         let dense = raw(0, DType::F64, &shape, &[7, 1]);
-        let steps = plan_map(&f, &dense, &[dense], &params, 8).unwrap();
+        let steps = plan_map(&f, &dense, &[dense], &params, None, 8).unwrap();
         let Args::Contig(a) = kernels(&steps)[0].args else { panic!() };
         assert_eq!(a.params, want);
-        let steps = plan_map(&f, &dense, &[raw(0, DType::F64, &shape, &[1, 6])], &params, 8).unwrap();
+        let steps = plan_map(&f, &dense, &[raw(0, DType::F64, &shape, &[1, 6])], &params, None, 8).unwrap();
         let Args::Strided32(a) = kernels(&steps)[0].args else { panic!() };
         assert_eq!(a.params, want);
         let Args::Strided64(a) = kernels(&widen_index(&steps))[0].args else { panic!() };
         assert_eq!(a.params, want);
         // more params than the argument blocks hold is an error, not a truncation
         let five = [Scalar::Int(1); tensor_core::MAX_PARAMS + 1];
-        assert!(plan_map(&f, &dense, &[dense], &five, 8).is_err());
+        assert!(plan_map(&f, &dense, &[dense], &five, None, 8).is_err());
     }
 
     #[test]
@@ -732,7 +755,8 @@ mod tests {
         let f = CudaMapKernel { compute: DType::F32, output: DType::F32, function: "f", source: "" };
         let o = raw(0, DType::F32, &shape, &[1]);
         let steps =
-            plan_map(&f, &o, &[raw(0, DType::F32, &shape, &[1]), raw(0, DType::F32, &shape, &[0])], &[], 8).unwrap();
+            plan_map(&f, &o, &[raw(0, DType::F32, &shape, &[1]), raw(0, DType::F32, &shape, &[0])], &[], None, 8)
+                .unwrap();
         let Args::Contig(a) = kernels(&steps)[0].args else { panic!() };
         assert_eq!(a.scalar_mask, 0b10);
     }

@@ -36,3 +36,43 @@ pub fn ensure_linked() {
     super::reduce_rows::ensure_linked();
     super::sparse::ensure_linked();
 }
+
+/// A CUDA map row of `spec` keyed by f32 with device function `function` (`source`).
+macro_rules! f32_map_row {
+    ($spec:expr, $function:expr, $source:expr) => {
+        tensor_core::inventory::submit! {
+            tensor_core::registry::KernelRow {
+                op: &$spec,
+                device: DeviceKind::Cuda,
+                layout: tensor_core::Layout::Strided,
+                dtype: tensor_core::DType::F32,
+                kernel: &crate::kernel::CudaMapKernel {
+                    compute: tensor_core::DType::F32,
+                    output: tensor_core::DType::F32,
+                    function: $function,
+                    source: $source,
+                },
+            }
+        }
+    };
+}
+
+// Quantizing, dequantizing and requantizing copies: the identity, its operands' quantizers
+// applied by the kernel templates (`a.q`).
+f32_map_row!(
+    tensor_core::registry::QUANTIZED_COPY_SPEC,
+    "tops_quantized_copy",
+    "__device__ __forceinline__ float tops_quantized_copy(float x) { return x; }\n"
+);
+// Per-channel quantizing / dequantizing: the scale's inverse (or the scale) and the zero
+// point are inputs broadcast along the channel axis; the same arithmetic as `a.q`.
+f32_map_row!(
+    tensor_core::registry::QUANTIZE_CHANNELS_SPEC,
+    "tops_quantize_channels",
+    "__device__ __forceinline__ float tops_quantize_channels(float x, float inv, float zp, float qmin, float qmax, float nan) {\n    const tops_affine a = {1.0f, inv, zp, 0.0f};\n    return tops_quantize(x, a, qmin, qmax, nan);\n}\n"
+);
+f32_map_row!(
+    tensor_core::registry::DEQUANTIZE_CHANNELS_SPEC,
+    "tops_dequantize_channels",
+    "__device__ __forceinline__ float tops_dequantize_channels(float q, float scale, float zp) {\n    const tops_affine a = {scale, 0.0f, zp, 0.0f};\n    return tops_dequantize(q, a);\n}\n"
+);

@@ -266,7 +266,9 @@ impl Launch<'_> {
 fn raw<'g>(t: &Tensor, base: *mut u8, (shape, strides): (&'g [usize], &'g [isize])) -> RawTensor<'g> {
     RawTensor {
         ptr: base.wrapping_add(t.storage_offset() * t.elem_size()),
-        dtype: t.dtype(),
+        // The stored dtype: a quantized tensor's integers (kernels never see a quantized
+        // dtype; its quantizer travels in `CallExtra::Quantized`).
+        dtype: t.storage().dtype(),
         shape,
         strides,
         device: t.device(),

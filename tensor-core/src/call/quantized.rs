@@ -19,7 +19,9 @@
 use super::launch::{layout_of, lookup, Dest, Launch, MapLayout};
 use super::{broadcast_all, check_arity, check_devices};
 use crate::quant::OperandAffines;
-use crate::registry::{CallExtra, KernelRow, OpSpec, QUANTIZED_COPY_SPEC};
+use crate::registry::{
+    CallExtra, KernelRow, OpSpec, DEQUANTIZE_CHANNELS_SPEC, QUANTIZED_COPY_SPEC, QUANTIZE_CHANNELS_SPEC,
+};
 use crate::{DType, Error, Layout, Result, Scalar, Tensor, MAX_INPUTS};
 
 /// `copy_` where `dst` or `src` is quantized (strided; `src` broadcast to `dst`).
@@ -57,8 +59,67 @@ pub(crate) fn copy(dst: &Tensor, src: &Tensor) -> Result<()> {
             ),
         });
     }
-    let row = lookup(&QUANTIZED_COPY_SPEC, Layout::Strided, dst.device(), DType::F32).map_err(|e| e.renamed(op))?;
-    run(&QUANTIZED_COPY_SPEC, row, dst, &[&src], &[]).map_err(|e| e.renamed(op))
+    let (dst_axis, src_axis) = (dst.quantizer().and_then(|q| q.axis()), src.quantizer().and_then(|q| q.axis()));
+    let done = match (dst_axis, src_axis) {
+        // Per-channel quantizing / dequantizing: one pass, the scales as broadcast inputs.
+        (Some(axis), None) if src.quant.is_none() && src.dtype() == DType::F32 => quantize_channels(dst, &src, axis),
+        (None, Some(axis)) => dequantize_channels(dst, &src, axis),
+        _ => {
+            let row = lookup(&QUANTIZED_COPY_SPEC, Layout::Strided, dst.device(), DType::F32)?;
+            run(&QUANTIZED_COPY_SPEC, row, dst, &[&src], &[])
+        }
+    };
+    done.map_err(|e| e.renamed(op))
+}
+
+/// `values[c]` (one per channel of dim `axis`) as an f32 tensor broadcast to `shape`.
+fn per_channel(values: Vec<f32>, shape: &[usize], axis: usize, device: crate::Device) -> Result<Tensor> {
+    let mut dims: Vec<isize> = vec![1; shape.len()];
+    dims[axis] = values.len() as isize;
+    Tensor::from_vec(values, &[shape[axis]])?.to_device(device)?.view(&dims)?.broadcast_to(shape)
+}
+
+/// `dst` (per-channel quantized along `axis`) = `src` (f32) quantized, in one pass.
+fn quantize_channels(dst: &Tensor, src: &Tensor, axis: usize) -> Result<()> {
+    let q = dst.quantizer().ok_or_else(|| Error::invalid("copy_", "no quantizer"))?;
+    let a = q.affine(0);
+    let inv = (0..q.channels()).map(|c| q.affine(c).inv_scale).collect();
+    let zp = (0..q.channels()).map(|c| q.affine(c).zero_point).collect();
+    let (inv, zp) =
+        (per_channel(inv, dst.shape(), axis, dst.device())?, per_channel(zp, dst.shape(), axis, dst.device())?);
+    let spec = &QUANTIZE_CHANNELS_SPEC;
+    let row = lookup(spec, Layout::Strided, dst.device(), DType::F32)?;
+    let params = [Scalar::Float(a.qmin as f64), Scalar::Float(a.qmax as f64), Scalar::Float(a.nan as f64)];
+    let launch = Launch { name: spec.name, op: spec, row, params: &params, extra: CallExtra::None };
+    // The integers, as an exact cast of the integral f32 results.
+    launch.run(Dest::Shared(&dst.repr_view()), &[src, &inv, &zp], MapLayout::of)
+}
+
+/// `dst` (a float tensor, or quantized per tensor) = the values of `src` (per-channel
+/// quantized along `axis`), in one pass.
+fn dequantize_channels(dst: &Tensor, src: &Tensor, axis: usize) -> Result<()> {
+    let q = src.quantizer().ok_or_else(|| Error::invalid("copy_", "no quantizer"))?;
+    let scale = (0..q.channels()).map(|c| q.affine(c).scale).collect();
+    let zp = (0..q.channels()).map(|c| q.affine(c).zero_point).collect();
+    let (scale, zp) =
+        (per_channel(scale, dst.shape(), axis, dst.device())?, per_channel(zp, dst.shape(), axis, dst.device())?);
+    let spec = &DEQUANTIZE_CHANNELS_SPEC;
+    let row = lookup(spec, Layout::Strided, dst.device(), DType::F32)?;
+    let mut affines: OperandAffines = [None; MAX_INPUTS + 1];
+    affines[0] = dst.quantizer().map(|q| q.affine(0));
+    let extra = if affines[0].is_some() {
+        if !row.kernel.takes_quantized() {
+            return Err(Error::invalid(
+                spec.name,
+                format!("the {} kernel does not take quantized operands", row.kernel.kind()),
+            ));
+        }
+        CallExtra::Quantized(&affines)
+    } else {
+        CallExtra::None
+    };
+    let launch = Launch { name: spec.name, op: spec, row, params: &[], extra };
+    launch.run(Dest::Shared(dst), &[&src.repr_view(), &scale, &zp], MapLayout::of)
 }
 
 /// `fill_` of a quantized tensor: `value` quantized with each channel's quantizer, then

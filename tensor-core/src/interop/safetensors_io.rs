@@ -3,6 +3,11 @@
 //! every tensor as a read-only view of the mapping (no copy), [`save`] writes any set of
 //! named tensors (strided ones are written contiguous).
 //!
+//! A quantized tensor is saved as its stored integers (`I8`, `U8`, `I32`) with its quantizer
+//! in the file's `__metadata__` under `tensor_ops.quantizer.<name>` (its dtype, and scale and
+//! zero point, or axis, scales and zero points; f64 written in shortest round-trip form), and
+//! [`load`] gives it back quantized. Other readers see the integers and the metadata.
+//!
 //! A tensor whose bytes in the file are not aligned to its element size (the format does
 //! not promise it), or a `bool` tensor holding bytes other than 0/1, is copied instead of
 //! mapped; every other tensor shares the mapping, which stays alive until the last view of
@@ -95,6 +100,8 @@ pub fn load(path: impl AsRef<Path>) -> Result<Vec<(String, Tensor)>> {
     // mapped is outside what any mmap user can prevent; it is documented on `load`.
     let map = Arc::new(unsafe { Mmap::map(&file) }.map_err(|e| io_error(OP_LOAD, path, e))?);
     let parsed = SafeTensors::deserialize(&map).map_err(|e| io_error(OP_LOAD, path, e))?;
+    let (_, header) = SafeTensors::read_metadata(&map).map_err(|e| io_error(OP_LOAD, path, e))?;
+    let quantizers = header.metadata().clone().unwrap_or_default();
     let mut out = Vec::new();
     for (name, view) in parsed.iter() {
         let dtype = to_dtype(view.dtype(), name)?;
@@ -118,9 +125,70 @@ pub fn load(path: impl AsRef<Path>) -> Result<Vec<(String, Tensor)>> {
         } else {
             copy_out(dtype, &shape, bytes)?
         };
+        let tensor = match quantizers.get(&format!("{QUANT_KEY}{name}")) {
+            Some(text) => with_quantizer(tensor, &parse_quantizer(text, name)?)?,
+            None => tensor,
+        };
         out.push((name.to_string(), tensor));
     }
     Ok(out)
+}
+
+/// The metadata key prefix of a quantized tensor's quantizer.
+const QUANT_KEY: &str = "tensor_ops.quantizer.";
+
+/// `qint8;per_tensor;0.1;3` or `qint8;per_channel;1;0.1,0.2;0,1`.
+fn format_quantizer(q: &crate::Quantizer) -> String {
+    match q {
+        crate::Quantizer::PerTensor { dtype, scale, zero_point } => {
+            format!("{dtype};per_tensor;{scale:?};{zero_point}")
+        }
+        crate::Quantizer::PerChannel { dtype, axis, scales, zero_points } => {
+            let s: Vec<String> = scales.iter().map(|v| format!("{v:?}")).collect();
+            let z: Vec<String> = zero_points.iter().map(|v| v.to_string()).collect();
+            format!("{dtype};per_channel;{axis};{};{}", s.join(","), z.join(","))
+        }
+    }
+}
+
+fn parse_quantizer(text: &str, name: &str) -> Result<crate::Quantizer> {
+    let bad = || {
+        Error::invalid(OP_LOAD, format!("tensor {name:?} has a malformed quantizer in the file's metadata: {text:?}"))
+    };
+    let parts: Vec<&str> = text.split(';').collect();
+    let dtype = parts.first().and_then(|d| DType::from_name(d)).filter(|d| d.is_quantized()).ok_or_else(bad)?;
+    match parts[1..] {
+        ["per_tensor", scale, zp] => {
+            crate::Quantizer::per_tensor(dtype, scale.parse().map_err(|_| bad())?, zp.parse().map_err(|_| bad())?)
+        }
+        ["per_channel", axis, scales, zps] => {
+            let scales = items(scales).map(|v| v.parse().map_err(|_| bad())).collect::<Result<Vec<f64>>>()?;
+            let zps = items(zps).map(|v| v.parse().map_err(|_| bad())).collect::<Result<Vec<i64>>>()?;
+            crate::Quantizer::per_channel(dtype, axis.parse().map_err(|_| bad())?, scales, zps)
+        }
+        _ => Err(bad()),
+    }
+}
+
+/// The comma-separated items of `s` (none when empty).
+fn items(s: &str) -> impl Iterator<Item = &str> {
+    s.split(',').filter(move |_| !s.is_empty())
+}
+
+/// `t` (the stored integers) as a quantized tensor with `q`.
+fn with_quantizer(t: Tensor, q: &crate::Quantizer) -> Result<Tensor> {
+    if t.dtype() != q.dtype().repr() {
+        return Err(Error::DType {
+            op: OP_LOAD,
+            msg: format!(
+                "a {} quantizer needs {} integers in the file, got {}",
+                q.dtype(),
+                q.dtype().repr(),
+                t.dtype()
+            ),
+        });
+    }
+    t.quantized_view(q.clone())
 }
 
 /// An owned (writable) tensor holding `bytes` (little-endian elements; bools normalised).
@@ -219,8 +287,13 @@ pub fn save(path: impl AsRef<Path>, tensors: &[(&str, &Tensor)]) -> Result<()> {
     let path = path.as_ref();
     check_names(tensors)?;
     let mut entries = Vec::with_capacity(tensors.len());
+    let mut metadata = std::collections::HashMap::new();
     for (name, t) in tensors {
         let host = t.to_device(Device::Cpu)?.contiguous()?;
+        if let Some(q) = host.quantizer() {
+            metadata.insert(format!("{QUANT_KEY}{name}"), format_quantizer(q));
+        }
+        let host = host.repr_view();
         let bytes = crate::with_dtype!(host.dtype(), T => {
             let v = host.to_vec::<T>()?;
             let n = v.len() * std::mem::size_of::<T>();
@@ -231,5 +304,6 @@ pub fn save(path: impl AsRef<Path>, tensors: &[(&str, &Tensor)]) -> Result<()> {
         entries.push((name.to_string(), Entry { dtype: host.dtype(), shape: host.shape().to_vec(), bytes }));
     }
     let views = entries.iter().map(|(n, e)| (n.clone(), e));
-    safetensors::tensor::serialize_to_file(views, None, path).map_err(|e| io_error(OP_SAVE, path, e))
+    let metadata = if metadata.is_empty() { None } else { Some(metadata) };
+    safetensors::tensor::serialize_to_file(views, metadata, path).map_err(|e| io_error(OP_SAVE, path, e))
 }

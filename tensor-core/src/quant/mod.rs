@@ -13,6 +13,7 @@
 //! Elementwise ops on quantized tensors dequantize each input as it is loaded, compute in
 //! f32 and quantize once into the output's quantizer: no f32 tensor in memory.
 
+mod reference;
 mod tensor;
 mod view;
 

@@ -120,6 +120,16 @@ impl Tensor {
         }
     }
 
+    /// This tensor's integers (of `q`'s `repr` dtype, plain) read as quantized with `q`,
+    /// sharing the storage (crate use: loading files).
+    #[cfg(feature = "safetensors")]
+    pub(crate) fn quantized_view(&self, q: Quantizer) -> Result<Tensor> {
+        check_fits("quantized_view", self.shape(), &q)?;
+        let mut t = self.clone();
+        t.quant = Some(Arc::new(q));
+        Ok(t)
+    }
+
     /// The quantizer of a quantized tensor.
     pub fn quantizer(&self) -> Option<&Quantizer> {
         self.quant.as_deref()

@@ -18,7 +18,8 @@ pub use kernel::{
 };
 pub use reduce_rule::{Accumulate, ReduceOutput, ReduceSpec, SparseReduce};
 pub use spec::{
-    OpSpec, RowCache, COPY_SPEC, FILL_SPEC, FUSED_SPEC, LOG_SOFTMAX_ROWS, QUANTIZED_COPY_SPEC, SOFTMAX_ROWS,
+    OpSpec, RowCache, COPY_SPEC, DEQUANTIZE_CHANNELS_SPEC, FILL_SPEC, FUSED_SPEC, LOG_SOFTMAX_ROWS,
+    QUANTIZED_COPY_SPEC, QUANTIZE_CHANNELS_SPEC, SOFTMAX_ROWS,
 };
 
 use crate::{DType, Device, DeviceKind, Error, Layout, Result};

@@ -98,6 +98,38 @@ pub static QUANTIZED_COPY_SPEC: OpSpec = OpSpec {
     rows: RowCache::new(),
 };
 
+/// Per-channel quantizing in one pass: `out = clamp(round_half_even(x · inv) + zp)` (NaN →
+/// `nan`) with `inv` and `zp` f32 inputs broadcast along the channel axis and params
+/// `[qmin, qmax, nan]` (f32); `out` is the quantized tensor's integers (an exact cast of the
+/// integral f32 result). Keyed by f32.
+pub static QUANTIZE_CHANNELS_SPEC: OpSpec = OpSpec {
+    name: "quantize_channels",
+    arity: 3,
+    params: &["qmin", "qmax", "nan"],
+    bool_output: false,
+    float_only: true,
+    doc: "per-channel quantizing: the inverse scale and zero point are broadcast inputs",
+    internal: true,
+    sparse_intersection: false,
+    defined_at: concat!(module_path!(), " (", file!(), ":", line!(), ")"),
+    rows: RowCache::new(),
+};
+
+/// Per-channel dequantizing in one pass: `out = (q − zp) · scale` with `scale` and `zp` f32
+/// inputs broadcast along the channel axis. Keyed by f32.
+pub static DEQUANTIZE_CHANNELS_SPEC: OpSpec = OpSpec {
+    name: "dequantize_channels",
+    arity: 3,
+    params: &[],
+    bool_output: false,
+    float_only: true,
+    doc: "per-channel dequantizing: the scale and zero point are broadcast inputs",
+    internal: true,
+    sparse_intersection: false,
+    defined_at: concat!(module_path!(), " (", file!(), ":", line!(), ")"),
+    rows: RowCache::new(),
+};
+
 /// The fill op behind `Tensor::fill_`, `zeros`, `ones`, `full`.
 pub static FILL_SPEC: OpSpec = OpSpec {
     name: "fill",

@@ -197,6 +197,14 @@ impl Tensor {
             return self.fmt_sparse(parts, f);
         }
         f.write_str("tensor(")?;
+        if let Some(q) = self.quantizer() {
+            // The values it stands for, then its quantizer (as PyTorch prints one).
+            match self.dequantize() {
+                Ok(v) => v.fmt_values(f)?,
+                Err(e) => write!(f, "<values unreadable: {e}>")?,
+            }
+            return write!(f, ", dtype={}, quantizer={q})", self.dtype());
+        }
         self.fmt_values(f)?;
         if !self.device().is_cpu() {
             write!(f, ", device={}", self.device())?;

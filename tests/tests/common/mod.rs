@@ -95,6 +95,15 @@ pub fn gen_values(dtype: DType, n: usize, seed: u64) -> Vec<V> {
         let r = rng.next();
         let v = match dtype {
             DType::Bool => V::B(r & 1 == 1),
+            // Quantized (scale 1, zero point 0 in these helpers): small integers and extremes.
+            d if d.is_quantized() => {
+                let (lo, hi) = d.quant_range().unwrap();
+                match k % 7 {
+                    0 => V::I(lo as i128),
+                    1 => V::I(hi as i128),
+                    _ => V::I((r % 19) as i128 - if lo < 0 { 9 } else { 0 }),
+                }
+            }
             d if d.is_int() => {
                 let (lo, hi): (i128, i128) = match d {
                     DType::U8 => (0, 255),
@@ -159,31 +168,54 @@ pub const LAYOUTS: [Lay; 6] =
 pub fn empty_with(lay: Lay, shape: &[usize], dtype: DType) -> Tensor {
     let n = shape.len();
     match lay {
-        Lay::Contiguous => Tensor::empty(shape, dtype, Device::Cpu).unwrap(),
+        Lay::Contiguous => empty_any(shape, dtype).unwrap(),
         Lay::Transposed if n >= 2 => {
             let mut s = shape.to_vec();
             s.swap(n - 1, n - 2);
-            Tensor::empty(&s, dtype, Device::Cpu).unwrap().transpose(n - 1, n - 2).unwrap()
+            empty_any(&s, dtype).unwrap().transpose(n - 1, n - 2).unwrap()
         }
         Lay::Permuted if n >= 2 => {
             let rev: Vec<usize> = shape.iter().rev().copied().collect();
             let perm: Vec<usize> = (0..n).rev().collect();
-            Tensor::empty(&rev, dtype, Device::Cpu).unwrap().permute(&perm).unwrap()
+            empty_any(&rev, dtype).unwrap().permute(&perm).unwrap()
         }
         Lay::Stepped if n >= 1 => {
             let mut s = shape.to_vec();
             s[n - 1] *= 2;
-            Tensor::empty(&s, dtype, Device::Cpu).unwrap().slice(n - 1, 0, s[n - 1], 2).unwrap()
+            empty_any(&s, dtype).unwrap().slice(n - 1, 0, s[n - 1], 2).unwrap()
         }
-        Lay::Flipped if n >= 1 => Tensor::empty(shape, dtype, Device::Cpu).unwrap().flip(0).unwrap(),
+        Lay::Flipped if n >= 1 => empty_any(shape, dtype).unwrap().flip(0).unwrap(),
         Lay::Offset => {
             let numel: usize = shape.iter().product();
-            let flat = Tensor::empty(&[numel + 1], dtype, Device::Cpu).unwrap();
+            let flat = empty_any(&[numel + 1], dtype).unwrap();
             let spec: Vec<isize> = shape.iter().map(|&d| d as isize).collect();
             flat.narrow(0, 1, numel).unwrap().view(&spec).unwrap()
         }
-        _ => Tensor::empty(shape, dtype, Device::Cpu).unwrap(),
+        _ => empty_any(shape, dtype).unwrap(),
     }
+}
+
+/// An uninitialised contiguous tensor of any dtype: a quantized one with scale 1 and zero
+/// point 0 (its values are its integers).
+pub fn empty_any(shape: &[usize], dtype: DType) -> tensor_ops::Result<Tensor> {
+    empty_on(shape, dtype, Device::Cpu)
+}
+
+/// [`empty_any`] on `device`.
+pub fn empty_on(shape: &[usize], dtype: DType, device: Device) -> tensor_ops::Result<Tensor> {
+    if dtype.is_quantized() {
+        let q = tensor_ops::Quantizer::per_tensor(dtype, 1.0, 0)?;
+        return Tensor::empty_quantized(shape, &q, device);
+    }
+    Tensor::empty(shape, dtype, device)
+}
+
+/// Zeros of any dtype on `device` (a quantized one as [`empty_any`]).
+#[allow(dead_code)]
+pub fn zeros_on(shape: &[usize], dtype: DType, device: Device) -> tensor_ops::Result<Tensor> {
+    let t = empty_on(shape, dtype, device)?;
+    t.fill_(0)?;
+    Ok(t)
 }
 
 /// A tensor holding `vals` (logical order) in layout `lay`.
@@ -306,6 +338,8 @@ pub fn bits(t: &Tensor) -> Vec<u64> {
         DType::BF16 => t.to_vec::<bf16>().unwrap().into_iter().map(|x| x.to_bits() as u64).collect(),
         DType::F32 => t.to_vec::<f32>().unwrap().into_iter().map(|x| x.to_bits() as u64).collect(),
         DType::F64 => t.to_vec::<f64>().unwrap().into_iter().map(f64::to_bits).collect(),
+        // The stored integers.
+        d if d.is_quantized() => bits(&t.int_repr().unwrap()),
         _ => values(t)
             .into_iter()
             .map(|v| match v {

@@ -44,9 +44,21 @@ pub fn plan_call(
         panic!("{what}: not a CUDA elementwise row")
     };
     let shape = inputs[0].shape().to_vec();
-    let out = Tensor::empty(&shape, out_dtype, Device::Cpu).unwrap();
+    // A quantized output has scale 1 and zero point 0, as the common helpers make inputs.
+    let out = if out_dtype.is_quantized() {
+        let q = tensor_ops::Quantizer::per_tensor(out_dtype, 1.0, 0).unwrap();
+        Tensor::empty_quantized(&shape, &q, Device::Cpu).unwrap()
+    } else {
+        Tensor::empty(&shape, out_dtype, Device::Cpu).unwrap()
+    };
     let staged: Vec<Tensor> = inputs.iter().map(|t| t.broadcast_to(&shape).unwrap()).collect();
-    let steps = with_raw(&out, &staged, |out_raw, in_raw| plan::plan_map(k, out_raw, in_raw, params, 3))
+    // Quantized operands' arithmetic, output first (what the call path hands the kernel).
+    let mut quant: tensor_core::quant::OperandAffines = Default::default();
+    for (slot, t) in quant.iter_mut().zip(std::iter::once(&out).chain(&staged)) {
+        *slot = t.quantizer().map(|q| q.affine(0));
+    }
+    let quant = quant.iter().any(Option::is_some).then_some(&quant);
+    let steps = with_raw(&out, &staged, |out_raw, in_raw| plan::plan_map(k, out_raw, in_raw, params, quant, 3))
         .unwrap_or_else(|e| panic!("{what}: {e}"));
     Planned { what, steps, out, _keep: staged }
 }

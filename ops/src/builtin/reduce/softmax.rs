@@ -114,8 +114,9 @@ fn dense_only(name: &'static str, a: &Tensor) -> Result<()> {
 }
 
 fn new_result(a: &Tensor) -> Result<Tensor> {
-    // A quantized input's values are f32 (its compute dtype).
-    Tensor::empty(a.shape(), ReduceOutput::Float.result(a.dtype().compute()), a.device())
+    // A quantized input's values are f32.
+    let dtype = if a.dtype().is_quantized() { DType::F32 } else { a.dtype() };
+    Tensor::empty(a.shape(), ReduceOutput::Float.result(dtype), a.device())
 }
 
 /// `e^x / Σ e^x` along `dim` (< ndim), max-subtracted (a row of all −∞ gives NaN).
