@@ -38,6 +38,58 @@ pub(crate) unsafe fn quantize_in_place(buf: *mut f32, n: usize, a: &Affine) {
     }
 }
 
+/// `dst[i] = dequantize(src[i])` for `n` contiguous stored integers of `sdt` (i8, u8 or
+/// i32): the widening load and the dequantizing in one pass. `false` (nothing written) for
+/// another dtype or below AVX2 (callers then gather and dequantize in place).
+///
+/// # Safety
+/// `src` valid for `n` reads of `sdt`, `dst` for `n` f32 writes; they do not overlap.
+pub(crate) unsafe fn dequantize_widen(
+    dst: *mut f32,
+    src: *const u8,
+    sdt: tensor_core::DType,
+    n: usize,
+    a: &Affine,
+) -> bool {
+    use tensor_core::DType;
+    #[cfg(target_arch = "x86_64")]
+    if simd_level() >= SimdLevel::Avx2 && matches!(sdt, DType::I8 | DType::U8 | DType::I32) {
+        // SAFETY: the level never exceeds the CPU's; pointers per the caller.
+        unsafe { avx2::dequantize_widen(dst, src, sdt, n, a) };
+        return true;
+    }
+    let _ = (dst, src, sdt, n, a);
+    false
+}
+
+/// `dst[i] = quantize(src[i])` stored as `dtype` (the quantized dtype's integer: i8, u8 or
+/// i32), for `n` contiguous elements: the quantizing and the narrowing store in one pass.
+///
+/// # Safety
+/// `src` valid for `n` f32 reads, `dst` for `n` writes of `dtype`; they do not overlap.
+pub(crate) unsafe fn quantize_narrow(dst: *mut u8, dtype: tensor_core::DType, src: *const f32, n: usize, a: &Affine) {
+    use tensor_core::DType;
+    #[cfg(target_arch = "x86_64")]
+    if simd_level() >= SimdLevel::Avx2 && matches!(dtype, DType::I8 | DType::U8 | DType::I32) {
+        // SAFETY: the level never exceeds the CPU's; pointers per the caller.
+        return unsafe { avx2::quantize_narrow(dst, dtype, src, n, a) };
+    }
+    macro_rules! narrow {
+        ($t:ty) => {
+            for i in 0..n {
+                // SAFETY: i < n, per the caller; the value is integral and in range (`as`
+                // saturates qint32's 2^31 to i32::MAX).
+                unsafe { (dst as *mut $t).add(i).write_unaligned(a.quantize(*src.add(i)) as $t) };
+            }
+        };
+    }
+    match dtype {
+        DType::I8 => narrow!(i8),
+        DType::U8 => narrow!(u8),
+        _ => narrow!(i32),
+    }
+}
+
 /// The `"quantize_channels"` block function (a `MapFn`): `out[i] = clamp(round_half_even(
 /// x[i] · inv[i]) + zp[i], qmin, qmax)`, NaN → `nan`, over f32 blocks; params `[qmin, qmax,
 /// nan]`.
@@ -148,6 +200,109 @@ mod avx2 {
     }
 
     /// # Safety
+    /// AVX2 is available; `src` valid for `n` reads of `sdt` (I8, U8 or I32), `dst` for `n`
+    /// f32 writes.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn dequantize_widen(
+        dst: *mut f32,
+        src: *const u8,
+        sdt: tensor_core::DType,
+        n: usize,
+        a: &Affine,
+    ) {
+        use tensor_core::DType;
+        let (zp, scale) = (_mm256_set1_ps(a.zero_point), _mm256_set1_ps(a.scale));
+        let mut i = 0;
+        while i + 8 <= n {
+            // SAFETY: i + 8 <= n elements of sdt and of dst.
+            unsafe {
+                let ints = match sdt {
+                    DType::I8 => _mm256_cvtepi8_epi32(_mm_loadl_epi64(src.add(i) as *const __m128i)),
+                    DType::U8 => _mm256_cvtepu8_epi32(_mm_loadl_epi64(src.add(i) as *const __m128i)),
+                    _ => _mm256_loadu_si256(src.add(4 * i) as *const __m256i),
+                };
+                let v = _mm256_cvtepi32_ps(ints);
+                _mm256_storeu_ps(dst.add(i), _mm256_mul_ps(_mm256_sub_ps(v, zp), scale));
+            }
+            i += 8;
+        }
+        for j in i..n {
+            // SAFETY: j < n.
+            unsafe {
+                let q = match sdt {
+                    DType::I8 => *(src as *const i8).add(j) as f32,
+                    DType::U8 => *src.add(j) as f32,
+                    _ => (src as *const i32).add(j).read_unaligned() as f32,
+                };
+                *dst.add(j) = a.dequantize(q);
+            }
+        }
+    }
+
+    /// Eight quantized values (integral f32 in range) as i32; qint32's 2^31 saturates to
+    /// i32::MAX.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn quantize8(x: __m256, inv: __m256, zp: __m256, lo: __m256, hi: __m256, nan: __m256) -> __m256i {
+        let r = _mm256_round_ps::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(_mm256_mul_ps(x, inv));
+        let v = _mm256_add_ps(r, zp);
+        let q = _mm256_blendv_ps(_mm256_max_ps(_mm256_min_ps(v, hi), lo), nan, _mm256_cmp_ps::<_CMP_UNORD_Q>(v, v));
+        let too_big = _mm256_castps_si256(_mm256_cmp_ps::<_CMP_GE_OQ>(q, _mm256_set1_ps(2147483648.0)));
+        _mm256_blendv_epi8(_mm256_cvtps_epi32(q), _mm256_set1_epi32(i32::MAX), too_big)
+    }
+
+    /// # Safety
+    /// AVX2 is available; `src` valid for `n` f32 reads, `dst` for `n` writes of `dtype`
+    /// (I8, U8 or I32).
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn quantize_narrow(
+        dst: *mut u8,
+        dtype: tensor_core::DType,
+        src: *const f32,
+        n: usize,
+        a: &Affine,
+    ) {
+        use tensor_core::DType;
+        let inv = _mm256_set1_ps(a.inv_scale);
+        let zp = _mm256_set1_ps(a.zero_point);
+        let (lo, hi, nan) = (_mm256_set1_ps(a.qmin), _mm256_set1_ps(a.qmax), _mm256_set1_ps(a.nan));
+        let q = |k: usize| {
+            // SAFETY: callers pass k + 8 <= n.
+            quantize8(unsafe { _mm256_loadu_ps(src.add(k)) }, inv, zp, lo, hi, nan)
+        };
+        let mut i = 0;
+        if dtype == DType::I32 {
+            while i + 8 <= n {
+                // SAFETY: i + 8 <= n i32 slots.
+                unsafe { _mm256_storeu_si256(dst.add(4 * i) as *mut __m256i, q(i)) };
+                i += 8;
+            }
+        } else {
+            // The packs work per 128-bit lane: restore the element order at the end.
+            let order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+            while i + 32 <= n {
+                let (a0, a1, a2, a3) = (q(i), q(i + 8), q(i + 16), q(i + 24));
+                let (w0, w1) = (_mm256_packs_epi32(a0, a1), _mm256_packs_epi32(a2, a3));
+                let b = if dtype == DType::I8 { _mm256_packs_epi16(w0, w1) } else { _mm256_packus_epi16(w0, w1) };
+                // SAFETY: i + 32 <= n byte slots.
+                unsafe { _mm256_storeu_si256(dst.add(i) as *mut __m256i, _mm256_permutevar8x32_epi32(b, order)) };
+                i += 32;
+            }
+        }
+        for j in i..n {
+            let v = a.quantize(unsafe { *src.add(j) });
+            // SAFETY: j < n; the value is integral and in range (`as` saturates 2^31).
+            unsafe {
+                match dtype {
+                    DType::I8 => (dst as *mut i8).add(j).write(v as i8),
+                    DType::U8 => dst.add(j).write(v as u8),
+                    _ => (dst as *mut i32).add(j).write_unaligned(v as i32),
+                }
+            }
+        }
+    }
+
+    /// # Safety
     /// AVX2 is available; `out` valid for `n` f32 writes, the inputs for `n` f32 reads.
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn quantize_channels(
@@ -228,7 +383,27 @@ mod tests {
                 got.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
                 want.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
             );
+            let repr = dtype.repr();
+            let mut bytes = vec![0u8; xs.len() * repr.size()];
+            // SAFETY: bytes holds xs.len() elements of repr.
+            unsafe { quantize_narrow(bytes.as_mut_ptr(), repr, xs.as_ptr(), xs.len(), &a) };
+            let narrow: Vec<f32> = (0..xs.len())
+                .map(|i| match repr {
+                    DType::I8 => bytes[i] as i8 as f32,
+                    DType::U8 => bytes[i] as f32,
+                    _ => i32::from_le_bytes(bytes[4 * i..4 * i + 4].try_into().unwrap()) as f32,
+                })
+                .collect();
+            let saturated: Vec<f32> =
+                want.iter().map(|&q| if q >= 2147483648.0 { i32::MAX as f32 } else { q }).collect();
+            assert_eq!(narrow, saturated, "{dtype} narrow");
             let back: Vec<f32> = want.iter().map(|&q| a.dequantize(q)).collect();
+            let mut widened = vec![0f32; xs.len()];
+            // SAFETY: bytes holds xs.len() integers of repr, widened as many f32.
+            if unsafe { dequantize_widen(widened.as_mut_ptr(), bytes.as_ptr(), repr, xs.len(), &a) } {
+                let from_ints: Vec<f32> = narrow.iter().map(|&q| a.dequantize(q)).collect();
+                assert_eq!(widened, from_ints, "{dtype} widen");
+            }
             // SAFETY: as above.
             unsafe { dequantize_in_place(got.as_mut_ptr(), got.len(), &a) };
             assert_eq!(

@@ -9,6 +9,7 @@
 //! `vcvtneps2bf16`, which flushes subnormals). The level is [`simd_level`]'s.
 
 use super::convert_f8::{self, decode_run, encode_run};
+use super::convert_int::f32_to_int;
 use super::simd_level::{simd_level, SimdLevel};
 use tensor_core::{with_dtype, DType, Element};
 
@@ -56,6 +57,8 @@ pub unsafe fn scatter_cast(dst: *mut u8, ddt: DType, stride: isize, src: *const 
             DType::F8E4M3 => return unsafe { f32_to_f8::<true>(dst, src as *const f32, n) },
             // SAFETY: as above.
             DType::F8E5M2 => return unsafe { f32_to_f8::<false>(dst, src as *const f32, n) },
+            // SAFETY: dst valid for n elements of ddt, src for n f32 reads (caller's contract).
+            DType::I8 | DType::U8 | DType::I32 if unsafe { f32_to_int(dst, ddt, src as *const f32, n) } => return,
             _ => {}
         }
     }

@@ -18,7 +18,7 @@
 //! 4. Split across rayon above [`GRAIN`] elements; each task walks
 //!    its share with stack buffers (no allocation, no zeroing per call).
 
-use super::affine::{dequantize_in_place, quantize_in_place};
+use super::affine::{dequantize_in_place, dequantize_widen, quantize_in_place, quantize_narrow};
 use super::convert::{gather_cast, scatter_cast};
 use super::copy::stream::{copy_bytes_nt_unfenced, store_fence, NT_THRESHOLD};
 use super::map::prefetch;
@@ -551,10 +551,16 @@ impl Call<'_> {
                         // SAFETY: the m elements from src with this stride are elements of
                         // this run (in bounds); buf holds m compute elements.
                         unsafe {
-                            gather_cast(buf, k.compute, src, op.dtype, self.inner[j], m);
-                            if let Some(a) = &op.affine {
-                                // Quantized rows compute in f32 (checked): m values.
-                                dequantize_in_place(buf as *mut f32, m, a);
+                            // Quantized rows compute in f32 (checked): m values.
+                            let widened = match &op.affine {
+                                Some(a) if self.inner[j] == 1 => dequantize_widen(buf as *mut f32, src, op.dtype, m, a),
+                                _ => false,
+                            };
+                            if !widened {
+                                gather_cast(buf, k.compute, src, op.dtype, self.inner[j], m);
+                                if let Some(a) = &op.affine {
+                                    dequantize_in_place(buf as *mut f32, m, a);
+                                }
                             }
                         }
                         buf
@@ -582,15 +588,15 @@ impl Call<'_> {
                     // per task (run_map), not per block.
                     unsafe {
                         (k.func)(buf, ins, m, self.params, Store::Plain);
-                        if let Some(a) = &out.affine {
-                            // f32 results (checked) to the integers to store.
-                            quantize_in_place(buf as *mut f32, m, a);
-                        }
                         let staged = if out.dtype == k.output && out.affine.is_none() {
                             buf
                         } else {
                             let cast = bufs[CAST_BUF].0.as_mut_ptr() as *mut u8;
-                            scatter_cast(cast, out.dtype, 1, buf, k.output, m);
+                            match &out.affine {
+                                // f32 results (checked) to the integers, in one pass.
+                                Some(a) => quantize_narrow(cast, out.dtype, buf as *const f32, m, a),
+                                None => scatter_cast(cast, out.dtype, 1, buf, k.output, m),
+                            }
                             cast
                         };
                         copy_bytes_nt_unfenced(dst, staged, m * out.dtype.size());
@@ -601,11 +607,15 @@ impl Call<'_> {
                     // SAFETY: buf holds m output elements; then scattered into this run.
                     unsafe {
                         (k.func)(buf, ins, m, self.params, Store::Plain);
-                        if let Some(a) = &out.affine {
-                            // f32 results (checked) to the integers to store.
-                            quantize_in_place(buf as *mut f32, m, a);
+                        match &out.affine {
+                            // f32 results (checked) to the integers, in one pass.
+                            Some(a) if self.inner[0] == 1 => quantize_narrow(dst, out.dtype, buf as *const f32, m, a),
+                            Some(a) => {
+                                quantize_in_place(buf as *mut f32, m, a);
+                                scatter_cast(dst, out.dtype, self.inner[0], buf, k.output, m);
+                            }
+                            None => scatter_cast(dst, out.dtype, self.inner[0], buf, k.output, m),
                         }
-                        scatter_cast(dst, out.dtype, self.inner[0], buf, k.output, m);
                     }
                 }
             }

@@ -24,6 +24,7 @@ mod affine;
 pub mod alloc;
 pub mod convert;
 mod convert_f8;
+mod convert_int;
 pub mod copy;
 pub mod elementwise;
 pub mod fused;
