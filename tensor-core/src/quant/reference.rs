@@ -103,3 +103,32 @@ inventory::submit! {
 inventory::submit! {
     KernelRow { op: &DEQUANTIZE_CHANNELS_SPEC, device: DeviceKind::Cpu, layout: Layout::Strided, dtype: DType::F32, kernel: &DEQUANTIZE }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::{quantize_per_channel, quantize_per_tensor, DType, Device, Quantizer, Tensor};
+
+    #[test]
+    fn the_reference_rows_quantize_requantize_and_dequantize_through_strides() {
+        let x = Tensor::from_vec(vec![0.5f32, 1.5, -2.5, 300.0, f32::NAN, -0.26], &[2, 3]).unwrap();
+        let q = quantize_per_tensor(&x.t().unwrap(), 0.5, 1, DType::QInt8).unwrap();
+        let ints = q.int_repr().unwrap().to_vec::<i8>().unwrap();
+        // x.t() = [0.5, 300, 1.5, NaN, -2.5, -0.26]; / 0.5 rounds half to even, + 1
+        assert_eq!(ints, vec![2, 127, 4, 127, -4, 0]);
+        let back = q.dequantize().unwrap().to_vec::<f32>().unwrap();
+        assert_eq!(back, vec![0.5, 63.0, 1.5, 63.0, -2.5, -0.5]);
+        let other =
+            Tensor::empty_quantized(&[3, 2], &Quantizer::per_tensor(DType::QUInt8, 1.0, 10).unwrap(), Device::Cpu)
+                .unwrap();
+        other.copy_(&q).unwrap();
+        assert_eq!(other.int_repr().unwrap().to_vec::<u8>().unwrap(), vec![10, 73, 12, 73, 8, 10]);
+        let s = Tensor::from_vec(vec![1.0f64, 0.25], &[2]).unwrap();
+        let z = Tensor::from_vec(vec![0i64, -1], &[2]).unwrap();
+        let p = quantize_per_channel(&x, &s, &z, 0, DType::QInt8).unwrap();
+        assert_eq!(p.int_repr().unwrap().to_vec::<i8>().unwrap(), vec![0, 2, -2, 127, 127, -2]);
+        assert_eq!(
+            p.t().unwrap().dequantize().unwrap().to_vec::<f32>().unwrap(),
+            vec![0.0, 32.0, 2.0, 32.0, -2.0, -0.25]
+        );
+    }
+}
