@@ -12,10 +12,23 @@ fn every_case_runs_at_a_tiny_size() {
             if dt != DType::F32 && matches!(op, Op::ExpNew | Op::ExpOut | Op::ReluNew | Op::ReluOut | Op::Fill) {
                 continue;
             }
+            if op == Op::QuantizePerChannel {
+                continue; // quantized dtypes only (below)
+            }
             let case = Case::new(op, dt, 4096);
             let mut call = ours::prepare(&case).unwrap_or_else(|e| panic!("{}: {e}", case.key()));
             call().unwrap_or_else(|e| panic!("{}: {e}", case.key()));
         }
+    }
+    // The quantized cases (cpu_set's qint8 ones), in every quantized dtype.
+    for dt in DType::QUANTIZED {
+        for op in [Op::CastFromF32, Op::QuantizePerChannel, Op::CastToF32, Op::AddNew, Op::AddOut, Op::ReluNew] {
+            let case = Case::new(op, dt, 4096);
+            let mut call = ours::prepare(&case).unwrap_or_else(|e| panic!("{}: {e}", case.key()));
+            call().unwrap_or_else(|e| panic!("{}: {e}", case.key()));
+        }
+        let bad = Case::new(Op::Transpose, dt, 4096);
+        assert!(ours::prepare(&bad).is_err(), "{}", bad.key());
     }
 }
 

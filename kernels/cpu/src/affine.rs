@@ -149,6 +149,7 @@ pub(crate) unsafe fn dequantize_channels(
 
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
+    use crate::convert_int::avx2::store_bytes;
     use std::arch::x86_64::*;
     use tensor_core::quant::Affine;
 
@@ -278,14 +279,9 @@ mod avx2 {
                 i += 8;
             }
         } else {
-            // The packs work per 128-bit lane: restore the element order at the end.
-            let order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
             while i + 32 <= n {
-                let (a0, a1, a2, a3) = (q(i), q(i + 8), q(i + 16), q(i + 24));
-                let (w0, w1) = (_mm256_packs_epi32(a0, a1), _mm256_packs_epi32(a2, a3));
-                let b = if dtype == DType::I8 { _mm256_packs_epi16(w0, w1) } else { _mm256_packus_epi16(w0, w1) };
-                // SAFETY: i + 32 <= n byte slots.
-                unsafe { _mm256_storeu_si256(dst.add(i) as *mut __m256i, _mm256_permutevar8x32_epi32(b, order)) };
+                // SAFETY: i + 32 <= n byte slots; AVX2 (this function's feature).
+                unsafe { store_bytes(dst.add(i), [q(i), q(i + 8), q(i + 16), q(i + 24)], dtype == DType::I8) };
                 i += 32;
             }
         }

@@ -22,7 +22,7 @@ pub(crate) unsafe fn f32_to_int(dst: *mut u8, dtype: DType, src: *const f32, n: 
 }
 
 #[cfg(target_arch = "x86_64")]
-mod avx2 {
+pub(crate) mod avx2 {
     use std::arch::x86_64::*;
     use tensor_core::DType;
 
@@ -37,6 +37,21 @@ mod avx2 {
         let big = _mm256_castps_si256(_mm256_cmp_ps::<_CMP_GE_OQ>(c, _mm256_set1_ps(2147483648.0)));
         let i = _mm256_blendv_epi8(_mm256_cvttps_epi32(c), _mm256_set1_epi32(i32::MAX), big);
         _mm256_andnot_si256(nan, i)
+    }
+
+    /// Stores 32 i32 lanes (each within i8 or u8, as `signed` says) as 32 bytes at `dst`, in
+    /// order.
+    ///
+    /// # Safety
+    /// AVX2 is available; `dst` is valid for 32 byte writes.
+    #[target_feature(enable = "avx2")]
+    pub(crate) unsafe fn store_bytes(dst: *mut u8, lanes: [__m256i; 4], signed: bool) {
+        let (w0, w1) = (_mm256_packs_epi32(lanes[0], lanes[1]), _mm256_packs_epi32(lanes[2], lanes[3]));
+        let b = if signed { _mm256_packs_epi16(w0, w1) } else { _mm256_packus_epi16(w0, w1) };
+        // The packs work per 128-bit lane: restore the element order.
+        let ordered = _mm256_permutevar8x32_epi32(b, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+        // SAFETY: the caller's contract.
+        unsafe { _mm256_storeu_si256(dst as *mut __m256i, ordered) }
     }
 
     /// # Safety
@@ -59,13 +74,9 @@ mod avx2 {
                 i += 8;
             }
         } else {
-            // The packs work per 128-bit lane: restore the element order at the end.
-            let order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
             while i + 32 <= n {
-                let (w0, w1) = (_mm256_packs_epi32(t(i), t(i + 8)), _mm256_packs_epi32(t(i + 16), t(i + 24)));
-                let b = if dtype == DType::I8 { _mm256_packs_epi16(w0, w1) } else { _mm256_packus_epi16(w0, w1) };
                 // SAFETY: i + 32 <= n byte slots.
-                unsafe { _mm256_storeu_si256(dst.add(i) as *mut __m256i, _mm256_permutevar8x32_epi32(b, order)) };
+                unsafe { store_bytes(dst.add(i), [t(i), t(i + 8), t(i + 16), t(i + 24)], dtype == DType::I8) };
                 i += 32;
             }
         }

@@ -58,20 +58,6 @@ unsafe fn identity_f32(
     unsafe { crate::map::map_block::<f32, 1, Identity>(out, inputs, n, &Identity, store) }
 }
 
-tensor_core::inventory::submit! {
-    tensor_core::registry::KernelRow {
-        op: &tensor_core::registry::QUANTIZED_COPY_SPEC,
-        device: tensor_core::DeviceKind::Cpu,
-        layout: tensor_core::Layout::Strided,
-        dtype: tensor_core::DType::F32,
-        kernel: &crate::kernel::MapKernel {
-            compute: tensor_core::DType::F32,
-            output: tensor_core::DType::F32,
-            func: identity_f32,
-        },
-    }
-}
-
 /// A CPU map row of `spec` keyed by f32 with block function `func`.
 macro_rules! f32_map_row {
     ($spec:expr, $func:expr) => {
@@ -90,5 +76,6 @@ macro_rules! f32_map_row {
         }
     };
 }
+f32_map_row!(tensor_core::registry::QUANTIZED_COPY_SPEC, identity_f32);
 f32_map_row!(tensor_core::registry::QUANTIZE_CHANNELS_SPEC, crate::affine::quantize_channels);
 f32_map_row!(tensor_core::registry::DEQUANTIZE_CHANNELS_SPEC, crate::affine::dequantize_channels);
