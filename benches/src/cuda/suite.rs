@@ -28,18 +28,22 @@ pub fn sizes(quick: bool) -> Vec<u64> {
 
 /// The GPU bench set at one size: the CPU set's f32 ops with preallocated outputs where the
 /// op has one, the reductions along the last and the first dim, the fused chains (fused and
-/// eager) and silu, plus f16 and i64 transpose and add.
+/// eager) and silu, plus f16 and i64 transpose and add, and the qint8 cases.
 pub fn cuda_set(bytes: u64) -> Vec<Case> {
     // Every op of the CPU set but exp and relu into a new result (their `_out` forms are
     // measured) and the eager sum((a-b)^2) (the eager triad is).
     let mut v: Vec<Case> = Op::ALL
         .into_iter()
-        .filter(|op| !matches!(op, Op::ExpNew | Op::ReluNew | Op::EagerSqDiffSum))
+        .filter(|op| !matches!(op, Op::ExpNew | Op::ReluNew | Op::EagerSqDiffSum | Op::QuantizePerChannel))
         .map(|op| Case::new(op, DType::F32, bytes))
         .collect();
     for dt in [DType::F16, DType::I64] {
         v.push(Case::new(Op::Transpose, dt, bytes));
         v.push(Case::new(Op::AddOut, dt, bytes));
+    }
+    // qint8: quantize per tensor and per channel, dequantize, add into a chosen quantizer, relu
+    for op in [Op::CastFromF32, Op::QuantizePerChannel, Op::CastToF32, Op::AddOut, Op::ReluNew] {
+        v.push(Case::new(op, DType::QInt8, bytes));
     }
     v
 }
@@ -48,7 +52,9 @@ pub fn cuda_set(bytes: u64) -> Vec<Case> {
 /// each dim (the other reducers launch the same row and column kernels with other folds,
 /// which `tests/tests/cuda_device.rs` runs; each costs the stand-in a host compile).
 fn on_standin(case: &Case) -> bool {
-    !case.op.is_reduction() || matches!(case.op, Op::SumLast | Op::SumFirst)
+    // (of the quantized cases, the quantize: the others' kernels are run by cuda_device.rs)
+    let plain = !case.op.is_reduction() || matches!(case.op, Op::SumLast | Op::SumFirst);
+    plain && (!case.dtype.is_quantized() || case.op == Op::CastFromF32)
 }
 
 /// Whether the stand-in runs a GPU-only case: a packed 1-byte map and a cast (each other
