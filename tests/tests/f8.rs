@@ -318,3 +318,29 @@ fn display_and_names() {
     assert_eq!(DType::F8E4M3.size(), 1);
     assert!(DType::F8E4M3.is_float() && DType::F8E5M2.compute() == DType::F32);
 }
+
+/// Large unary maps (past the CPU's byte-table threshold, where an f8 → f8 map runs through
+/// a 256-entry table built by the op itself) equal the f32 op rounded once, element by
+/// element, for every bit pattern, contiguous, transposed and in place.
+#[test]
+fn large_unary_maps_equal_the_f32_op_rounded_once() {
+    let n = 1 << 17;
+    for d in F8 {
+        let pattern: Vec<u8> = (0..n).map(|i| (i * 97 + i / 256) as u8).collect();
+        let a = f8_tensor(d, &pattern).view(&[512, 256]).unwrap();
+        let wa = a.to_dtype(DType::F32).unwrap();
+        let cases: [(&str, Tensor, Tensor); 4] = [
+            ("relu", a.relu().unwrap(), wa.relu().unwrap()),
+            ("neg", a.neg().unwrap(), wa.neg().unwrap()),
+            ("tanh", a.tanh().unwrap(), wa.tanh().unwrap()),
+            ("relu of a transpose", a.t().unwrap().relu().unwrap(), wa.t().unwrap().relu().unwrap()),
+        ];
+        for (what, got, f32_result) in cases {
+            assert_eq!(got.dtype(), d, "{what}");
+            assert_eq!(bits(&got), bits(&f32_result.to_dtype(d).unwrap()), "{d} {what}");
+        }
+        let c = a.deep_clone().unwrap();
+        c.relu_().unwrap();
+        assert_eq!(bits(&c), bits(&wa.relu().unwrap().to_dtype(d).unwrap()), "{d} relu_");
+    }
+}

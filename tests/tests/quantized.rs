@@ -410,3 +410,39 @@ fn quantized_tensors_print_their_values_and_quantizer() {
     );
     assert!(q.to_dlpack().is_err());
 }
+
+/// Large unary maps (past the CPU's byte-table threshold: a qint8/quint8 → qint8/quint8 map
+/// runs through a 256-entry table built by the op itself, `relu` with the input's quantizer
+/// as a byte max) equal the model and the same op over small slices, contiguous,
+/// transposed, in place and into another quantizer.
+#[test]
+fn large_unary_maps_equal_the_model_and_small_calls() {
+    let (rows, cols) = (512usize, 256usize);
+    let x = Tensor::from_vec(values(rows * cols, 41), &[rows, cols]).unwrap();
+    for (d, scale, zp) in [(DType::QInt8, 0.1, -5), (DType::QUInt8, 0.2, 128), (DType::QUInt8, 0.05, 0)] {
+        let q = quantize_per_tensor(&x, scale, zp, d).unwrap();
+        let v = f32s(&q.dequantize().unwrap());
+        let relu_want: Vec<i64> = v.iter().map(|&v| model_q(v.max(0.0), scale, zp, d)).collect();
+        assert_eq!(ints(&tensor_ops::relu(&q).unwrap()), relu_want, "{d} relu");
+        let c = q.deep_clone().unwrap();
+        tensor_ops::relu_(&c).unwrap();
+        assert_eq!(ints(&c), relu_want, "{d} relu_");
+        let t = tensor_ops::relu(&q.t().unwrap()).unwrap();
+        assert_eq!(ints(&t.t().unwrap().contiguous().unwrap()), relu_want, "{d} relu of a transpose");
+        let other = Quantizer::per_tensor(DType::QInt8, 0.3, 7).unwrap();
+        let out = Tensor::empty_quantized(&[rows, cols], &other, Device::Cpu).unwrap();
+        tensor_ops::relu_out(&q, &out).unwrap();
+        let want: Vec<i64> = v.iter().map(|&v| model_q(v.max(0.0), 0.3, 7, DType::QInt8)).collect();
+        assert_eq!(ints(&out), want, "{d} relu_out into another quantizer");
+        // Every op gives what it gives on small calls (the driver's own passes).
+        for (what, op) in [
+            ("neg", tensor_ops::neg as fn(&Tensor) -> tensor_ops::Result<Tensor>),
+            ("sigmoid", tensor_ops::sigmoid),
+            ("tanh", tensor_ops::tanh),
+        ] {
+            let big = ints(&op(&q).unwrap());
+            let small: Vec<i64> = (0..rows).flat_map(|r| ints(&op(&q.select(0, r).unwrap()).unwrap())).collect();
+            assert_eq!(big, small, "{d} {what}");
+        }
+    }
+}

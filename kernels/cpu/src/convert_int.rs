@@ -39,6 +39,16 @@ pub(crate) mod avx2 {
         _mm256_andnot_si256(nan, i)
     }
 
+    /// 32 i32 lanes (each within i8 or u8, as `signed` says) as 32 bytes, in order.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    pub(crate) fn pack_bytes(lanes: [__m256i; 4], signed: bool) -> __m256i {
+        let (w0, w1) = (_mm256_packs_epi32(lanes[0], lanes[1]), _mm256_packs_epi32(lanes[2], lanes[3]));
+        let b = if signed { _mm256_packs_epi16(w0, w1) } else { _mm256_packus_epi16(w0, w1) };
+        // The packs work per 128-bit lane: restore the element order.
+        _mm256_permutevar8x32_epi32(b, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7))
+    }
+
     /// Stores 32 i32 lanes (each within i8 or u8, as `signed` says) as 32 bytes at `dst`, in
     /// order.
     ///
@@ -46,12 +56,8 @@ pub(crate) mod avx2 {
     /// AVX2 is available; `dst` is valid for 32 byte writes.
     #[target_feature(enable = "avx2")]
     pub(crate) unsafe fn store_bytes(dst: *mut u8, lanes: [__m256i; 4], signed: bool) {
-        let (w0, w1) = (_mm256_packs_epi32(lanes[0], lanes[1]), _mm256_packs_epi32(lanes[2], lanes[3]));
-        let b = if signed { _mm256_packs_epi16(w0, w1) } else { _mm256_packus_epi16(w0, w1) };
-        // The packs work per 128-bit lane: restore the element order.
-        let ordered = _mm256_permutevar8x32_epi32(b, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
         // SAFETY: the caller's contract.
-        unsafe { _mm256_storeu_si256(dst as *mut __m256i, ordered) }
+        unsafe { _mm256_storeu_si256(dst as *mut __m256i, pack_bytes(lanes, signed)) }
     }
 
     /// # Safety

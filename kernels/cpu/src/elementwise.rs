@@ -23,6 +23,7 @@ use super::convert::{gather_cast, scatter_cast};
 use super::copy::stream::{copy_bytes_nt_unfenced, store_fence, NT_THRESHOLD};
 use super::map::prefetch;
 use super::parallel::{for_each_chunk, for_each_row_chunk, GRAIN};
+use super::quantize::quantize_bytes;
 use crate::kernel::{MapKernel, Store};
 use std::mem::MaybeUninit;
 use tensor_core::iter::{IterPlan, PerOperand};
@@ -200,6 +201,15 @@ unsafe fn run_canonical_with(
         // (this function's contract): the MapFn contract.
         unsafe { (kernel.func)(out.ptr, &ptrs[..inputs.len()], n, params, Store::Plain) };
         return Ok(());
+    }
+    let through_table = |o: &RawTensor<'_>, i: &[RawTensor<'_>]| {
+        let plan = IterPlan::new(o.shape, &[o.strides, i[0].strides]);
+        // SAFETY: the table's 256-element operands are the byte_table module's own, contiguous.
+        unsafe { run_planned(kernel, plan, o, i, params, quant) }
+    };
+    // SAFETY: forwarded (this function's contract is try_run's).
+    if let Some(result) = unsafe { super::byte_table::try_run(kernel, out, inputs, quant, through_table) } {
+        return result;
     }
     let plan = IterPlan::from_canonical(out.shape, out.strides, inputs.iter().map(|i| i.strides));
     // SAFETY: forwarded.
@@ -588,6 +598,13 @@ impl Call<'_> {
                     // per task (run_map), not per block.
                     unsafe {
                         (k.func)(buf, ins, m, self.params, Store::Plain);
+                        if let (Some(a), DType::I8 | DType::U8) = (&out.affine, out.dtype) {
+                            // f32 results (checked) quantized and streamed from registers.
+                            let signed = out.dtype == DType::I8;
+                            quantize_bytes(dst, signed, buf as *const f32, m, a, true);
+                            done += m;
+                            continue;
+                        }
                         let staged = if out.dtype == k.output && out.affine.is_none() {
                             buf
                         } else {

@@ -22,6 +22,7 @@
 
 mod affine;
 pub mod alloc;
+mod byte_table;
 pub mod convert;
 mod convert_f8;
 mod convert_int;
@@ -32,6 +33,7 @@ pub mod kernel;
 pub mod map;
 pub mod parallel;
 pub mod placement;
+mod quantize;
 pub mod reduce;
 pub mod register;
 pub mod rows;

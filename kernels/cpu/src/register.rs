@@ -76,6 +76,29 @@ macro_rules! f32_map_row {
         }
     };
 }
-f32_map_row!(tensor_core::registry::QUANTIZED_COPY_SPEC, identity_f32);
-f32_map_row!(tensor_core::registry::QUANTIZE_CHANNELS_SPEC, crate::affine::quantize_channels);
+
+/// A CPU row of quantizing copy `spec` ([`crate::quantize::QuantizeKernel`]) keyed by f32,
+/// with block function `func` for the calls the streaming pass does not take.
+macro_rules! quantize_row {
+    ($spec:expr, $func:expr, $source:ident) => {
+        tensor_core::inventory::submit! {
+            tensor_core::registry::KernelRow {
+                op: &$spec,
+                device: tensor_core::DeviceKind::Cpu,
+                layout: tensor_core::Layout::Strided,
+                dtype: tensor_core::DType::F32,
+                kernel: &crate::quantize::QuantizeKernel {
+                    map: crate::kernel::MapKernel {
+                        compute: tensor_core::DType::F32,
+                        output: tensor_core::DType::F32,
+                        func: $func,
+                    },
+                    source: crate::quantize::AffineSource::$source,
+                },
+            }
+        }
+    };
+}
+quantize_row!(tensor_core::registry::QUANTIZED_COPY_SPEC, identity_f32, Output);
+quantize_row!(tensor_core::registry::QUANTIZE_CHANNELS_SPEC, crate::affine::quantize_channels, ChannelInputs);
 f32_map_row!(tensor_core::registry::DEQUANTIZE_CHANNELS_SPEC, crate::affine::dequantize_channels);
