@@ -95,7 +95,7 @@ impl QuantizeKernel {
             return false;
         }
         let total = plan.numel();
-        let streaming = total >= NT_THRESHOLD;
+        let streaming = total * out.dtype.size() >= NT_THRESHOLD;
         let p = |k: usize| call.params.get(k).map_or(0.0, |v| v.to::<f32>());
         let (qmin, qmax, nan) = (p(0), p(1), p(2));
         // Addresses as integers, so the tasks can share them.
