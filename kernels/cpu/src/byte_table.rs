@@ -6,8 +6,10 @@
 //! sees only its element), for every op a definition lists, built-in or a user's.
 //!
 //! The table is applied with AVX2: as `max`/`min` on bytes when it is a clamp in signed or
-//! unsigned order (`relu` with the input's quantizer is `max(q, zero_point)`), else by
-//! sixteen 16-byte shuffles; at DRAM sizes the output is written with non-temporal stores.
+//! unsigned order (`relu` with the input's quantizer is `max(q, zero_point)`), as a bitmap
+//! lookup and a blend when it keeps some bytes and sends the others to one constant, but
+//! for a few (`relu` of an 8-bit float), else by
+//! sixteen 16-byte shuffles and a tree of fifteen byte blends; at DRAM sizes the output is written with non-temporal stores.
 
 use crate::copy::stream::{store_fence, NT_THRESHOLD};
 use crate::kernel::MapKernel;
@@ -29,9 +31,29 @@ enum Shape {
     ClampSigned(i8, i8),
     /// `clamp(x, lo, hi)` comparing bytes as u8.
     ClampUnsigned(u8, u8),
+    /// `x` where `x` is in the kept set, else one constant, but for a few patched bytes
+    /// (`relu` of an 8-bit float keeps the positive values and −0, and makes its NaNs the
+    /// canonical ones).
+    KeepOrConstant(Keep),
     /// Anything else.
     General,
 }
+
+/// The parts of [`Shape::KeepOrConstant`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Keep {
+    /// The kept set as a bitmap: bit `x % 8` of byte `x / 8`.
+    kept: [u8; 32],
+    /// What the other bytes become.
+    other: u8,
+    /// Bytes mapped elsewhere: (byte, result), the first `patched` of them.
+    patches: [(u8, u8); MAX_PATCHES],
+    /// How many of `patches` are used.
+    patched: usize,
+}
+
+/// The most bytes a [`Keep`] shape patches (each costs a compare and a blend per vector).
+const MAX_PATCHES: usize = 8;
 
 /// The shape of `table`.
 fn shape_of(table: &[u8; 256]) -> Shape {
@@ -43,7 +65,24 @@ fn shape_of(table: &[u8; 256]) -> Shape {
     if ulo <= uhi && (0..=255u8).all(|b| table[b as usize] == b.clamp(ulo, uhi)) {
         return Shape::ClampUnsigned(ulo, uhi);
     }
-    Shape::General
+    // The commonest result of a changed byte.
+    let mut counts = [0usize; 256];
+    (0..=255u8).filter(|&b| table[b as usize] != b).for_each(|b| counts[table[b as usize] as usize] += 1);
+    let other = (0..256).max_by_key(|&v| counts[v]).map_or(0, |v| v as u8);
+    let mut keep = Keep { kept: [0; 32], other, patches: [(0, 0); MAX_PATCHES], patched: 0 };
+    for b in 0..=255u8 {
+        let t = table[b as usize];
+        if t == b {
+            keep.kept[b as usize / 8] |= 1 << (b % 8);
+        } else if t != other {
+            if keep.patched == MAX_PATCHES {
+                return Shape::General;
+            }
+            keep.patches[keep.patched] = (b, t);
+            keep.patched += 1;
+        }
+    }
+    Shape::KeepOrConstant(keep)
 }
 
 /// Runs the call through a table when it qualifies (one input; one-byte input and output
@@ -157,7 +196,27 @@ mod avx2 {
             let part = unsafe { _mm_loadu_si128(table.as_ptr().add(16 * k) as *const __m128i) };
             _mm256_broadcastsi128_si256(part)
         });
-        let (sixteen, bias) = (_mm256_set1_epi8(16), _mm256_set1_epi8(0x70));
+        // For KeepOrConstant: byte l of `kept_low` has bit h set when 16h + l is kept
+        // (h < 8), of `kept_high` when 128 + 16h + l is; `bit_of_high[h]` = 1 << (h % 8).
+        let (mut low_rows, mut high_rows) = ([0u8; 16], [0u8; 16]);
+        if let Shape::KeepOrConstant(keep) = shape {
+            for b in (0..256usize).filter(|&b| keep.kept[b / 8] & (1 << (b % 8)) != 0) {
+                let rows = if b < 128 { &mut low_rows } else { &mut high_rows };
+                rows[b % 16] |= 1 << ((b / 16) % 8);
+            }
+        }
+        let broadcast = |r: &[u8; 16]| {
+            // SAFETY: 16 readable bytes.
+            _mm256_broadcastsi128_si256(unsafe { _mm_loadu_si128(r.as_ptr() as *const __m128i) })
+        };
+        let (kept_low, kept_high) = (broadcast(&low_rows), broadcast(&high_rows));
+        let bit_of_high = broadcast(&std::array::from_fn(|h| 1u8 << (h % 8)));
+        let patches: [(__m256i, __m256i); super::MAX_PATCHES] = match shape {
+            Shape::KeepOrConstant(keep) => {
+                keep.patches.map(|(b, t)| (_mm256_set1_epi8(b as i8), _mm256_set1_epi8(t as i8)))
+            }
+            _ => [(_mm256_setzero_si256(), _mm256_setzero_si256()); super::MAX_PATCHES],
+        };
         let map32 = |x: __m256i| match shape {
             Shape::ClampSigned(lo, hi) => {
                 _mm256_min_epi8(_mm256_max_epi8(x, _mm256_set1_epi8(lo)), _mm256_set1_epi8(hi))
@@ -165,15 +224,41 @@ mod avx2 {
             Shape::ClampUnsigned(lo, hi) => {
                 _mm256_min_epu8(_mm256_max_epu8(x, _mm256_set1_epi8(lo as i8)), _mm256_set1_epi8(hi as i8))
             }
-            Shape::General => {
-                // Part k answers where x - 16k (wrapping) is 0..15: + 0x70 (saturating)
-                // keeps bit 7 clear exactly there, and the shuffle zeroes every other lane.
-                let (mut r, mut t) = (_mm256_setzero_si256(), x);
-                for part in &parts {
-                    r = _mm256_or_si256(r, _mm256_shuffle_epi8(*part, _mm256_adds_epu8(t, bias)));
-                    t = _mm256_sub_epi8(t, sixteen);
+            Shape::KeepOrConstant(keep) => {
+                // Membership by bitmap: the byte for x's low nibble (from the half chosen by
+                // bit 7), then the bit for x's high nibble.
+                let low = _mm256_and_si256(x, _mm256_set1_epi8(0x0f));
+                let high = _mm256_and_si256(_mm256_srli_epi16::<4>(x), _mm256_set1_epi8(0x0f));
+                let row =
+                    _mm256_blendv_epi8(_mm256_shuffle_epi8(kept_low, low), _mm256_shuffle_epi8(kept_high, low), x);
+                let bit = _mm256_shuffle_epi8(bit_of_high, high);
+                let member = _mm256_cmpeq_epi8(_mm256_and_si256(row, bit), bit);
+                let mut r = _mm256_blendv_epi8(_mm256_set1_epi8(keep.other as i8), x, member);
+                for &(byte, to) in &patches[..keep.patched] {
+                    r = _mm256_blendv_epi8(r, to, _mm256_cmpeq_epi8(x, byte));
                 }
                 r
+            }
+            Shape::General => {
+                // Every sixteenth looked up by the low nibble, then a tree of byte blends
+                // picks one by the high nibble, a bit at a time (a blend reads each byte's
+                // bit 7: bit 4 + s of x shifted there).
+                let low = _mm256_and_si256(x, _mm256_set1_epi8(0x0f));
+                let mut picks: [__m256i; 16] = std::array::from_fn(|k| _mm256_shuffle_epi8(parts[k], low));
+                let mut width = 16;
+                for bit in 0..4 {
+                    let select = match bit {
+                        0 => _mm256_slli_epi16::<3>(x),
+                        1 => _mm256_slli_epi16::<2>(x),
+                        2 => _mm256_slli_epi16::<1>(x),
+                        _ => x,
+                    };
+                    width /= 2;
+                    for j in 0..width {
+                        picks[j] = _mm256_blendv_epi8(picks[2 * j], picks[2 * j + 1], select);
+                    }
+                }
+                picks[0]
             }
         };
         let scalar = |k: usize| {
@@ -209,11 +294,23 @@ mod tests {
         let clamp_signed: [u8; 256] = std::array::from_fn(|b| (b as u8 as i8).clamp(-3, 90) as u8);
         let clamp_unsigned: [u8; 256] = std::array::from_fn(|b| (b as u8).clamp(7, 200));
         let general: [u8; 256] = std::array::from_fn(|b| (b as u8).wrapping_mul(37).rotate_left(3) ^ 0x5a);
+        // relu of an f8e4m3 byte: positives, -0 (0x80) and the NaN 0xff kept, else 0.
+        let keep: [u8; 256] = std::array::from_fn(|b| if b < 0x81 || b == 0xff || b % 37 == 5 { b as u8 } else { 0 });
+        // relu of an f8e5m2 byte: as above, and the NaNs made canonical.
+        let patched: [u8; 256] = std::array::from_fn(|b| match b {
+            0x7d | 0x7e => 0x7f,
+            0xfd | 0xfe => 0xff,
+            0xff => 0xff,
+            _ if b < 0x80 => b as u8,
+            _ => 0,
+        });
         assert_eq!(shape_of(&clamp_signed), Shape::ClampSigned(-3, 90));
         assert_eq!(shape_of(&clamp_unsigned), Shape::ClampUnsigned(7, 200));
         assert_eq!(shape_of(&general), Shape::General);
+        assert!(matches!(shape_of(&keep), Shape::KeepOrConstant(Keep { other: 0, patched: 0, .. })));
+        assert!(matches!(shape_of(&patched), Shape::KeepOrConstant(Keep { other: 0, patched: 4, .. })));
         let src: Vec<u8> = (0..1000u32).map(|i| (i * 7 + i / 256) as u8).collect();
-        for table in [&clamp_signed, &clamp_unsigned, &general] {
+        for table in [&clamp_signed, &clamp_unsigned, &general, &keep, &patched] {
             for start in [0, 1, 13, 31] {
                 for streaming in [false, true] {
                     let s = &src[start..];

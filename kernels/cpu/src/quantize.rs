@@ -3,8 +3,9 @@
 //! qint8/quint8 runs dequantized into f32) in one pass from registers to memory
 //! (non-temporal stores at DRAM sizes), one affine per run: the tensor's for
 //! `quantize_per_tensor` and `dequantize`, the run's channel for `quantize_per_channel` along
-//! an outer axis. Every other call (strided runs, the channel along the run, qint32, a
-//! requantizing copy) goes to the map driver with the same f32 body.
+//! an outer axis, each element's channel when the axis is the innermost. Every other call
+//! (strided runs, qint32, a requantizing copy) goes to the map driver with the same f32
+//! body.
 //!
 //! The arithmetic is the core's rule ([`Affine::quantize`]) step for step, so both paths
 //! store the same integers.
@@ -26,7 +27,7 @@ use tensor_core::{DType, Result};
 pub(crate) enum AffineSource {
     /// The output's quantizer (`CallExtra::Quantized`): `QUANTIZED_COPY_SPEC`.
     Output,
-    /// Inputs 1 and 2 (the inverse scales and the zero points, constant along each run) and
+    /// Inputs 1 and 2 (the inverse scales and the zero points, broadcast f32) and
     /// params `[qmin, qmax, nan]`: `QUANTIZE_CHANNELS_SPEC`.
     ChannelInputs,
 }
@@ -90,8 +91,10 @@ impl QuantizeKernel {
         let signed = if dequantize { x.dtype == DType::I8 } else { out.dtype == DType::I8 };
         let plan = IterPlan::from_canonical(out.shape, out.strides, call.inputs.iter().map(|t| t.strides));
         let inner = plan.inner_strides();
-        // The output and x along the run; the channel's scale and zero point fixed on it.
-        if inner[0] != 1 || inner[1] != 1 || inner[2..].iter().any(|&s| s != 0) {
+        // The output and x along the run; the channel's scale and zero point fixed on it,
+        // or (the channel axis innermost) along it.
+        let along = inner[2..].iter().all(|&s| s == 1) && !inner[2..].is_empty();
+        if inner[0] != 1 || inner[1] != 1 || !(along || inner[2..].iter().all(|&s| s == 0)) {
             return false;
         }
         let total = plan.numel();
@@ -116,6 +119,11 @@ impl QuantizeKernel {
                 let n = (inner_len - col).min(range.end - i);
                 let a = fixed.unwrap_or_else(|| channel_affine(&offsets));
                 let (d, s) = (offsets[0] + col as isize, offsets[1] + col as isize);
+                // The scales and zero points of each element, when the channel is along the run.
+                let lanes = along.then(|| {
+                    let at = |k: usize| (channel[k] as *const f32).wrapping_offset(offsets[2 + k] + col as isize);
+                    (at(0), at(1))
+                });
                 // SAFETY: elements col..col+n of this row are in bounds for the output and x
                 // (one f32, the other i8/u8, both stride 1), and this task's alone.
                 unsafe {
@@ -123,14 +131,8 @@ impl QuantizeKernel {
                         let (d, s) = ((dst as *mut f32).offset(d), (src as *const u8).offset(s));
                         dequantize_bytes(d, signed, s, n, &a, streaming)
                     } else {
-                        quantize_bytes(
-                            (dst as *mut u8).offset(d),
-                            signed,
-                            (src as *const f32).offset(s),
-                            n,
-                            &a,
-                            streaming,
-                        )
+                        let (d, s) = ((dst as *mut u8).offset(d), (src as *const f32).offset(s));
+                        quantize_bytes_with(d, signed, s, n, &a, lanes, streaming)
                     }
                 };
                 i += n;
@@ -157,17 +159,43 @@ pub(crate) unsafe fn quantize_bytes(
     a: &Affine,
     streaming: bool,
 ) {
+    // SAFETY: forwarded.
+    unsafe { quantize_bytes_with(dst, signed, src, n, a, None, streaming) }
+}
+
+/// [`quantize_bytes`] where `lanes`, when given, holds each element's inverse scale and
+/// zero point (`n` f32 each; `a` then gives only the range and the NaN result).
+///
+/// # Safety
+/// As [`quantize_bytes`], and both `lanes` pointers valid for `n` f32 reads.
+unsafe fn quantize_bytes_with(
+    dst: *mut u8,
+    signed: bool,
+    src: *const f32,
+    n: usize,
+    a: &Affine,
+    lanes: Option<(*const f32, *const f32)>,
+    streaming: bool,
+) {
     #[cfg(target_arch = "x86_64")]
     // NaN → qmax falls out of `min(v, qmax)` (it returns its second operand on NaN); the
     // rule's NaN is qmax for both byte dtypes, checked here.
     if simd_level() >= SimdLevel::Avx2 && a.nan == a.qmax {
         // SAFETY: the level never exceeds the CPU's; pointers per the caller.
-        return unsafe { avx2::quantize_bytes(dst, signed, src, n, a, streaming) };
+        return unsafe { avx2::quantize_bytes(dst, signed, src, n, a, lanes, streaming) };
     }
     let _ = streaming;
-    let dtype = if signed { DType::I8 } else { DType::U8 };
-    // SAFETY: forwarded.
-    unsafe { crate::affine::quantize_narrow(dst, dtype, src, n, a) }
+    for j in 0..n {
+        // SAFETY: j < n, per the caller; the value is integral and within the byte's range.
+        unsafe {
+            let one = match lanes {
+                Some((inv, zp)) => Affine { inv_scale: *inv.add(j), zero_point: *zp.add(j), ..*a },
+                None => *a,
+            };
+            let v = one.quantize(*src.add(j));
+            dst.add(j).write(if signed { v as i8 as u8 } else { v as u8 });
+        }
+    }
 }
 
 /// `dst[i] = dequantize(src[i])` from i8 (`signed`) or u8 for `n` contiguous elements, in
@@ -208,24 +236,40 @@ mod avx2 {
     /// # Safety
     /// AVX2 is available; as [`super::quantize_bytes`], and `a.nan == a.qmax`.
     #[target_feature(enable = "avx2")]
+    #[allow(clippy::too_many_arguments)]
     pub(super) unsafe fn quantize_bytes(
         dst: *mut u8,
         signed: bool,
         src: *const f32,
         n: usize,
         a: &Affine,
+        lanes: Option<(*const f32, *const f32)>,
         streaming: bool,
     ) {
         let scalar = |j: usize| {
-            let v = a.quantize(unsafe { *src.add(j) });
-            // SAFETY: j < n (callers); the value is integral and within the byte's range.
-            unsafe { dst.add(j).write(if signed { v as i8 as u8 } else { v as u8 }) };
+            // SAFETY: j < n (callers): in bounds of src, dst and the lanes.
+            unsafe {
+                let one = match lanes {
+                    Some((inv, zp)) => Affine { inv_scale: *inv.add(j), zero_point: *zp.add(j), ..*a },
+                    None => *a,
+                };
+                let v = one.quantize(*src.add(j));
+                // The value is integral and within the byte's range.
+                dst.add(j).write(if signed { v as i8 as u8 } else { v as u8 });
+            }
         };
-        let (inv, zp) = (_mm256_set1_ps(a.inv_scale), _mm256_set1_ps(a.zero_point));
+        let (inv1, zp1) = (_mm256_set1_ps(a.inv_scale), _mm256_set1_ps(a.zero_point));
         let (lo, hi) = (_mm256_set1_ps(a.qmin), _mm256_set1_ps(a.qmax));
         let q8 = |k: usize| {
-            // SAFETY: callers pass k + 8 <= n.
-            let x = unsafe { _mm256_loadu_ps(src.add(k)) };
+            // SAFETY: callers pass k + 8 <= n (for src and the lanes).
+            let (x, inv, zp) = unsafe {
+                match lanes {
+                    Some((inv, zp)) => {
+                        (_mm256_loadu_ps(src.add(k)), _mm256_loadu_ps(inv.add(k)), _mm256_loadu_ps(zp.add(k)))
+                    }
+                    None => (_mm256_loadu_ps(src.add(k)), inv1, zp1),
+                }
+            };
             let r = _mm256_round_ps::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(_mm256_mul_ps(x, inv));
             // min(NaN, qmax) is qmax: the rule's NaN for the byte dtypes.
             _mm256_cvtps_epi32(_mm256_max_ps(_mm256_min_ps(_mm256_add_ps(r, zp), hi), lo))
@@ -324,6 +368,27 @@ mod tests {
                     let model = |&b: &u8| a.dequantize(if signed { b as i8 as f32 } else { b as f32 }).to_bits();
                     let bits: Vec<u32> = back.iter().map(|v| v.to_bits()).collect();
                     assert_eq!(bits, want.iter().map(model).collect::<Vec<_>>(), "{dtype} back");
+                    // A scale and zero point per element (the channel axis innermost).
+                    let inv: Vec<f32> = (0..src.len()).map(|i| 1.0 / (0.05 + (i % 7) as f32 * 0.1)).collect();
+                    let zps: Vec<f32> = (0..src.len()).map(|i| a.qmin + (i % 5) as f32 * 3.0).collect();
+                    let mut per = vec![0u8; src.len()];
+                    let lanes = Some((inv.as_ptr(), zps.as_ptr()));
+                    // SAFETY: per, inv and zps hold src.len() elements.
+                    unsafe {
+                        quantize_bytes_with(per.as_mut_ptr(), signed, src.as_ptr(), src.len(), &a, lanes, streaming)
+                    };
+                    store_fence();
+                    let want: Vec<u8> = (0..src.len())
+                        .map(|i| {
+                            let v = Affine { inv_scale: inv[i], zero_point: zps[i], ..a }.quantize(src[i]);
+                            if signed {
+                                v as i8 as u8
+                            } else {
+                                v as u8
+                            }
+                        })
+                        .collect();
+                    assert_eq!(per, want, "{dtype} per element");
                 }
             }
         }
