@@ -58,47 +58,36 @@ unsafe fn identity_f32(
     unsafe { crate::map::map_block::<f32, 1, Identity>(out, inputs, n, &Identity, store) }
 }
 
-/// A CPU map row of `spec` keyed by f32 with block function `func`.
-macro_rules! f32_map_row {
-    ($spec:expr, $func:expr) => {
+/// A CPU row of `spec` keyed by f32 with kernel `kernel`.
+macro_rules! f32_row {
+    ($spec:expr, $kernel:expr) => {
         tensor_core::inventory::submit! {
             tensor_core::registry::KernelRow {
                 op: &$spec,
                 device: tensor_core::DeviceKind::Cpu,
                 layout: tensor_core::Layout::Strided,
                 dtype: tensor_core::DType::F32,
-                kernel: &crate::kernel::MapKernel {
-                    compute: tensor_core::DType::F32,
-                    output: tensor_core::DType::F32,
-                    func: $func,
-                },
+                kernel: $kernel,
             }
         }
     };
 }
 
-/// A CPU row of quantizing copy `spec` ([`crate::quantize::QuantizeKernel`]) keyed by f32,
-/// with block function `func` for the calls the streaming pass does not take.
+/// The f32 map kernel with block function `func`.
+const fn f32_map(func: crate::kernel::MapFn) -> crate::kernel::MapKernel {
+    crate::kernel::MapKernel { compute: tensor_core::DType::F32, output: tensor_core::DType::F32, func }
+}
+
+/// A CPU row of quantizing copy `spec` ([`crate::quantize::QuantizeKernel`]): the streaming
+/// pass, and block function `func` for the calls it does not take.
 macro_rules! quantize_row {
     ($spec:expr, $func:expr, $source:ident) => {
-        tensor_core::inventory::submit! {
-            tensor_core::registry::KernelRow {
-                op: &$spec,
-                device: tensor_core::DeviceKind::Cpu,
-                layout: tensor_core::Layout::Strided,
-                dtype: tensor_core::DType::F32,
-                kernel: &crate::quantize::QuantizeKernel {
-                    map: crate::kernel::MapKernel {
-                        compute: tensor_core::DType::F32,
-                        output: tensor_core::DType::F32,
-                        func: $func,
-                    },
-                    source: crate::quantize::AffineSource::$source,
-                },
-            }
-        }
+        f32_row!(
+            $spec,
+            &crate::quantize::QuantizeKernel { map: f32_map($func), source: crate::quantize::AffineSource::$source }
+        );
     };
 }
 quantize_row!(tensor_core::registry::QUANTIZED_COPY_SPEC, identity_f32, Output);
 quantize_row!(tensor_core::registry::QUANTIZE_CHANNELS_SPEC, crate::affine::quantize_channels, ChannelInputs);
-f32_map_row!(tensor_core::registry::DEQUANTIZE_CHANNELS_SPEC, crate::affine::dequantize_channels);
+f32_row!(tensor_core::registry::DEQUANTIZE_CHANNELS_SPEC, &f32_map(crate::affine::dequantize_channels));
