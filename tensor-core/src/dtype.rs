@@ -604,8 +604,9 @@ mod tests {
         // Overflow and NaN.
         assert_eq!(1e30f32.cast::<f16>(), f16::INFINITY);
         assert!(f32::NAN.cast::<bf16>().is_nan() && f32::NAN.cast::<f16>().is_nan());
-        // Every f32 in a sweep agrees with `half`'s own from_f32.
-        for b in (0..u32::MAX).step_by(9973) {
+        // Every f32 in a sweep agrees with `half`'s own from_f32 (a sparser one under Miri).
+        let step = if cfg!(miri) { 9_973_003 } else { 9973 };
+        for b in (0..u32::MAX).step_by(step) {
             let x = f32::from_bits(b);
             let (h, w) = (x.cast::<bf16>(), bf16::from_f32(x));
             assert!(h.to_bits() == w.to_bits() || (h.is_nan() && w.is_nan()), "{b:#010x}");
