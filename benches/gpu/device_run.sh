@@ -6,8 +6,10 @@
 #   TEST_LIMIT / PERF_LIMIT / TORCH_LIMIT: seconds for each stage; TORCH_SIZES: MiB list;
 #   TEST_SPLIT=1: the device tests as two processes at once; LAT_TORCH=0 skips PyTorch's
 #   per-call probe.
-#   AB_BASE=.device/<older cuda-perf> AB_FILTER=<keys>: the older build and this one, twice
-#   each, alternated, on the filtered cases (ab.log): a paired before/after on one GPU.
+#   AB_BASE=.device/<older cuda-perf> AB_FILTER=<keys> AB_SIZES=<MiB,...>: the older build and
+#   this one, twice each (AB_ROUNDS), alternated, on the filtered cases and sizes (ab.log): a
+#   paired before/after on one GPU. FULL=0 stops after it (no cuda-perf --record, PyTorch,
+#   per-call probes); PERF_SIZES / TORCH_SIZES pick the full run's sizes.
 set -u
 O=${OUT:-/tmp/out}
 mkdir -p "$O"
@@ -35,16 +37,21 @@ export PYTHONUNBUFFERED=1
 } > "$O/tests.log" 2>&1
 grep -E "^test result|FAILED|panicked|rc [0-9]|real" "$O/tests.log" | head -20
 if [ -n "${AB_BASE:-}" ] && [ -x "$AB_BASE" ]; then
-  for round in 1 2; do
+  AB_SIZE_ARGS=()
+  [ -n "${AB_SIZES:-}" ] && AB_SIZE_ARGS=(--sizes "$AB_SIZES")
+  for round in $(seq 1 "${AB_ROUNDS:-2}"); do
     for bin in "$AB_BASE" "$B/cuda-perf"; do
       echo "== $bin (round $round)"
-      timeout 60 "$bin" --filter "${AB_FILTER:-add}" --out /tmp/ab --baseline-dir /tmp/ab-none 2>&1 | grep "GB/s"
+      timeout "${AB_LIMIT:-90}" "$bin" --filter "${AB_FILTER:-add}" "${AB_SIZE_ARGS[@]}" --out /tmp/ab --baseline-dir /tmp/ab-none 2>&1 | grep "GB/s"
     done
   done > "$O/ab.log" 2>&1
   echo "A/B: $(grep -c GB/s "$O/ab.log") lines"
 fi
+[ "${FULL:-1}" = 0 ] && exit 0
+PERF_SIZE_ARGS=()
+[ -n "${PERF_SIZES:-}" ] && PERF_SIZE_ARGS=(--sizes "$PERF_SIZES")
 {
-  time timeout "${PERF_LIMIT:-200}" $B/cuda-perf --record --out /tmp/perf --baseline-dir benches/baselines/cuda 2>&1
+  time timeout "${PERF_LIMIT:-200}" $B/cuda-perf --record "${PERF_SIZE_ARGS[@]}" --out /tmp/perf --baseline-dir benches/baselines/cuda 2>&1
   echo "cuda-perf rc $?"
 } > "$O/cuda_perf.log" 2>&1
 tail -3 "$O/cuda_perf.log"

@@ -19,6 +19,8 @@ pub struct Options {
     pub baseline_dir: PathBuf,
     /// Only cases whose key contains this text.
     pub filter: Option<String>,
+    /// Only these array sizes, in MiB (`cuda-perf`; its sizes when unset).
+    pub sizes_mib: Option<Vec<u64>>,
     /// Print the help text and exit.
     pub help: bool,
 }
@@ -35,6 +37,7 @@ impl Options {
             out: workspace.join("target").join("perf"),
             baseline_dir: root.join("baselines").join(kind),
             filter: None,
+            sizes_mib: None,
             help: false,
         }
     }
@@ -64,6 +67,15 @@ impl Options {
                 "--out" => o.out = PathBuf::from(value("--out")?),
                 "--baseline-dir" => o.baseline_dir = PathBuf::from(value("--baseline-dir")?),
                 "--filter" => o.filter = Some(value("--filter")?),
+                "--sizes" => {
+                    let v = value("--sizes")?;
+                    let sizes = v
+                        .split(',')
+                        .map(|p| p.trim().parse::<u64>().ok().filter(|&m| m > 0 && m <= 1 << 20))
+                        .collect::<Option<Vec<u64>>>()
+                        .ok_or_else(|| BenchError::Args(format!("--sizes: not a list of MiB counts: {v}")))?;
+                    o.sizes_mib = Some(sizes);
+                }
                 // Passed by `cargo bench`/`cargo test` harness conventions; harmless here.
                 "--bench" | "--nocapture" => {}
                 other => return Err(BenchError::Args(format!("unknown argument {other:?} (try --help)"))),
@@ -89,7 +101,8 @@ pub fn help(name: &str, what: &str) -> String {
          --tolerance F        relative drop that counts as a regression (default {DEFAULT_TOLERANCE})\n  \
          --out DIR            where {name}.json and {name}.md go (default <workspace>/target/perf)\n  \
          --baseline-dir DIR   folder of <machine>.json baselines (default benches/baselines/...)\n  \
-         --filter TEXT        only cases whose key contains TEXT\n\n\
+         --filter TEXT        only cases whose key contains TEXT (comma-separated: any)\n  \
+         --sizes MIB,...      only these array sizes in MiB (cuda-perf; e.g. 16,256,1024)\n\n\
          Exit status: 0 = no regression (or no baseline for this machine), 1 = regression, 2 = error.\n"
     )
 }
@@ -110,6 +123,9 @@ mod tests {
         assert_eq!(o.out, PathBuf::from("x"));
         assert!(o.selects("add_out/f32/1") && !o.selects("exp/f32/1"));
         assert!(o.baseline_dir.ends_with("baselines/cpu"));
+        assert_eq!(o.sizes_mib, None);
+        let o = Options::parse("cuda", args(&["--sizes", "16,256,1024"])).unwrap();
+        assert_eq!(o.sizes_mib, Some(vec![16, 256, 1024]));
     }
 
     #[test]
@@ -118,5 +134,7 @@ mod tests {
         assert!(Options::parse("cpu", args(&["--tolerance", "x"])).is_err());
         assert!(Options::parse("cpu", args(&["--tolerance", "1.5"])).is_err());
         assert!(Options::parse("cpu", args(&["--frobnicate"])).is_err());
+        assert!(Options::parse("cuda", args(&["--sizes", "16,x"])).is_err());
+        assert!(Options::parse("cuda", args(&["--sizes", "0"])).is_err());
     }
 }

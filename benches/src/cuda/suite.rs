@@ -112,7 +112,11 @@ pub fn run(opts: &Options) -> BenchResult<Option<Report>> {
             gpu.name()
         );
     }
-    let sizes = if standin { vec![1 << 20] } else { sizes(opts.quick) };
+    let sizes = match (&opts.sizes_mib, standin) {
+        (_, true) => vec![1 << 20],
+        (Some(mib), false) => mib.iter().map(|m| m << 20).collect(),
+        (None, false) => sizes(opts.quick),
+    };
     let opts = &Options { quick: opts.quick || standin, ..opts.clone() };
     eprintln!("cuda-perf: {}, L2 {} MiB, sizes {:?}", gpu.name(), gpu.l2_bytes() >> 20, sizes);
     let max = sizes.iter().copied().max().unwrap_or(0);

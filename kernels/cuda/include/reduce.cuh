@@ -57,6 +57,14 @@ template <> struct tops_bound<double> {
 };
 
 template <class C> TOPS_D bool tops_isnan(C x) { return x != x; }
+/// 1 / x, correctly rounded.
+TOPS_D double tops_rcp(double x) {
+#ifdef __CUDA_ARCH__
+    return __drcp_rn(x);
+#else
+    return 1.0 / x;
+#endif
+}
 TOPS_D float tops_red_exp(float x) { return expf(x); }
 TOPS_D double tops_red_exp(double x) { return exp(x); }
 TOPS_D float tops_red_sqrt(float x) { return sqrtf(x); }
@@ -174,18 +182,22 @@ template <class C, bool SQRT> struct tops_red_variance {
         const C d0 = v0 - mean, d1 = v1 - mean, d2 = v2 - mean, d3 = v3 - mean;
         const C m2 = (d0 * d0 + d1 * d1) + (d2 * d2 + d3 * d3);
         if (a.n == 0.0) return make(4.0, mean, m2);
-        // combine(a, {4, mean, m2}) with one division: w = 4 / n weighs the new values
-        const double n = a.n + 4.0, w = 4.0 / n;
+        // combine(a, {4, mean, m2}) with w = 4 / n weighing the new values: 4 · rcp(n) is
+        // the correctly rounded quotient (scaling by 4 is exact), without the division's
+        // slow-path call, whose saved registers spilled on sm_90
+        const double n = a.n + 4.0, w = 4.0 * tops_rcp(n);
         const C d = mean - a.mean;
         return make(n, a.mean + d * (C)w, (a.m2 + m2) + (d * d) * (C)(a.n * w));
     }
     TOPS_D acc_t combine(acc_t a, acc_t b) const {
         if (a.n == 0.0) return b;
         if (b.n == 0.0) return a;
-        const double n = a.n + b.n;
+        // one reciprocal instead of two divisions (each a slow-path call on the device; a
+        // row's block combines ten times per thread): weights within an ulp of the quotients
+        const double n = a.n + b.n, wb = b.n * tops_rcp(n);
         const C d = b.mean - a.mean;
-        const C mean = a.mean + d * (C)(b.n / n);
-        return make(n, mean, (a.m2 + b.m2) + (d * d) * (C)(a.n * b.n / n));
+        const C mean = a.mean + d * (C)wb;
+        return make(n, mean, (a.m2 + b.m2) + (d * d) * (C)(a.n * wb));
     }
     template <class O> TOPS_D O finish(acc_t a, long long) const {
         const double denom = a.n - correction;
@@ -250,6 +262,38 @@ template <class C, bool MAX> struct tops_red_arg {
     }
     TOPS_D acc_t combine(acc_t a, acc_t b) const { return tops_arg_pick<C, MAX>(a, b); }
     template <class O> TOPS_D O finish(acc_t a, long long) const { return tops_cast<O>(a.i); }
+
+    // A thread's run in increasing index order (see "runs" below): the best value and its
+    // 32-bit position, where a later element wins only when strictly better (or the first
+    // NaN): ties keep the earlier, smaller index, as `tops_arg_pick` decides them.
+    struct run_t {
+        C v;
+        int pos;
+    };
+    TOPS_D run_t run_identity() const {
+        run_t r;
+        r.v = tops_cast<C>(0);
+        r.pos = -1;
+        return r;
+    }
+    template <class I> TOPS_D run_t run_fold(run_t r, I x, int pos) const {
+        const C c = tops_cast<C>(x);
+        // !(c <= best): c greater, or c NaN; a NaN best is never replaced
+        const bool better = MAX ? !(c <= r.v) : !(c >= r.v);
+        if (r.pos < 0 || (better && !tops_isnan(r.v))) {
+            r.v = c;
+            r.pos = pos;
+        }
+        return r;
+    }
+    TOPS_D acc_t run_finish(run_t r, long long base, long long step) const {
+        acc_t a = identity();
+        if (r.pos >= 0) {
+            a.v = r.v;
+            a.i = (base + r.pos) * step;
+        }
+        return a;
+    }
 };
 template <class C> struct tops_red_argmax : tops_red_arg<C, true> {
     TOPS_D explicit tops_red_argmax(const tops_param* p) : tops_red_arg<C, true>(p) {}
@@ -425,6 +469,164 @@ TOPS_D typename R::acc_t tops_fold4(const R& red, typename R::acc_t a, I x0, I x
     return tops_fold4_of(red, a, x0, x1, x2, x3, i, step, 0);
 }
 
+// ---------------------------------------------------------------- runs
+// The elements one thread folds in the row and column kernels lie at increasing positions
+// k = 0, 1, … of its slice, whose logical indices are (base + k) · step with step > 0. A
+// folder takes them by position:
+//   tops_fold_each: the reducer's own fold with each element's 64-bit index;
+//   tops_fold_run:  for a reducer with a run form (argmax/argmin: a value and a 32-bit
+//                   position, no 64-bit index arithmetic per element), folded in that form
+//                   and turned into an accumulator once, by `run_finish`.
+// Both give the same accumulator: the run form relies on the order, the plain fold does not.
+
+template <class R> struct tops_fold_each {
+    typedef typename R::acc_t A;
+    R red;
+    A acc;
+    long long base, step;
+    TOPS_D tops_fold_each(const R& r, long long b, long long s) : red(r), acc(r.identity()), base(b), step(s) {}
+    template <class I> TOPS_D void add(I x, long long k) { acc = red.fold(acc, x, (base + k) * step); }
+    /// Four values at positions k, k + dk, k + 2dk, k + 3dk.
+    template <class I> TOPS_D void add4(I x0, I x1, I x2, I x3, long long k, long long dk) {
+        acc = tops_fold4(red, acc, x0, x1, x2, x3, (base + k) * step, dk * step);
+    }
+    TOPS_D A result() const { return acc; }
+};
+
+template <class R> struct tops_fold_run {
+    typedef typename R::acc_t A;
+    typedef typename R::run_t T;
+    R red;
+    T run;
+    long long base, step;
+    TOPS_D tops_fold_run(const R& r, long long b, long long s) : red(r), run(r.run_identity()), base(b), step(s) {}
+    template <class I> TOPS_D void add(I x, long long k) { run = red.run_fold(run, x, (int)k); }
+    template <class I> TOPS_D void add4(I x0, I x1, I x2, I x3, long long k, long long dk) {
+        run = red.run_fold(run, x0, (int)k);
+        run = red.run_fold(run, x1, (int)(k + dk));
+        run = red.run_fold(run, x2, (int)(k + 2 * dk));
+        run = red.run_fold(run, x3, (int)(k + 3 * dk));
+    }
+    TOPS_D A result() const { return red.run_finish(run, base, step); }
+};
+
+/// Whether R has a run form (`run_t`).
+template <class R, class = void> struct tops_has_run { static constexpr bool value = false; };
+template <class R> struct tops_has_run<R, decltype((void)sizeof(typename R::run_t))> {
+    static constexpr bool value = true;
+};
+
+/// Calls `body(folder)` with the run folder when R has a run form, the slice fits 32-bit
+/// positions and the indices increase (step > 0), else with the plain folder; returns the
+/// thread's accumulator.
+template <class R, class Body>
+TOPS_D typename R::acc_t tops_fold_positions(const R& red, long long base, long long step, long long len,
+                                             const Body& body) {
+    if constexpr (tops_has_run<R>::value) {
+        if (step > 0 && len < 2147483647LL) {
+            tops_fold_run<R> f(red, base, step);
+            body(f);
+            return f.result();
+        }
+    }
+    tops_fold_each<R> f(red, base, step);
+    body(f);
+    return f.result();
+}
+
+/// The bytes a thread's running state takes (the run form's when the reducer has one):
+/// what decides how many loads the kernels keep in flight.
+template <class R, bool RUN = tops_has_run<R>::value> struct tops_state_bytes {
+    static constexpr int value = (int)sizeof(typename R::acc_t);
+};
+template <class R> struct tops_state_bytes<R, true> {
+    static constexpr int value = (int)sizeof(typename R::run_t);
+};
+
+/// Folds the V values of a vector at positions k, k + 1, …: V == 4 as one `add4` (Welford's
+/// fold4 needs a quarter of the divisions; wider packs of heavy accumulators would spill on
+/// sm_90), heavy states (16 bytes or more) two at a time, light ones fully unrolled.
+template <int V, int STATE, class F, class P> TOPS_D void tops_fold_pack(F& f, const P& pk, long long k) {
+    if constexpr (V == 4) {
+        f.add4(pk.v[0], pk.v[1], pk.v[2], pk.v[3], k, 1);
+    } else if constexpr (STATE >= 16) {
+#pragma unroll 2
+        for (int j = 0; j < V; ++j) f.add(pk.v[j], k + j);
+    } else {
+#pragma unroll
+        for (int j = 0; j < V; ++j) f.add(pk.v[j], k + j);
+    }
+}
+
+/// The row kernel's dense run: a scalar head up to 16-byte alignment, 16-byte vectors (four
+/// in flight before they are folded, in the same order, for a memory source of 4- or 8-byte
+/// values: a fused chain's vectors cost registers enough already, and four vectors of
+/// narrower ones spill on sm_90), a tail. Positions are offsets from the slice's start.
+template <class R, class S> struct tops_rows_dense_body {
+    S src;
+    long long first_off, head, len;
+    int tid, nthreads;
+    template <class F> TOPS_D void operator()(F& f) const {
+        typedef typename S::value_t I;
+        constexpr int V = 16 / (int)sizeof(I);
+        for (long long k = tid; k < head; k += nthreads) f.add(src.at(first_off + k), k);
+        const long long nvec = (len - head) / V;
+        long long v = tid;
+        if constexpr (S::prefetch > 1 && V <= 4) {
+            for (; v + 3 * nthreads < nvec; v += 4 * nthreads) {
+                tops_pack<I, V> pk[4];
+#pragma unroll
+                for (int u = 0; u < 4; ++u) pk[u] = src.pack(first_off + head + (v + u * nthreads) * V);
+#pragma unroll
+                for (int u = 0; u < 4; ++u) tops_fold_pack<V, tops_state_bytes<R>::value>(f, pk[u], head + (v + u * nthreads) * V);
+            }
+        }
+        for (; v < nvec; v += nthreads) {
+            const tops_pack<I, V> pk = src.pack(first_off + head + v * V);
+            tops_fold_pack<V, tops_state_bytes<R>::value>(f, pk, head + v * V);
+        }
+        for (long long k = head + nvec * V + tid; k < len; k += nthreads) f.add(src.at(first_off + k), k);
+    }
+};
+
+/// The row kernel's one strided reduced dim: offsets by multiplication.
+template <class S> struct tops_strided_body {
+    S src;
+    long long kin, rs, r0, r1;
+    int tid, nthreads;
+    template <class F> TOPS_D void operator()(F& f) const {
+        for (long long r = r0 + tid; r < r1; r += nthreads) f.add(src.at(kin + r * rs), r - r0);
+    }
+};
+
+/// The column kernel's one reduced dim: offsets by multiplication (no 64-bit division per
+/// element), eight (light states from memory; Welford's spill with eight), then four rows'
+/// values in flight before they are folded, in order.
+template <class R, class S> struct tops_columns_body {
+    S src;
+    long long kin, rs, r0, r1;
+    int ty, by;
+    template <class F> TOPS_D void operator()(F& f) const {
+        typedef typename S::value_t I;
+        long long r = r0 + ty;
+        if constexpr (S::prefetch > 1 && tops_state_bytes<R>::value <= 16) {
+            for (; r + 7 * by < r1; r += 8 * by) {
+                I x[8];
+#pragma unroll
+                for (int u = 0; u < 8; ++u) x[u] = src.at(kin + (r + u * by) * rs);
+                f.add4(x[0], x[1], x[2], x[3], r - r0, by);
+                f.add4(x[4], x[5], x[6], x[7], r + 4 * by - r0, by);
+            }
+        }
+        for (; r + 3 * by < r1; r += 4 * by) {
+            const I v0 = src.at(kin + r * rs), v1 = src.at(kin + (r + by) * rs);
+            const I v2 = src.at(kin + (r + 2 * by) * rs), v3 = src.at(kin + (r + 3 * by) * rs);
+            f.add4(v0, v1, v2, v3, r - r0, by);
+        }
+        for (; r < r1; r += by) f.add(src.at(kin + r * rs), r - r0);
+    }
+};
+
 // ---------------------------------------------------------------- kernels
 /// A block per (output, slice): reducing along the innermost (densest) input dim.
 template <class R, class S, class O> TOPS_D void tops_reduce_rows_of(const tops_reduce_args& a, const S& src) {
@@ -436,7 +638,6 @@ template <class R, class S, class O> TOPS_D void tops_reduce_rows_of(const tops_
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int nthreads = blockDim.x, nwarps = (nthreads + 31) >> 5;
     const long long tasks = a.n_out * a.split;
-    const int V = 16 / (int)sizeof(I);
     for (long long t = blockIdx.x; t < tasks; t += gridDim.x) {
         const long long o = t / a.split, s = t % a.split;
         long long kin, kout;
@@ -447,56 +648,15 @@ template <class R, class S, class O> TOPS_D void tops_reduce_rows_of(const tops_
         A acc = red.identity();
         const long long head = (a.rdim == 1 && a.rin[0] == 1) ? src.dense_head(kin + r0, len) : -1;
         if (head >= 0) {
-            // A dense run: a scalar head up to 16-byte alignment, 16-byte vectors, a tail.
+            // A dense run: a scalar head up to 16-byte alignment, 16-byte vectors, a tail;
+            // element k of the slice has index (r0 + k) · step.
             const long long first_off = kin + r0;
-            const long long step = a.ridx[0];
-            for (long long k = tid; k < head; k += nthreads) acc = red.fold(acc, src.at(first_off + k), (r0 + k) * step);
-            const long long nvec = (len - head) / V;
-            long long v = tid;
-            // Four vectors in flight before they are folded, in the same order: a memory
-            // source (a fused chain's vectors cost registers enough already) of 4- or 8-byte
-            // values (four vectors of narrower ones spill on sm_90).
-            if constexpr (S::prefetch > 1 && V <= 4)
-            for (; v + 3 * nthreads < nvec; v += 4 * nthreads) {
-                tops_pack<I, 16 / sizeof(I)> pk[4];
-#pragma unroll
-                for (int u = 0; u < 4; ++u) pk[u] = src.pack(first_off + head + (v + u * nthreads) * V);
-#pragma unroll
-                for (int u = 0; u < 4; ++u) {
-                    const long long first = r0 + head + (v + u * nthreads) * V;
-                    if constexpr (V == 4) {
-                        acc = tops_fold4(red, acc, pk[u].v[0], pk[u].v[1], pk[u].v[2], pk[u].v[3], first * step, step);
-                    } else if constexpr (sizeof(A) >= 16) {
-#pragma unroll 2
-                        for (int j = 0; j < V; ++j) acc = red.fold(acc, pk[u].v[j], (first + j) * step);
-                    } else {
-#pragma unroll
-                        for (int j = 0; j < V; ++j) acc = red.fold(acc, pk[u].v[j], (first + j) * step);
-                    }
-                }
-            }
-            for (; v < nvec; v += nthreads) {
-                const tops_pack<I, 16 / sizeof(I)> pk = src.pack(first_off + head + v * V);
-                const long long first = r0 + head + v * V;
-                if constexpr (V == 4) {
-                    // 4-byte values: one fold4 (Welford's needs a quarter of the divisions);
-                    // wider packs of heavy accumulators would spill on sm_90.
-                    acc = tops_fold4(red, acc, pk.v[0], pk.v[1], pk.v[2], pk.v[3], first * step, step);
-                } else if constexpr (sizeof(A) >= 16) {
-                    // Heavy folds (Welford: a division each) unrolled V times spill on sm_90.
-#pragma unroll 2
-                    for (int j = 0; j < V; ++j) acc = red.fold(acc, pk.v[j], (first + j) * step);
-                } else {
-#pragma unroll
-                    for (int j = 0; j < V; ++j) acc = red.fold(acc, pk.v[j], (first + j) * step);
-                }
-            }
-            for (long long k = head + nvec * V + tid; k < len; k += nthreads)
-                acc = red.fold(acc, src.at(first_off + k), (r0 + k) * step);
+            const tops_rows_dense_body<R, S> body{src, first_off, head, len, tid, nthreads};
+            acc = tops_fold_positions(red, r0, a.ridx[0], len, body);
         } else if (a.rdim == 1) {
             // One strided reduced dim: offsets by multiplication.
-            const long long rs = a.rin[0], is = a.ridx[0];
-            for (long long r = r0 + tid; r < r1; r += nthreads) acc = red.fold(acc, src.at(kin + r * rs), r * is);
+            const tops_strided_body<S> body{src, kin, a.rin[0], r0, r1, tid, nthreads};
+            acc = tops_fold_positions(red, r0, a.ridx[0], len, body);
         } else {
             for (long long r = r0 + tid; r < r1; r += nthreads) {
                 long long off, index;
@@ -541,23 +701,8 @@ template <class R, class S, class O> TOPS_D void tops_reduce_columns_of(const to
         if (live && a.rdim == 1) {
             // One reduced dim: offsets by multiplication (no 64-bit division per element),
             // eight (then four) rows' values in flight before they are folded, in order.
-            const long long rs = a.rin[0], is = a.ridx[0];
-            long long r = r0 + ty;
-            // (eight for light accumulators from memory; Welford's spill with eight)
-            if constexpr (S::prefetch > 1 && sizeof(A) < 16)
-            for (; r + 7 * by < r1; r += 8 * by) {
-                I x[8];
-#pragma unroll
-                for (int u = 0; u < 8; ++u) x[u] = src.at(kin + (r + u * by) * rs);
-                acc = tops_fold4(red, acc, x[0], x[1], x[2], x[3], r * is, by * is);
-                acc = tops_fold4(red, acc, x[4], x[5], x[6], x[7], (r + 4 * by) * is, by * is);
-            }
-            for (; r + 3 * by < r1; r += 4 * by) {
-                const I v0 = src.at(kin + r * rs), v1 = src.at(kin + (r + by) * rs);
-                const I v2 = src.at(kin + (r + 2 * by) * rs), v3 = src.at(kin + (r + 3 * by) * rs);
-                acc = tops_fold4(red, acc, v0, v1, v2, v3, r * is, by * is);
-            }
-            for (; r < r1; r += by) acc = red.fold(acc, src.at(kin + r * rs), r * is);
+            const tops_columns_body<R, S> body{src, kin, a.rin[0], r0, r1, ty, by};
+            acc = tops_fold_positions(red, r0, a.ridx[0], r1 - r0, body);
         } else if (live) {
             for (long long r = r0 + ty; r < r1; r += by) {
                 long long off, index;

@@ -586,17 +586,26 @@ fn contiguous(name: &str, body: &Body) -> String {
     s.push_str("    const unsigned long long tid = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;\n");
     s.push_str("    const unsigned long long nthreads = (unsigned long long)gridDim.x * blockDim.x;\n");
     let _ = writeln!(s, "    bool aligned = ((unsigned long long)out % {}) == 0;", vec * body.out.size);
-    for (i, (st, ct)) in body.inputs.iter().enumerate() {
+    // A broadcast input (one element) is splatted into a vector once: the element loop
+    // reads every input from its vector, with no per-element select.
+    for (i, (st, _)) in body.inputs.iter().enumerate() {
         let _ = writeln!(s, "    const bool s{i} = (a.scalar_mask >> {i}) & 1u;");
-        let _ = writeln!(s, "    {} b{i}{{}};", ct.name);
-        let _ = writeln!(s, "    if (s{i}) b{i} = {};", body.load(i, &format!("in{i}[0]")));
+        let _ = writeln!(s, "    tops_pack<{}, {vec}> b{i}{{}};", st.name);
+        let _ = writeln!(s, "    if (s{i}) {{\n        const {} e = in{i}[0];", st.name);
+        let _ = writeln!(s, "#pragma unroll\n        for (int k = 0; k < {vec}; ++k) b{i}.v[k] = e;\n    }}");
         let _ = writeln!(s, "    aligned = aligned && (s{i} || ((unsigned long long)in{i} % {}) == 0);", vec * st.size);
     }
     let _ = writeln!(s, "    const unsigned long long nvec = aligned ? n / {vec} : 0;");
+    // The planner may give a thread fewer vectors than the kernel's most (more, smaller
+    // blocks for arrays of a few waves).
     let _ = writeln!(
         s,
-        "    for (unsigned long long v0 = (unsigned long long)blockIdx.x * blockDim.x * {u} + threadIdx.x; v0 < nvec; \
-         v0 += nthreads * {u}) {{"
+        "    const unsigned int ue = a.per_thread == 0 || a.per_thread > {u} ? {u} : a.per_thread;"
+    );
+    let _ = writeln!(
+        s,
+        "    for (unsigned long long v0 = (unsigned long long)blockIdx.x * blockDim.x * ue + threadIdx.x; v0 < nvec; \
+         v0 += nthreads * ue) {{"
     );
     for (i, (st, _)) in body.inputs.iter().enumerate() {
         let _ = writeln!(s, "        tops_pack<{0}, {vec}> p{i}[{u}];", st.name);
@@ -604,25 +613,20 @@ fn contiguous(name: &str, body: &Body) -> String {
     s.push_str("#pragma unroll\n");
     let _ = writeln!(s, "        for (int u = 0; u < {u}; ++u) {{");
     s.push_str("            const unsigned long long v = v0 + (unsigned long long)u * blockDim.x;\n");
-    s.push_str("            if (v < nvec) {\n");
+    s.push_str("            if (u < ue && v < nvec) {\n");
     for (i, (st, _)) in body.inputs.iter().enumerate() {
-        let _ = writeln!(s, "                if (!s{i}) p{i}[u] = ((const tops_pack<{}, {vec}>*)in{i})[v];", st.name);
+        let _ = writeln!(s, "                p{i}[u] = s{i} ? b{i} : ((const tops_pack<{}, {vec}>*)in{i})[v];", st.name);
     }
     s.push_str("            }\n        }\n");
     s.push_str("#pragma unroll\n");
     let _ = writeln!(s, "        for (int u = 0; u < {u}; ++u) {{");
     s.push_str("            const unsigned long long v = v0 + (unsigned long long)u * blockDim.x;\n");
-    s.push_str("            if (v < nvec) {\n");
+    s.push_str("            if (u < ue && v < nvec) {\n");
     let _ = writeln!(s, "            tops_pack<{}, {vec}> po;", body.out.name);
     s.push_str("#pragma unroll\n");
     let _ = writeln!(s, "            for (int k = 0; k < {vec}; ++k) {{");
     for (i, (_, ct)) in body.inputs.iter().enumerate() {
-        let _ = writeln!(
-            s,
-            "                const {} x{i} = s{i} ? b{i} : {};",
-            ct.name,
-            body.load(i, &format!("p{i}[u].v[k]"))
-        );
+        let _ = writeln!(s, "                const {} x{i} = {};", ct.name, body.load(i, &format!("p{i}[u].v[k]")));
     }
     let _ = writeln!(s, "                po.v[k] = {};", store_expr(body));
     s.push_str("            }\n");
@@ -630,7 +634,7 @@ fn contiguous(name: &str, body: &Body) -> String {
     s.push_str("            }\n        }\n    }\n");
     let _ = writeln!(s, "    for (unsigned long long i = nvec * {vec} + tid; i < n; i += nthreads) {{");
     for (i, (_, ct)) in body.inputs.iter().enumerate() {
-        let _ = writeln!(s, "        const {} x{i} = s{i} ? b{i} : {};", ct.name, body.load(i, &format!("in{i}[i]")));
+        let _ = writeln!(s, "        const {} x{i} = {};", ct.name, body.load(i, &format!("in{i}[s{i} ? 0 : i]")));
     }
     let _ = writeln!(s, "        out[i] = {};", store_expr(body));
     s.push_str("    }\n}\n");

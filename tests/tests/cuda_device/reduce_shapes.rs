@@ -77,6 +77,9 @@ pub fn arg_reductions_keep_the_first_index_either_way() {
             w[n + 3] = f32::NAN; // row 1: a NaN wins
             w[2 * n + 1] = f32::NAN; // row 2: the first of two NaNs wins
             w[3 * n - 2] = f32::NAN;
+            // row 4 all −∞ and row 5 all +∞: the first element wins (argmax / argmin)
+            w[4 * n..5 * n].fill(f32::NEG_INFINITY);
+            w[5 * n..6 * n].fill(f32::INFINITY);
             x = Tensor::from_vec(w, &[7, n]).unwrap();
         }
         // along the rows (dim 1) and, of the transposed copy, along the columns (dim 0)

@@ -1,0 +1,37 @@
+//! Registers and spills of the generated CUDA kernels whose names contain a filter, as
+//! ptxas reports them for `sm_90` (NVRTC only: no GPU needed). The tool for tuning a kernel
+//! template without a GPU: how many registers a thread holds decides how many threads an
+//! SM keeps resident, and so how many loads are in flight.
+//!
+//! ```sh
+//! .ci/install-nvrtc.sh   # once
+//! cargo run -p tensor-tests --example kernel_registers -- argmax columns
+//! ```
+//! Every word must occur in the kernel's name; no words lists every kernel.
+
+use tensor_core::registry::KernelRow;
+use tensor_core::DeviceKind;
+use tensor_cuda_testing::check;
+use tensor_kernels_cuda::codegen;
+
+fn main() {
+    // (links the ops crate, whose rows the inventory holds)
+    let _ = tensor_ops::prelude::DType::F32;
+    let words: Vec<String> = std::env::args().skip(1).collect();
+    let rows = inventory::iter::<KernelRow>.into_iter().filter(|r| r.device == DeviceKind::Cuda);
+    let specs: Vec<_> = check::specs_for(rows)
+        .into_iter()
+        .filter(|s| {
+            codegen::generate(s).is_ok_and(|g| words.iter().all(|w| g.name.contains(w.as_str())))
+        })
+        .collect();
+    println!("{} kernels match {words:?}", specs.len());
+    match check::compile_specs(&specs) {
+        Ok(reports) => {
+            for r in reports.iter().filter(|r| r.arch.starts_with("sm_")) {
+                println!("{:>4} regs  {:>4} spill  {}", r.registers, r.spill_stores + r.spill_loads, r.name);
+            }
+        }
+        Err(e) => println!("{e}"),
+    }
+}
