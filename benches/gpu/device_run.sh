@@ -5,18 +5,19 @@
 # probes of both, and the comparison. Results go to $OUT (at most 8 files come back).
 #   TEST_LIMIT / PERF_LIMIT / TORCH_LIMIT: seconds for each stage; TORCH_SIZES: MiB list;
 #   TEST_SPLIT=1: the device tests as two processes at once; LAT_TORCH=0 skips PyTorch's
-#   per-call probe.
+#   per-call probe, LAT=0 both; TESTS=0 skips the device tests, PERF=0 the full cuda-perf run.
 #   AB_BASE=.device/<older cuda-perf> AB_FILTER=<keys> AB_SIZES=<MiB,...>: the older build and
 #   this one, twice each (AB_ROUNDS), alternated, on the filtered cases and sizes (ab.log): a
 #   paired before/after on one GPU. FULL=0 stops after it (no cuda-perf --record, PyTorch,
-#   per-call probes); PERF_SIZES / TORCH_SIZES pick the full run's sizes.
+#   per-call probes); PERF_SIZES / TORCH_SIZES pick the full run's sizes, PERF_FILTER /
+#   TORCH_FILTER its cases (comma-separated key substrings).
 set -u
 O=${OUT:-/tmp/out}
 mkdir -p "$O"
 B=.device
 export TENSOR_OPS_NVRTC_DIR=${TENSOR_OPS_NVRTC_DIR:-/usr/local/cuda/lib64}
 export PYTHONUNBUFFERED=1
-{
+[ "${TESTS:-1}" != 0 ] && {
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv
   ls "$TENSOR_OPS_NVRTC_DIR"/libnvrtc.so* 2>&1 | head -2
   echo "== device tests"
@@ -26,7 +27,8 @@ export PYTHONUNBUFFERED=1
     L=${TEST_LIMIT:-150}
     (timeout "$L" $B/cuda_device ops_match_the_cpu_for_every reductions_match_the_cpu_for_every > /tmp/tests_a.log 2>&1; echo "tests (a) rc $?" >> /tmp/tests_a.log) &
     (timeout "$L" $B/cuda_device init_finds threads_building round_trips empty_tensors non_finite fused_softmax \
-      dense_maps maps_with small_extent one_long_row arg_reductions fused_chains sparse batched_csr allocator \
+      dense_maps maps_with small_extent one_long_row arg_reductions fused_chains f8_casts quantized_tensors sparse \
+      batched_csr allocator \
       > /tmp/tests_b.log 2>&1; echo "tests (b) rc $?" >> /tmp/tests_b.log) &
     time wait
     cat /tmp/tests_a.log /tmp/tests_b.log
@@ -50,21 +52,29 @@ fi
 [ "${FULL:-1}" = 0 ] && exit 0
 PERF_SIZE_ARGS=()
 [ -n "${PERF_SIZES:-}" ] && PERF_SIZE_ARGS=(--sizes "$PERF_SIZES")
+[ -n "${PERF_FILTER:-}" ] && PERF_SIZE_ARGS+=(--filter "$PERF_FILTER")
+# a partial run is not recorded as the GPU's baseline
+REC=(--record)
+[ ${#PERF_SIZE_ARGS[@]} -gt 0 ] && REC=()
+if [ "${PERF:-1}" != 0 ]; then
+  {
+    time timeout "${PERF_LIMIT:-200}" $B/cuda-perf "${REC[@]}" "${PERF_SIZE_ARGS[@]}" --out /tmp/perf --baseline-dir benches/baselines/cuda 2>&1
+    echo "cuda-perf rc $?"
+  } > "$O/cuda_perf.log" 2>&1
+  tail -3 "$O/cuda_perf.log"
+  cp benches/baselines/cuda/*.json "$O/" 2>/dev/null
+fi
 {
-  time timeout "${PERF_LIMIT:-200}" $B/cuda-perf --record "${PERF_SIZE_ARGS[@]}" --out /tmp/perf --baseline-dir benches/baselines/cuda 2>&1
-  echo "cuda-perf rc $?"
-} > "$O/cuda_perf.log" 2>&1
-tail -3 "$O/cuda_perf.log"
-cp benches/baselines/cuda/*.json "$O/" 2>/dev/null
-{
-  time timeout "${TORCH_LIMIT:-240}" python3 benches/gpu/torch_peers.py ${TORCH_SIZES:-16 64 256 1024} 2>&1
+  time FILTER="${TORCH_FILTER:-}" timeout "${TORCH_LIMIT:-240}" python3 benches/gpu/torch_peers.py ${TORCH_SIZES:-16 64 256 1024} 2>&1
   echo "torch rc $?"
 } > "$O/torch.log" 2>&1
 tail -3 "$O/torch.log"
-{
-  echo "== tensor-ops"; timeout 60 $B/cuda_latency 20000 2>&1
-  if [ "${LAT_TORCH:-1}" != 0 ]; then echo "== torch"; timeout 90 python3 benches/gpu/latency.py cuda 20000 2>&1; fi
-} > "$O/latency.log" 2>&1
-cat "$O/latency.log"
+if [ "${LAT:-1}" != 0 ]; then
+  {
+    echo "== tensor-ops"; timeout 60 $B/cuda_latency 20000 2>&1
+    if [ "${LAT_TORCH:-1}" != 0 ]; then echo "== torch"; timeout 90 python3 benches/gpu/latency.py cuda 20000 2>&1; fi
+  } > "$O/latency.log" 2>&1
+  cat "$O/latency.log"
+fi
 python3 benches/gpu/compare.py "$O/cuda_perf.log" "$O/torch.log" > "$O/compare.md" 2>&1
 sed -n '/cases at or above/,$p' "$O/compare.md"

@@ -5,7 +5,8 @@ warm-ups, GB/s = bytes read + written (each element once), ratio = GB/s over a d
 memcpy of the same array size measured in this run.
 
     python3 torch_peers.py [MiB ...]     (default: 1024)
-Prints one line per case: key, GB/s, ratio. COMPILE=0 skips torch.compile cases.
+Prints one line per case: key, GB/s, ratio. COMPILE=0 skips torch.compile cases;
+FILTER=a,b keeps the cases whose key contains a or b (cuda-perf's --filter rule).
 """
 import os, sys, time, math
 import torch
@@ -126,6 +127,7 @@ def cases(nbytes):
 
 def main():
     sizes = [int(x) for x in sys.argv[1:]] or [1024]
+    keep = [k for k in os.environ.get("FILTER", "").split(",") if k]
     print(f"torch {torch.__version__} on {props.name}, L2 {l2 >> 20} MiB", flush=True)
     for mib in sizes:
         nbytes = mib << 20
@@ -136,6 +138,8 @@ def main():
         del src, dst
         for name, dt, pat, shape, make in cases(nbytes):
             key = f"{name}/{dt}/{'x'.join(map(str, shape))}"
+            if keep and not any(k in key for k in keep):
+                continue
             try:
                 t0 = time.time()
                 f = make()
