@@ -7,7 +7,8 @@
 //! .ci/install-nvrtc.sh   # once
 //! cargo run -p tensor-tests --example kernel_registers -- argmax columns
 //! ```
-//! Every word must occur in the kernel's name; no words lists every kernel.
+//! Every word must occur in the kernel's name; no words lists every kernel. `--ptx` prints
+//! the matching kernels' PTX for `compute_90` instead.
 
 use tensor_core::registry::KernelRow;
 use tensor_core::DeviceKind;
@@ -17,15 +18,25 @@ use tensor_kernels_cuda::codegen;
 fn main() {
     // (links the ops crate, whose rows the inventory holds)
     let _ = tensor_ops::prelude::DType::F32;
-    let words: Vec<String> = std::env::args().skip(1).collect();
+    let mut words: Vec<String> = std::env::args().skip(1).collect();
+    let ptx = words.iter().any(|w| w == "--ptx");
+    words.retain(|w| w != "--ptx");
     let rows = inventory::iter::<KernelRow>.into_iter().filter(|r| r.device == DeviceKind::Cuda);
     let specs: Vec<_> = check::specs_for(rows)
         .into_iter()
-        .filter(|s| {
-            codegen::generate(s).is_ok_and(|g| words.iter().all(|w| g.name.contains(w.as_str())))
-        })
+        .filter(|s| codegen::generate(s).is_ok_and(|g| words.iter().all(|w| g.name.contains(w.as_str()))))
         .collect();
     println!("{} kernels match {words:?}", specs.len());
+    if ptx {
+        for spec in &specs {
+            let g = codegen::generate(spec).expect("generated above");
+            match tensor_kernels_cuda::nvrtc::compile(&codegen::program(&[g]), "compute_90", &[]) {
+                Ok(c) => println!("{}", String::from_utf8_lossy(&c.image)),
+                Err(e) => println!("{e}"),
+            }
+        }
+        return;
+    }
     match check::compile_specs(&specs) {
         Ok(reports) => {
             for r in reports.iter().filter(|r| r.arch.starts_with("sm_")) {

@@ -306,9 +306,7 @@ fn check_map(
     let n: usize = shape.iter().product();
     match layout {
         MapLayout::Contiguous => {
-            let mut a = ContigArgs::new(&ptrs, n as u64, scalar_mask, &params, 0).unwrap();
-            // every count of vectors a thread (0: the kernel's most), by size and lead
-            a.per_thread = ((n + lead) % 5) as u32;
+            let a = ContigArgs::new(&ptrs, n as u64, scalar_mask, &params, 0).unwrap();
             shim.launch(&g, 3, (64, 1), &a);
         }
         MapLayout::Strided(index) => {

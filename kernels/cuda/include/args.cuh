@@ -68,7 +68,6 @@ struct tops_contig_args {
     unsigned long long n;
     unsigned long long bits; // fill value (raw bits)
     unsigned int scalar_mask;
-    unsigned int per_thread; // maps: vectors a thread takes (0: the kernel's most)
     tops_param params[TOPS_MAX_PARAMS];
     tops_affine q[TOPS_MAX_OPERANDS]; // quantized operands (out, in0, ...)
 };

@@ -49,70 +49,60 @@ template <int LANES, bool MAX, class C> TOPS_D C tops_softmax_group(C v, C* slot
 /// Softmax (`LOG` false) or log_softmax of the dense rows of `a.ptr[1]` (rows of
 /// `a.params[0]` elements, a multiple of VEC; `a.n` in all) into `a.ptr[0]` (which may be the
 /// same memory): each group of LANES threads (blockDim.x / LANES groups a block, grid-strided
-/// over the rows) loads ROWS rows into registers, NV vectors of VEC elements a thread and
-/// row; each row's maximum M, then Σ e^(x − M) are exchanged in the group, and the outputs
-/// are written from the registers. The block's groups take adjacent rows at each of the
-/// ROWS steps, so a warp's load covers adjacent rows whole; ROWS > 1 (short rows, LANES ≤ 32)
-/// keeps several loads a thread in flight. A row holding NaN or +∞ comes out all NaN and a
-/// row of −∞ NaN, as the max-subtracted form gives on the CPU.
-template <class T, class C, bool LOG, int VEC, int NV, int LANES, int ROWS>
+/// over the rows) loads its row into registers, NV vectors of VEC elements a thread; the
+/// row's maximum M, then Σ e^(x − M) are exchanged in the group, and the outputs are
+/// written from the registers. A row holding NaN or +∞ comes out all NaN and a row of −∞
+/// NaN, as the max-subtracted form gives on the CPU.
+template <class T, class C, bool LOG, int VEC, int NV, int LANES>
 TOPS_D void tops_softmax_rows_regs(const tops_contig_args& a) {
-    static_assert(ROWS == 1 || LANES <= 32, "several rows a group only for groups within a warp");
     __shared__ C slots[128];
     const long long n = (long long)a.params[0];
     const long long rows = n > 0 ? (long long)(a.n / (unsigned long long)n) : 0;
     const T* x = (const T*)a.ptr[1];
     T* y = (T*)a.ptr[0];
     const int tid = threadIdx.x, q = tid & (LANES - 1), g = tid / LANES;
-    const long long groups = blockDim.x / LANES, per_block = groups * ROWS;
+    const long long per_block = blockDim.x / LANES;
     const C ninf = tops_bound<C>::lowest();
     for (long long base = (long long)blockIdx.x * per_block; base < rows; base += (long long)gridDim.x * per_block) {
-        C v[ROWS][NV * VEC];
+        const long long r = base + g;
+        const bool active = r < rows;
+        C v[NV * VEC];
+        C m = ninf;
 #pragma unroll
-        for (int h = 0; h < ROWS; ++h) {
-            const long long r = base + h * groups + g;
+        for (int j = 0; j < NV; ++j) {
+            const long long e = ((long long)j * LANES + q) * VEC;
+            if (active && e < n) {
+                const tops_pack<T, VEC> p = *(const tops_pack<T, VEC>*)(x + r * n + e);
 #pragma unroll
-            for (int j = 0; j < NV; ++j) {
-                const long long e = ((long long)j * LANES + q) * VEC;
-                if (r < rows && e < n) {
-                    const tops_pack<T, VEC> p = *(const tops_pack<T, VEC>*)(x + r * n + e);
+                for (int k = 0; k < VEC; ++k) v[j * VEC + k] = tops_cast<C>(p.v[k]);
+            } else {
 #pragma unroll
-                    for (int k = 0; k < VEC; ++k) v[h][j * VEC + k] = tops_cast<C>(p.v[k]);
-                } else {
-#pragma unroll
-                    for (int k = 0; k < VEC; ++k) v[h][j * VEC + k] = ninf;
-                }
+                for (int k = 0; k < VEC; ++k) v[j * VEC + k] = ninf;
             }
         }
 #pragma unroll
-        for (int h = 0; h < ROWS; ++h) {
-            const long long r = base + h * groups + g;
-            C m = ninf;
+        for (int i = 0; i < NV * VEC; ++i) m = tops_max_nan(m, v[i]);
+        m = tops_softmax_group<LANES, true>(m, slots);
+        // M − M: 0 for a finite maximum, NaN for ±∞ or NaN (every output of the row is NaN).
+        const C nan_if_inf = m - m;
+        C s = (C)0;
 #pragma unroll
-            for (int i = 0; i < NV * VEC; ++i) m = tops_max_nan(m, v[h][i]);
-            m = tops_softmax_group<LANES, true>(m, slots);
-            // M − M: 0 for a finite maximum, NaN for ±∞ or NaN (every output of the row is NaN).
-            const C nan_if_inf = m - m;
-            C s = (C)0;
+        for (int i = 0; i < NV * VEC; ++i) {
+            const C t = (v[i] - m) + nan_if_inf;
+            const C e = tops_red_exp(t); // 0 for the padding (−∞) of a finite row
+            s += e;
+            v[i] = LOG ? t : e;
+        }
+        s = tops_softmax_group<LANES, false>(s, slots);
+        const C c = LOG ? (C)log(s) : (C)1 / s;
 #pragma unroll
-            for (int i = 0; i < NV * VEC; ++i) {
-                const C t = (v[h][i] - m) + nan_if_inf;
-                const C e = tops_red_exp(t); // 0 for the padding (−∞) of a finite row
-                s += e;
-                v[h][i] = LOG ? t : e;
-            }
-            s = tops_softmax_group<LANES, false>(s, slots);
-            const C c = LOG ? (C)log(s) : (C)1 / s;
+        for (int j = 0; j < NV; ++j) {
+            const long long e = ((long long)j * LANES + q) * VEC;
+            if (active && e < n) {
+                tops_pack<T, VEC> p;
 #pragma unroll
-            for (int j = 0; j < NV; ++j) {
-                const long long e = ((long long)j * LANES + q) * VEC;
-                if (r < rows && e < n) {
-                    tops_pack<T, VEC> p;
-#pragma unroll
-                    for (int k = 0; k < VEC; ++k)
-                        p.v[k] = tops_cast<T>(LOG ? v[h][j * VEC + k] - c : v[h][j * VEC + k] * c);
-                    *(tops_pack<T, VEC>*)(y + r * n + e) = p;
-                }
+                for (int k = 0; k < VEC; ++k) p.v[k] = tops_cast<T>(LOG ? v[j * VEC + k] - c : v[j * VEC + k] * c);
+                *(tops_pack<T, VEC>*)(y + r * n + e) = p;
             }
         }
     }

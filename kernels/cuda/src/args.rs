@@ -87,9 +87,6 @@ pub struct ContigArgs {
     pub bits: u64,
     /// Bit `i`: input `i` is a single broadcast element.
     pub scalar_mask: u32,
-    /// Contiguous maps: 16-byte vectors a thread takes, at most the kernel's unroll
-    /// ([`super::codegen::contig_unroll`]); 0 takes that most.
-    pub per_thread: u32,
     /// Op parameters.
     pub params: [KernelParam; MAX_PARAMS],
     /// Quantized operands' arithmetic (output first).

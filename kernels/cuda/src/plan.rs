@@ -168,8 +168,7 @@ impl Elementwise<'_> {
             };
             let mut args = ContigArgs::new(ptrs, n as u64, mask, self.params, self.bits)?;
             args.q = self.q;
-            let (grid, per_thread) = contiguous_grid(n, sizes, self.max_blocks);
-            args.per_thread = per_thread;
+            let grid = contiguous_grid(n, sizes);
             steps.push(Step::Kernel(Launch {
                 spec: (self.spec)(MapLayout::Contiguous),
                 grid,
@@ -276,29 +275,19 @@ impl Elementwise<'_> {
 /// Most blocks of a one-pass launch (the grid's x limit).
 const MAX_GRID: usize = i32::MAX as usize;
 
-/// Blocks of a contiguous launch over `n` elements of operands of `sizes` bytes, and the
-/// 16-byte vectors each thread takes: one pass (blocks start in order, so the resident ones
-/// sweep the array front to back, as a copy does; a capped grid whose threads loop would
-/// have its resident blocks at addresses spread over the whole array), each thread the
-/// kernel's most vectors ([`super::codegen::contig_unroll`]) while that still makes at
-/// least `max_blocks` blocks (32 a multiprocessor: several waves of resident blocks), else
-/// half as many, down to one. At 16 MiB a grid of four vectors a thread was barely more than
-/// one wave of resident blocks, and maps ran at 0.94-0.98 of PyTorch's (H200, 2026-11-27),
-/// whose blocks take one vector a thread.
+/// Blocks of a contiguous launch over `n` elements of operands of `sizes` bytes: one pass,
+/// each thread [`super::codegen::contig_unroll`] vectors (blocks start in order, so the
+/// resident ones sweep the array front to back, as a copy does; a capped grid whose threads
+/// loop would have its resident blocks at addresses spread over the whole array).
 ///
-/// ```text
-/// f32 add, 132 multiprocessors (max_blocks 4224): 2^22 elements → 4096 blocks of one
-/// vector a thread; 2^24 → 8192 of two; 2^26 and more → four.
-/// ```
-fn contiguous_grid(n: usize, sizes: &[usize], max_blocks: u32) -> (u32, u32) {
+/// (Fewer vectors a thread and more blocks for arrays of a few waves — one a thread at
+/// 16 MiB — measured 3-12 % slower on an H200, 2026-11-28. The grid this replaced also
+/// launched blocks beyond the array's last vector for small arrays, which found no work.)
+fn contiguous_grid(n: usize, sizes: &[usize]) -> u32 {
     let widest = sizes.iter().copied().max().unwrap_or(1).clamp(1, 16);
     let nvec = n.div_ceil(16 / widest);
-    let mut per_thread = super::codegen::contig_unroll(16 / widest) as usize;
-    while per_thread > 1 && nvec.div_ceil(BLOCK as usize * per_thread) < max_blocks as usize {
-        per_thread /= 2;
-    }
-    let grid = nvec.div_ceil(BLOCK as usize * per_thread).clamp(1, MAX_GRID) as u32;
-    (grid, per_thread as u32)
+    let per_thread = super::codegen::contig_unroll(16 / widest) as usize;
+    nvec.div_ceil(BLOCK as usize * per_thread).clamp(1, MAX_GRID) as u32
 }
 
 /// The dim along which some input is dense while the output is dense along the last dim
@@ -644,28 +633,24 @@ mod tests {
     }
 
     #[test]
-    fn contiguous_grids_take_four_vectors_a_thread_of_large_arrays_and_one_of_small() {
-        let sm = 132 * 32;
+    fn contiguous_grids_give_each_thread_the_kernels_vectors_and_every_block_work() {
         // 2^28 f32: 2^26 vectors, 4 a thread of 256-thread blocks, one pass
-        assert_eq!(contiguous_grid(1 << 28, &[4, 4, 4], sm), (1 << 16, 4));
-        // 2^24: two a thread keeps 8192 blocks; 2^22: one a thread, 4096 blocks
-        assert_eq!(contiguous_grid(1 << 24, &[4, 4], sm), (8192, 2));
-        assert_eq!(contiguous_grid(1 << 22, &[4, 4], sm), (4096, 1));
-        // small: a vector a thread, every block has work
-        assert_eq!(contiguous_grid(1 << 16, &[4, 4], sm), (64, 1));
-        assert_eq!(contiguous_grid(1000, &[4, 4], sm), (1, 1));
-        // u8 moves 16 elements a vector, one vector a thread (the kernel's most)
-        assert_eq!(contiguous_grid(1 << 30, &[1, 1], sm), (1 << 18, 1));
-        assert_eq!(contiguous_grid(1 << 20, &[1, 1], sm), (256, 1));
-        // f16: two vectors at most
-        assert_eq!(contiguous_grid(1 << 30, &[2, 2], sm), (1 << 18, 2));
-        assert_eq!(contiguous_grid(1, &[8], sm), (1, 1));
-        // every vector has a thread
+        assert_eq!(contiguous_grid(1 << 28, &[4, 4, 4]), 1 << 16);
+        assert_eq!(contiguous_grid(1 << 22, &[4, 4]), 1024);
+        assert_eq!(contiguous_grid(1 << 16, &[4, 4]), 16);
+        assert_eq!(contiguous_grid(1000, &[4, 4]), 1);
+        // u8 moves 16 elements a vector, one vector a thread; f16 two
+        assert_eq!(contiguous_grid(1 << 20, &[1, 1]), 256);
+        assert_eq!(contiguous_grid(1 << 30, &[2, 2]), 1 << 18);
+        assert_eq!(contiguous_grid(1, &[8]), 1);
         for n in [1usize, 255, 4096, 1 << 20, (1 << 24) + 3] {
             for sizes in [[4usize, 4], [1, 1], [2, 4], [8, 8]] {
-                let (grid, per) = contiguous_grid(n, &sizes, sm);
-                let nvec = n.div_ceil(16 / sizes.iter().max().unwrap());
-                assert!(grid as usize * BLOCK as usize * per as usize >= nvec, "{n} {sizes:?}");
+                let grid = contiguous_grid(n, &sizes) as usize;
+                let vec = 16 / sizes.iter().max().unwrap();
+                let per_block = BLOCK as usize * crate::codegen::contig_unroll(vec) as usize;
+                let nvec = n.div_ceil(vec);
+                // every vector has a thread, every block a vector
+                assert!(grid * per_block >= nvec && (grid - 1) * per_block < nvec.max(1), "{n} {sizes:?}");
             }
         }
     }

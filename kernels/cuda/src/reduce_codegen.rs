@@ -156,13 +156,10 @@ pub enum SoftmaxForm {
     Registers {
         /// Elements a load moves: 16 bytes' worth, or 1 when rows are not 16-byte aligned.
         vec: u8,
-        /// Vectors a thread holds of each row.
+        /// Vectors a thread holds.
         nv: u8,
         /// Threads a row.
         lanes: u16,
-        /// Rows a group of `lanes` threads holds at once (1 unless `lanes` ≤ 32): short
-        /// rows keep several loads a thread in flight.
-        rows: u8,
     },
     /// A block of [`SOFTMAX_STREAM_BLOCK`] threads a row, reading it three times in
     /// `vec`-element vectors (max, Σ, output; the last two from L2).
@@ -177,9 +174,8 @@ impl SoftmaxForm {
     ///
     /// ```
     /// use tensor_kernels_cuda::reduce_codegen::SoftmaxForm;
-    /// assert_eq!(SoftmaxForm::Registers { vec: 4, nv: 1, lanes: 8, rows: 4 }.block_threads(), 128);
-    /// assert_eq!(SoftmaxForm::Registers { vec: 4, nv: 1, lanes: 8, rows: 4 }.rows_per_block(), 64);
-    /// assert_eq!(SoftmaxForm::Registers { vec: 4, nv: 8, lanes: 512, rows: 1 }.block_threads(), 512);
+    /// assert_eq!(SoftmaxForm::Registers { vec: 4, nv: 1, lanes: 8 }.block_threads(), 128);
+    /// assert_eq!(SoftmaxForm::Registers { vec: 4, nv: 8, lanes: 512 }.block_threads(), 512);
     /// assert_eq!(SoftmaxForm::Streaming { vec: 4 }.block_threads(), 512);
     /// ```
     pub fn block_threads(self) -> u32 {
@@ -192,9 +188,7 @@ impl SoftmaxForm {
     /// Rows a block of this form covers at once.
     pub fn rows_per_block(self) -> u32 {
         match self {
-            SoftmaxForm::Registers { lanes, rows, .. } => {
-                self.block_threads() / u32::from(lanes).max(1) * u32::from(rows).max(1)
-            }
+            SoftmaxForm::Registers { lanes, .. } => self.block_threads() / u32::from(lanes).max(1),
             SoftmaxForm::Streaming { .. } => 1,
         }
     }
@@ -228,15 +222,14 @@ pub fn softmax_register_elems(dtype: DType) -> usize {
 /// ```
 /// use tensor_kernels_cuda::reduce_codegen::{generate_softmax_rows, SoftmaxForm};
 /// use tensor_core::DType;
-/// let k = generate_softmax_rows(DType::F32, true, SoftmaxForm::Registers { vec: 4, nv: 8, lanes: 32, rows: 1 }).unwrap();
-/// assert_eq!(k.name, "tops_softmax_rows__log_softmax__f32__r4x8x32x1");
-/// assert!(k.kernel.contains("tops_softmax_rows_regs<float, float, true, 4, 8, 32, 1>(a)"));
+/// let k = generate_softmax_rows(DType::F32, true, SoftmaxForm::Registers { vec: 4, nv: 8, lanes: 32 }).unwrap();
+/// assert_eq!(k.name, "tops_softmax_rows__log_softmax__f32__r4x8x32");
+/// assert!(k.kernel.contains("tops_softmax_rows_regs<float, float, true, 4, 8, 32>(a)"));
 /// let h = generate_softmax_rows(DType::F16, false, SoftmaxForm::Streaming { vec: 8 }).unwrap();
 /// assert!(h.kernel.contains("tops_softmax_rows_stream<__half, float, false, 8>(a)"));
 /// assert!(generate_softmax_rows(DType::I32, false, SoftmaxForm::Streaming { vec: 1 }).is_err());
 /// assert!(generate_softmax_rows(DType::F32, false, SoftmaxForm::Streaming { vec: 2 }).is_err());
-/// assert!(generate_softmax_rows(DType::F64, false, SoftmaxForm::Registers { vec: 2, nv: 5, lanes: 4, rows: 1 }).is_err());
-/// assert!(generate_softmax_rows(DType::F32, false, SoftmaxForm::Registers { vec: 4, nv: 1, lanes: 64, rows: 2 }).is_err());
+/// assert!(generate_softmax_rows(DType::F64, false, SoftmaxForm::Registers { vec: 2, nv: 5, lanes: 4 }).is_err());
 /// ```
 pub fn generate_softmax_rows(dtype: DType, log: bool, form: SoftmaxForm) -> Result<ReduceKernelText> {
     if !dtype.is_float() {
@@ -253,19 +246,17 @@ pub fn generate_softmax_rows(dtype: DType, log: bool, form: SoftmaxForm) -> Resu
     }
     let tag = if log { "log_softmax" } else { "softmax" };
     let (name, call) = match form {
-        SoftmaxForm::Registers { nv, lanes, rows, .. } => {
-            let (held, most) = (usize::from(nv) * vec * usize::from(rows), softmax_register_elems(dtype));
-            if nv == 0 || rows == 0 || held > most || !lanes.is_power_of_two() || lanes > 1024 || (rows > 1 && lanes > 32)
-            {
+        SoftmaxForm::Registers { nv, lanes, .. } => {
+            let (held, most) = (usize::from(nv) * vec, softmax_register_elems(dtype));
+            if nv == 0 || held > most || !lanes.is_power_of_two() || lanes > 1024 {
                 return Err(Error::Cuda(format!(
-                    "softmax rows of {dtype} in registers: {rows} row(s) of {nv} vectors of {vec} a thread ({held} \
-                     values, at most {most}) over {lanes} lanes (a power of two up to 1024; several rows only \
-                     up to 32 lanes)"
+                    "softmax rows of {dtype} in registers: {nv} vectors of {vec} a thread ({held} values, at \
+                     most {most}) over {lanes} lanes (a power of two up to 1024)"
                 )));
             }
             (
-                format!("tops_softmax_rows__{tag}__{}__r{vec}x{nv}x{lanes}x{rows}", t.tag),
-                format!("tops_softmax_rows_regs<{}, {}, {log}, {vec}, {nv}, {lanes}, {rows}>(a)", t.name, c.name),
+                format!("tops_softmax_rows__{tag}__{}__r{vec}x{nv}x{lanes}", t.tag),
+                format!("tops_softmax_rows_regs<{}, {}, {log}, {vec}, {nv}, {lanes}>(a)", t.name, c.name),
             )
         }
         SoftmaxForm::Streaming { .. } => (

@@ -37,16 +37,14 @@ const MAX_LANES: usize = 1024;
 /// use tensor_kernels_cuda::softmax_rows::softmax_form;
 /// use tensor_kernels_cuda::reduce_codegen::SoftmaxForm::{Registers, Streaming};
 /// use tensor_core::DType;
-/// assert_eq!(softmax_form(DType::F32, 32, true), Registers { vec: 4, nv: 1, lanes: 8, rows: 4 });
-/// assert_eq!(softmax_form(DType::F32, 128, true), Registers { vec: 4, nv: 1, lanes: 32, rows: 4 });
-/// assert_eq!(softmax_form(DType::F32, 256, true), Registers { vec: 4, nv: 2, lanes: 32, rows: 2 });
-/// assert_eq!(softmax_form(DType::F32, 1024, true), Registers { vec: 4, nv: 8, lanes: 32, rows: 1 });
-/// assert_eq!(softmax_form(DType::F32, 16384, true), Registers { vec: 4, nv: 8, lanes: 512, rows: 1 });
-/// assert_eq!(softmax_form(DType::F32, 1000, false), Registers { vec: 1, nv: 32, lanes: 32, rows: 1 });
-/// assert_eq!(softmax_form(DType::F16, 4096, true), Registers { vec: 8, nv: 4, lanes: 128, rows: 1 });
+/// assert_eq!(softmax_form(DType::F32, 32, true), Registers { vec: 4, nv: 1, lanes: 8 });
+/// assert_eq!(softmax_form(DType::F32, 128, true), Registers { vec: 4, nv: 1, lanes: 32 });
+/// assert_eq!(softmax_form(DType::F32, 1024, true), Registers { vec: 4, nv: 8, lanes: 32 });
+/// assert_eq!(softmax_form(DType::F32, 16384, true), Registers { vec: 4, nv: 8, lanes: 512 });
+/// assert_eq!(softmax_form(DType::F32, 1000, false), Registers { vec: 1, nv: 32, lanes: 32 });
+/// assert_eq!(softmax_form(DType::F16, 4096, true), Registers { vec: 8, nv: 4, lanes: 128 });
 /// assert_eq!(softmax_form(DType::F32, 65536, true), Streaming { vec: 4 });
-/// assert_eq!(softmax_form(DType::F64, 8192, true), Registers { vec: 2, nv: 4, lanes: 1024, rows: 1 });
-/// assert_eq!(softmax_form(DType::F64, 128, true), Registers { vec: 2, nv: 2, lanes: 32, rows: 2 });
+/// assert_eq!(softmax_form(DType::F64, 8192, true), Registers { vec: 2, nv: 4, lanes: 1024 });
 /// assert_eq!(softmax_form(DType::F64, 8194, true), Streaming { vec: 2 });
 /// ```
 pub fn softmax_form(dtype: DType, row_len: usize, aligned: bool) -> SoftmaxForm {
@@ -64,17 +62,11 @@ pub fn softmax_form(dtype: DType, row_len: usize, aligned: bool) -> SoftmaxForm 
     } else {
         nvec.div_ceil(nv_max).next_power_of_two().clamp(32, MAX_LANES)
     };
-    let nv = nvec.div_ceil(lanes).max(1);
-    // Short rows (a warp or less a row, few values a thread): a group holds several rows,
-    // so that each thread has several 16-byte loads in flight (one a thread left the 128-
-    // column rows at 0.95 of PyTorch on an H200); at most 16 values a thread (8 of f64).
-    let most = softmax_register_elems(dtype).min(16);
-    let rows = if lanes <= 32 && vec > 1 { (most / (nv * vec)).clamp(1, 4) } else { 1 };
-    SoftmaxForm::Registers { vec: vec as u8, nv: nv as u8, lanes: lanes as u16, rows: rows as u8 }
+    SoftmaxForm::Registers { vec: vec as u8, nv: nvec.div_ceil(lanes).max(1) as u8, lanes: lanes as u16 }
 }
 
 /// The forms NVRTC checks for a dtype (tests): the widest register form (most registers),
-/// a scalar one, two short-row ones (several rows a group) and the streaming forms.
+/// a scalar one, a short-row one and the streaming forms.
 pub fn forms_to_check(dtype: DType) -> Vec<SoftmaxForm> {
     let widest = |aligned: bool| {
         let vec = if aligned { 16 / dtype.size().max(1) } else { 1 };
@@ -85,8 +77,6 @@ pub fn forms_to_check(dtype: DType) -> Vec<SoftmaxForm> {
         widest(true),
         widest(false),
         softmax_form(dtype, 3, true),
-        // a warp a row, one vector a lane: several rows a group
-        softmax_form(dtype, 32 * 16 / dtype.size().max(1), true),
         SoftmaxForm::Streaming { vec: (16 / dtype.size().max(1)) as u8 },
         SoftmaxForm::Streaming { vec: 1 },
     ]
@@ -121,7 +111,7 @@ fn dense(t: &RawTensor<'_>) -> bool {
 /// use tensor_kernels_cuda::softmax_rows::plan_softmax_rows;
 /// use tensor_kernels_cuda::plan::Step;
 /// use tensor_core::DType;
-/// // 6 rows of 40: 10 vectors of 4 over 16 lanes, 8 groups of one row a 128-thread block
+/// // 6 rows of 40: 10 vectors of 4 over 16 lanes, 8 rows a 128-thread block
 /// let steps = plan_softmax_rows(DType::F32, false, 0x1000, 0x2000, 6 * 40, 40, 1024).unwrap();
 /// let Step::Kernel(l) = &steps[0] else { panic!() };
 /// assert_eq!((l.grid, l.block), (1, (128, 1)));
