@@ -38,7 +38,8 @@ macro_rules! __tensor_ops_map_layout_rows {
     };
 }
 
-/// The rows of one dtype of an elementwise `#[tensor_op]`: CPU rows running `cpu` and, with
+/// The rows of one dtype of an elementwise `#[tensor_op]`: CPU rows running `cpu` (and
+/// `cpu_bytes`, `None` for plain dtypes) and, with
 /// the `cuda` feature, CUDA rows compiling `cuda_function` from `cuda_source`, each under
 /// the strided and the sparse layouts.
 #[macro_export]
@@ -46,11 +47,11 @@ macro_rules! __tensor_ops_map_layout_rows {
 macro_rules! __tensor_ops_register_map_rows {
     (
         spec: $spec:expr, dtype: $dtype:expr, compute: $compute:expr, output: $output:expr,
-        cpu: $cpu:expr, cuda_function: $function:expr, cuda_source: $source:expr $(,)?
+        cpu: $cpu:expr, cpu_bytes: $bytes:expr, cuda_function: $function:expr, cuda_source: $source:expr $(,)?
     ) => {
         $crate::__tensor_ops_map_layout_rows!(
             $spec, Cpu, $dtype,
-            &$crate::__private::MapKernel { compute: $compute, output: $output, func: $cpu }
+            &$crate::__private::MapKernel { compute: $compute, output: $output, func: $cpu, bytes: $bytes }
         );
         $crate::__private::if_cuda! {
             $crate::__tensor_ops_map_layout_rows!(
@@ -67,20 +68,21 @@ macro_rules! __tensor_ops_register_map_rows {
 /// sparse layouts for a reduction with a sparse form: `sparse = sum|max|min`).
 /// A map op's rows for a quantized dtype, on the strided layout only: the CPU block kernel
 /// and the CUDA function of its f32 body; the drivers dequantize the inputs and quantize
-/// the output (`CallExtra::Quantized`).
+/// the output (`CallExtra::Quantized`), in one pass through `cpu_bytes` (an `Option`) for
+/// contiguous qint8/quint8 runs.
 #[macro_export]
 #[doc(hidden)]
 macro_rules! __tensor_ops_register_quantized_map_rows {
     (
         spec: $spec:expr, dtype: $dtype:expr, compute: $compute:expr, output: $output:expr,
-        cpu: $cpu:expr, cuda_function: $function:expr, cuda_source: $source:expr $(,)?
+        cpu: $cpu:expr, cpu_bytes: $bytes:expr, cuda_function: $function:expr, cuda_source: $source:expr $(,)?
     ) => {
         $crate::__tensor_ops_row!(
             $spec,
             Cpu,
             Strided,
             $dtype,
-            &$crate::__private::MapKernel { compute: $compute, output: $output, func: $cpu }
+            &$crate::__private::MapKernel { compute: $compute, output: $output, func: $cpu, bytes: $bytes }
         );
         $crate::__private::if_cuda! {
             $crate::__tensor_ops_row!(

@@ -144,7 +144,38 @@ fn hidden_module(op: &OpDef) -> TokenStream {
 
     let cuda = cuda_fns(op);
     let mut kernels = Vec::new();
+    // The one-pass map over quantized bytes (qint8/quint8 per tensor), over the f32 body:
+    // one fn per op, registered with those dtypes' rows (not for predicates, whose output
+    // is bool).
+    let byte_coded = |d: crate::dtype::Dtype| {
+        use crate::dtype::Dtype;
+        !predicate && matches!(d, Dtype::QInt8 | Dtype::QUInt8)
+    };
+    if op.dtypes.iter().any(|d| byte_coded(*d)) {
+        let safety = format!(
+            "The one-pass CPU map of `{name}` over quantized bytes (`ByteMapFn`).\n\n# Safety\n\nThe `ByteMapFn` \
+             contract: `out` is valid for `n` one-byte writes, each of the {arity} `inputs` for `n` one-byte reads, \
+             stored as `codes` says; `out` equals an input or overlaps none; `params` holds the op's {} params.",
+            params.len()
+        );
+        kernels.push(quote! {
+            #[doc = #safety]
+            unsafe fn cpu_bytes(
+                out: *mut u8,
+                inputs: &[*const u8],
+                n: usize,
+                params: &[#p::Scalar],
+                codes: &#p::ByteCodes,
+                store: #p::Store,
+            ) -> bool {
+                let body = #build_body;
+                // SAFETY: this fn's contract is map_bytes's (see the doc above).
+                unsafe { #p::map_bytes::<#arity, Body>(out, inputs, n, &body, codes, store) }
+            }
+        });
+    }
     for dtype in &op.dtypes {
+        let bytes = if byte_coded(*dtype) { quote!(Some(cpu_bytes)) } else { quote!(None) };
         let f = format_ident!("cpu_{}", dtype.name());
         let dt = dtype.dtype_path();
         let compute = dtype.compute().dtype_path();
@@ -171,7 +202,7 @@ fn hidden_module(op: &OpDef) -> TokenStream {
             kernels.push(quote! {
                 #p::register_quantized_map_rows! {
                     spec: &SPEC, dtype: #dt, compute: #compute, output: #output,
-                    cpu: #f32_fn, cuda_function: #function, cuda_source: #source,
+                    cpu: #f32_fn, cpu_bytes: #bytes, cuda_function: #function, cuda_source: #source,
                 }
             });
             continue;
@@ -179,12 +210,12 @@ fn hidden_module(op: &OpDef) -> TokenStream {
         let register = if dtype.is_quantized() {
             quote!(#p::register_quantized_map_rows! {
                 spec: &SPEC, dtype: #dt, compute: #compute, output: #output,
-                cpu: #f, cuda_function: #function, cuda_source: #source,
+                cpu: #f, cpu_bytes: #bytes, cuda_function: #function, cuda_source: #source,
             })
         } else {
             quote!(#p::register_map_rows! {
                 spec: &SPEC, dtype: #dt, compute: #compute, output: #output,
-                cpu: #f, cuda_function: #function, cuda_source: #source,
+                cpu: #f, cpu_bytes: #bytes, cuda_function: #function, cuda_source: #source,
             })
         };
         kernels.push(quote! {

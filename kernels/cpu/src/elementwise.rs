@@ -24,6 +24,7 @@ use super::copy::stream::{copy_bytes_nt_unfenced, store_fence, NT_THRESHOLD};
 use super::map::prefetch;
 use super::parallel::{for_each_chunk, for_each_row_chunk, GRAIN};
 use super::quantize::quantize_bytes;
+use crate::byte_map::ByteCodes;
 use crate::kernel::{MapKernel, Store};
 use std::mem::MaybeUninit;
 use tensor_core::iter::{IterPlan, PerOperand};
@@ -107,6 +108,9 @@ struct Call<'a> {
     block: usize,
     /// Rows per tile of the tiled walk.
     tile_rows: usize,
+    /// Every operand contiguous along the run and all qint8 or all quint8 per tensor, with
+    /// a kernel that maps them in one pass: each run goes to [`MapKernel::bytes`] whole.
+    bytes: Option<ByteCodes>,
 }
 
 // SAFETY: `Call` holds raw pointers into storages the caller keeps locked for the whole
@@ -297,7 +301,15 @@ unsafe fn run_planned(
     let streamed = out_kind == RunKind::Streamed;
     let bytes: usize = total * (out.dtype.size() + inputs.iter().map(|i| i.dtype.size()).sum::<usize>());
     let tile_rows = if bytes > TALL_TILE_BYTES { TILE_ROWS } else { TILE_ROWS_SMALL };
-    let call = Call { kernel, plan, inner, ops, params, block, tile_rows };
+    let bytes = kernel
+        .bytes
+        .filter(|_| kernel.compute == DType::F32 && kernel.output == DType::F32 && inner.iter().all(|&s| s == 1))
+        .and_then(|_| {
+            let dtypes: Vec<DType> = ops.iter().map(|o| o.dtype).collect();
+            let affines: Vec<Option<Affine>> = ops.iter().map(|o| o.affine).collect();
+            ByteCodes::of(&dtypes, &affines)
+        });
+    let call = Call { kernel, plan, inner, ops, params, block, tile_rows, bytes };
     match walk {
         Walk::Linear => for_each_chunk(total, GRAIN, |range| {
             // SAFETY: forwarded from run_map's contract; chunks are disjoint.
@@ -534,6 +546,24 @@ impl Call<'_> {
     ) {
         let k = self.kernel;
         let streamed = self.ops[0].kind == RunKind::Streamed;
+        if let (Some(codes), Some(f)) = (&self.bytes, k.bytes)
+            && pre.iter().all(Option::is_none)
+        {
+            // The whole run in one pass (every operand a byte an element, stride 1).
+            let c = col as isize;
+            let at = |j: usize| self.ops[j].base.wrapping_offset(row_base[j] + c);
+            let mut ins = [std::ptr::null::<u8>(); MAX_OPERANDS - 1];
+            for (j, p) in ins.iter_mut().enumerate().take(self.ops.len() - 1) {
+                *p = at(j + 1);
+            }
+            let store = if streamed { Store::Streaming } else { Store::Plain };
+            // SAFETY: the run's n elements of each operand are this task's, contiguous one-
+            // byte codes of `codes`' family (checked when planned); streaming stores are
+            // fenced once per task (run_planned).
+            if unsafe { f(at(0), &ins[..self.ops.len() - 1], n, self.params, codes, store) } {
+                return;
+            }
+        }
         let mut in_ptrs = [std::ptr::null::<u8>(); MAX_OPERANDS - 1];
         let nin = self.ops.len() - 1;
         let mut done = 0;

@@ -41,7 +41,7 @@ pub enum Store {
 /// use tensor_core::{registry::KernelImpl, DType};
 /// use tensor_kernels_cpu::kernel::Store;
 /// unsafe fn noop(_: *mut u8, _: &[*const u8], _: usize, _: &[tensor_core::Scalar], _: Store) {}
-/// let k = MapKernel { compute: DType::F32, output: DType::F32, func: noop };
+/// let k = MapKernel { compute: DType::F32, output: DType::F32, func: noop, bytes: None };
 /// assert_eq!(k.kind(), "cpu-map");
 /// ```
 #[derive(Debug, Clone, Copy)]
@@ -52,4 +52,8 @@ pub struct MapKernel {
     pub output: DType,
     /// The block function.
     pub func: MapFn,
+    /// The same body over quantized bytes in one pass (qint8 and quint8 rows of an op
+    /// computing in f32; [`crate::byte_map`]), which the driver prefers where every operand
+    /// of a run is contiguous and of one such dtype.
+    pub bytes: Option<crate::byte_map::ByteMapFn>,
 }

@@ -75,7 +75,7 @@ macro_rules! f32_row {
 
 /// The f32 map kernel with block function `func`.
 const fn f32_map(func: crate::kernel::MapFn) -> crate::kernel::MapKernel {
-    crate::kernel::MapKernel { compute: tensor_core::DType::F32, output: tensor_core::DType::F32, func }
+    crate::kernel::MapKernel { compute: tensor_core::DType::F32, output: tensor_core::DType::F32, func, bytes: None }
 }
 
 /// A CPU row of quantizing copy `spec` ([`crate::quantize::QuantizeKernel`]): the streaming
