@@ -53,9 +53,16 @@ pub(crate) unsafe fn dequantize_widen(
 ) -> bool {
     use tensor_core::DType;
     #[cfg(target_arch = "x86_64")]
-    if simd_level() >= SimdLevel::Avx2 && matches!(sdt, DType::I8 | DType::U8 | DType::I32) {
-        // SAFETY: the level never exceeds the CPU's; pointers per the caller.
-        unsafe { avx2::dequantize_widen(dst, src, sdt, n, a) };
+    if simd_level() >= SimdLevel::Avx2 {
+        match sdt {
+            // SAFETY: pointers per the caller (bytes: the quantizing copies' one pass).
+            DType::I8 | DType::U8 => unsafe {
+                crate::quantize::dequantize_bytes(dst, sdt == DType::I8, src, n, a, false)
+            },
+            // SAFETY: the level never exceeds the CPU's; pointers per the caller.
+            DType::I32 => unsafe { avx2::dequantize_i32(dst, src as *const i32, n, a) },
+            _ => return false,
+        }
         return true;
     }
     let _ = (dst, src, sdt, n, a);
@@ -201,42 +208,24 @@ mod avx2 {
     }
 
     /// # Safety
-    /// AVX2 is available; `src` valid for `n` reads of `sdt` (I8, U8 or I32), `dst` for `n`
-    /// f32 writes.
+    /// AVX2 is available; `src` valid for `n` i32 reads (any alignment), `dst` for `n` f32
+    /// writes.
     #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn dequantize_widen(
-        dst: *mut f32,
-        src: *const u8,
-        sdt: tensor_core::DType,
-        n: usize,
-        a: &Affine,
-    ) {
-        use tensor_core::DType;
+    pub(super) unsafe fn dequantize_i32(dst: *mut f32, src: *const i32, n: usize, a: &Affine) {
         let (zp, scale) = (_mm256_set1_ps(a.zero_point), _mm256_set1_ps(a.scale));
         let mut i = 0;
         while i + 8 <= n {
-            // SAFETY: i + 8 <= n elements of sdt and of dst.
+            // SAFETY: i + 8 <= n elements of src and of dst.
             unsafe {
-                let ints = match sdt {
-                    DType::I8 => _mm256_cvtepi8_epi32(_mm_loadl_epi64(src.add(i) as *const __m128i)),
-                    DType::U8 => _mm256_cvtepu8_epi32(_mm_loadl_epi64(src.add(i) as *const __m128i)),
-                    _ => _mm256_loadu_si256(src.add(4 * i) as *const __m256i),
-                };
-                let v = _mm256_cvtepi32_ps(ints);
+                let v = _mm256_cvtepi32_ps(_mm256_loadu_si256(src.add(i) as *const __m256i));
+                // (q - zp) * scale: the rule's two steps
                 _mm256_storeu_ps(dst.add(i), _mm256_mul_ps(_mm256_sub_ps(v, zp), scale));
             }
             i += 8;
         }
         for j in i..n {
             // SAFETY: j < n.
-            unsafe {
-                let q = match sdt {
-                    DType::I8 => *(src as *const i8).add(j) as f32,
-                    DType::U8 => *src.add(j) as f32,
-                    _ => (src as *const i32).add(j).read_unaligned() as f32,
-                };
-                *dst.add(j) = a.dequantize(q);
-            }
+            unsafe { *dst.add(j) = a.dequantize(src.add(j).read_unaligned() as f32) };
         }
     }
 

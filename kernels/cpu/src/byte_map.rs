@@ -203,18 +203,12 @@ mod avx2 {
 
         #[inline(always)]
         fn decode1(&self, k: usize, code: u8) -> f32 {
-            let q = if S { code as i8 as f32 } else { code as f32 };
-            self.affines[k].dequantize(q)
+            self.affines[k].dequantize_byte(code, S)
         }
 
         #[inline(always)]
         fn encode1(&self, v: f32) -> u8 {
-            let q = self.affines[0].quantize(v);
-            if S {
-                q as i8 as u8
-            } else {
-                q as u8
-            }
+            self.affines[0].quantize_byte(v, S)
         }
     }
 
@@ -316,15 +310,8 @@ mod tests {
                 let signed = storage == DType::I8;
                 let codes = ByteCodes::of(&[storage; 3], &affines.map(Some)).expect("byte codes");
                 assert_eq!(codes.affines[..3], all[..3]);
-                let v = |k: usize, c: u8| all[k].dequantize(if signed { c as i8 as f32 } else { c as f32 });
-                let q = |x: f32| {
-                    let q = all[0].quantize(x);
-                    if signed {
-                        q as i8 as u8
-                    } else {
-                        q as u8
-                    }
-                };
+                let v = |k: usize, c: u8| all[k].dequantize_byte(c, signed);
+                let q = |x: f32| all[0].quantize_byte(x, signed);
                 let halves: Vec<u8> = (0..n).map(|i| q((v(1, a[i]) + v(2, b[i])) * 0.5)).collect();
                 check(&codes, &a, &b, &halves, &AddThenHalve);
                 let quotients: Vec<u8> = (0..n).map(|i| q(v(1, a[i]) / v(2, b[i]))).collect();

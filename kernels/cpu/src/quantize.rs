@@ -186,14 +186,13 @@ unsafe fn quantize_bytes_with(
     }
     let _ = streaming;
     for j in 0..n {
-        // SAFETY: j < n, per the caller; the value is integral and within the byte's range.
+        // SAFETY: j < n, per the caller.
         unsafe {
             let one = match lanes {
                 Some((inv, zp)) => Affine { inv_scale: *inv.add(j), zero_point: *zp.add(j), ..*a },
                 None => *a,
             };
-            let v = one.quantize(*src.add(j));
-            dst.add(j).write(if signed { v as i8 as u8 } else { v as u8 });
+            dst.add(j).write(one.quantize_byte(*src.add(j), signed));
         }
     }
 }
@@ -221,8 +220,7 @@ pub(crate) unsafe fn dequantize_bytes(
     for j in 0..n {
         // SAFETY: j < n, per the caller.
         unsafe {
-            let q = if signed { *src.add(j) as i8 as f32 } else { *src.add(j) as f32 };
-            *dst.add(j) = a.dequantize(q);
+            *dst.add(j) = a.dequantize_byte(*src.add(j), signed);
         }
     }
 }
@@ -253,9 +251,7 @@ mod avx2 {
                     Some((inv, zp)) => Affine { inv_scale: *inv.add(j), zero_point: *zp.add(j), ..*a },
                     None => *a,
                 };
-                let v = one.quantize(*src.add(j));
-                // The value is integral and within the byte's range.
-                dst.add(j).write(if signed { v as i8 as u8 } else { v as u8 });
+                dst.add(j).write(one.quantize_byte(*src.add(j), signed));
             }
         };
         let (inv1, zp1) = (_mm256_set1_ps(a.inv_scale), _mm256_set1_ps(a.zero_point));
@@ -307,8 +303,7 @@ mod avx2 {
         let scalar = |j: usize| {
             // SAFETY: j < n (callers).
             unsafe {
-                let q = if signed { *src.add(j) as i8 as f32 } else { *src.add(j) as f32 };
-                *dst.add(j) = a.dequantize(q);
+                *dst.add(j) = a.dequantize_byte(*src.add(j), signed);
             }
         };
         let (zp, scale) = (_mm256_set1_ps(a.zero_point), _mm256_set1_ps(a.scale));

@@ -209,6 +209,40 @@ impl Affine {
     pub fn dequantize(&self, q: f32) -> f32 {
         (q - self.zero_point) * self.scale
     }
+
+    /// [`Affine::quantize`] stored as a byte: the bits of the i8 (`signed`: qint8) or u8
+    /// (quint8) integer, for an affine of that dtype.
+    ///
+    /// ```
+    /// use tensor_core::{quant::Affine, DType};
+    /// let a = Affine::new(DType::QInt8, 0.5, 0);
+    /// assert_eq!(a.quantize_byte(-1.0, true), (-2i8) as u8);
+    /// assert_eq!(a.quantize_byte(f32::NAN, true), 127);
+    /// assert_eq!(Affine::new(DType::QUInt8, 1.0, 10).quantize_byte(300.0, false), 255);
+    /// ```
+    #[inline(always)]
+    pub fn quantize_byte(&self, x: f32, signed: bool) -> u8 {
+        // integral and within the byte's range (the affine's qmin..=qmax)
+        let q = self.quantize(x);
+        if signed {
+            q as i8 as u8
+        } else {
+            q as u8
+        }
+    }
+
+    /// The value of a stored byte: [`Affine::dequantize`] of its i8 (`signed`) or u8
+    /// integer.
+    ///
+    /// ```
+    /// use tensor_core::{quant::Affine, DType};
+    /// let a = Affine::new(DType::QInt8, 0.5, 0);
+    /// assert_eq!(a.dequantize_byte((-2i8) as u8, true), -1.0);
+    /// ```
+    #[inline(always)]
+    pub fn dequantize_byte(&self, b: u8, signed: bool) -> f32 {
+        self.dequantize(if signed { b as i8 as f32 } else { b as f32 })
+    }
 }
 
 /// What a map's operands need on load or store: per operand (the output first, then the
