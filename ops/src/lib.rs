@@ -242,7 +242,8 @@ pub mod __private {
     pub use tensor_core::Element;
     pub use tensor_core::{DType, DeviceKind, Layout, Result, Scalar, Tensor, F8E4M3, F8E5M2};
     pub use tensor_kernels_cpu;
-    pub use tensor_kernels_cpu::byte_map::{map_bytes, ByteCodes};
+    pub use tensor_kernels_cpu::byte_codes::ByteCodes;
+    pub use tensor_kernels_cpu::byte_map::map_bytes;
     pub use tensor_kernels_cpu::kernel::{MapKernel, Store};
     pub use tensor_kernels_cpu::map::{map_block, pred_block, MapBody, PredBody};
     pub use tensor_kernels_cpu::reduce::{

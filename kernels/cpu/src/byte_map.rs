@@ -17,72 +17,18 @@
 //! registers it with the op's qint8 and quint8 rows ([`crate::kernel::MapKernel::bytes`]);
 //! the driver calls it for runs where every operand is contiguous and of one such family.
 
+use crate::byte_codes::ByteCodes;
 use crate::kernel::Store;
 use crate::map::MapBody;
-use tensor_core::quant::Affine;
-use tensor_core::{DType, Scalar};
 
-/// Most operands of a map (the inputs and the output).
 const MAX_OPERANDS: usize = tensor_core::MAX_INPUTS + 1;
-
-/// How every operand of a call stores its values: all qint8 or all quint8, each with its
-/// quantizer (the output first, then the inputs).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ByteCodes {
-    /// i8 storage (qint8), else u8 (quint8).
-    pub signed: bool,
-    /// Per operand, output first.
-    pub affines: [Affine; MAX_OPERANDS],
-}
-
-impl ByteCodes {
-    /// The codes of operands stored as `dtypes` with `affines` (output first) when they
-    /// are all qint8 or all quint8 per tensor (storage i8/u8 with an affine) and the
-    /// output's rule stores NaN as qmax (the byte dtypes' rule); `None` otherwise (mixed,
-    /// qint32, per-channel, plain integers, the 8-bit floats).
-    ///
-    /// ```
-    /// use tensor_kernels_cpu::byte_map::ByteCodes;
-    /// use tensor_core::{quant::Affine, DType};
-    /// let a = Some(Affine::new(DType::QInt8, 0.1, 3));
-    /// assert!(ByteCodes::of(&[DType::I8; 3], &[a; 3]).is_some_and(|c| c.signed));
-    /// assert_eq!(ByteCodes::of(&[DType::I8, DType::U8], &[a, a]), None);
-    /// assert_eq!(ByteCodes::of(&[DType::U8, DType::U8], &[None, None]), None);
-    /// assert_eq!(ByteCodes::of(&[DType::F8E4M3; 2], &[None, None]), None);
-    /// ```
-    pub fn of(dtypes: &[DType], affines: &[Option<Affine>]) -> Option<ByteCodes> {
-        let first = *dtypes.first()?;
-        if dtypes.len() > MAX_OPERANDS || affines.len() != dtypes.len() || dtypes.iter().any(|&d| d != first) {
-            return None;
-        }
-        if !matches!(first, DType::I8 | DType::U8) {
-            return None;
-        }
-        let mut all = [Affine::new(DType::QInt8, 1.0, 0); MAX_OPERANDS];
-        for (slot, a) in all.iter_mut().zip(affines) {
-            *slot = (*a)?;
-        }
-        (all[0].nan == all[0].qmax).then_some(ByteCodes { signed: first == DType::I8, affines: all })
-    }
-}
-
-/// A map over quantized bytes ([`map_bytes`] over an op's f32 body): `false`, with nothing
-/// written, where this build or CPU has no such loop (below AVX2).
-///
-/// # Safety
-/// `out` is valid for `n` one-byte writes and each `inputs[i]` for `n` one-byte reads, all
-/// stored as `codes` says; `inputs.len()` is the op's arity and at most
-/// `tensor_core::MAX_INPUTS`; `out` equals an input or overlaps none; `params` holds the
-/// op's params. With [`Store::Streaming`] the caller fences before the results are read.
-pub type ByteMapFn =
-    unsafe fn(out: *mut u8, inputs: &[*const u8], n: usize, params: &[Scalar], codes: &ByteCodes, store: Store) -> bool;
 
 /// `out[i] = quantize(body(dequantize(inputs[0][i]), …))` for `n` elements, 16 at a time in
 /// registers (AVX2), streamed when `store` says so and `out` is 16-byte aligned. `false`
 /// (nothing written) below AVX2, where the driver's staged path runs instead.
 ///
 /// # Safety
-/// As [`ByteMapFn`].
+/// As [`ByteMapFn`](crate::kernel::ByteMapFn).
 pub unsafe fn map_bytes<const N: usize, B: MapBody<N>>(
     out: *mut u8,
     inputs: &[*const u8],
@@ -272,6 +218,7 @@ mod avx2 {
 mod tests {
     use super::*;
     use crate::value::Value;
+    use tensor_core::{quant::Affine, DType};
 
     struct AddThenHalve;
     impl MapBody<2> for AddThenHalve {

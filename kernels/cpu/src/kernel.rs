@@ -14,6 +14,23 @@ use tensor_core::{DType, Scalar};
 /// else reads `out` or the call's results are handed on.
 pub type MapFn = unsafe fn(out: *mut u8, inputs: &[*const u8], n: usize, params: &[Scalar], store: Store);
 
+/// A map over quantized bytes ([`crate::byte_map::map_bytes`] over an op's f32 body): `false`, with nothing
+/// written, where this build or CPU has no such loop (below AVX2).
+///
+/// # Safety
+/// `out` is valid for `n` one-byte writes and each `inputs[i]` for `n` one-byte reads, all
+/// stored as `codes` says; `inputs.len()` is the op's arity and at most
+/// `tensor_core::MAX_INPUTS`; `out` equals an input or overlaps none; `params` holds the
+/// op's params. With [`Store::Streaming`] the caller fences before the results are read.
+pub type ByteMapFn = unsafe fn(
+    out: *mut u8,
+    inputs: &[*const u8],
+    n: usize,
+    params: &[Scalar],
+    codes: &crate::byte_codes::ByteCodes,
+    store: Store,
+) -> bool;
+
 /// How a block function writes its outputs. The values are the same either way.
 ///
 /// ```
@@ -55,5 +72,5 @@ pub struct MapKernel {
     /// The same body over quantized bytes in one pass (qint8 and quint8 rows of an op
     /// computing in f32; [`crate::byte_map`]), which the driver prefers where every operand
     /// of a run is contiguous and of one such dtype.
-    pub bytes: Option<crate::byte_map::ByteMapFn>,
+    pub bytes: Option<ByteMapFn>,
 }

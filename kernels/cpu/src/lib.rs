@@ -22,6 +22,7 @@
 
 mod affine;
 pub mod alloc;
+pub mod byte_codes;
 pub mod byte_map;
 mod byte_table;
 pub mod convert;

@@ -27,7 +27,7 @@ use super::copy::stream::{copy_bytes_nt_unfenced, store_fence, NT_THRESHOLD};
 use super::map::prefetch;
 use super::parallel::{for_each_chunk, for_each_row_chunk, GRAIN};
 use super::quantize::quantize_bytes;
-use crate::byte_map::ByteCodes;
+use crate::byte_codes::ByteCodes;
 use crate::kernel::{MapKernel, Store};
 use std::mem::MaybeUninit;
 use tensor_core::iter::{IterPlan, PerOperand};
