@@ -13,7 +13,7 @@
 //! `convert_f8`'s AVX2 steps) and measured slower than the staged path (f8 `add` 3.5–6.5
 //! GB/s against 6.8–11.6): they stay on it.
 //!
-//! `#[tensor_op]` emits one [`ByteMapFn`] per op (`cpu_bytes`, over its f32 body) and
+//! `#[tensor_op]` emits one [`ByteMapFn`](crate::kernel::ByteMapFn) per op (`cpu_bytes`, over its f32 body) and
 //! registers it with the op's qint8 and quint8 rows ([`crate::kernel::MapKernel::bytes`]);
 //! the driver calls it for runs where every operand is contiguous and of one such family.
 
