@@ -145,8 +145,8 @@ fn hidden_module(op: &OpDef) -> TokenStream {
     let cuda = cuda_fns(op);
     let mut kernels = Vec::new();
     // The one-pass map over quantized bytes (qint8/quint8 per tensor), over the f32 body:
-    // one fn per op, registered with those dtypes' rows (not for predicates, whose output
-    // is bool).
+    // one fn per op, registered with those dtypes' (quantized) rows (not for predicates,
+    // whose output is bool).
     let byte_coded = |d: crate::dtype::Dtype| {
         use crate::dtype::Dtype;
         !predicate && matches!(d, Dtype::QInt8 | Dtype::QUInt8)
@@ -215,7 +215,7 @@ fn hidden_module(op: &OpDef) -> TokenStream {
         } else {
             quote!(#p::register_map_rows! {
                 spec: &SPEC, dtype: #dt, compute: #compute, output: #output,
-                cpu: #f, cpu_bytes: #bytes, cuda_function: #function, cuda_source: #source,
+                cpu: #f, cuda_function: #function, cuda_source: #source,
             })
         };
         kernels.push(quote! {

@@ -22,14 +22,14 @@ fn main() {
     let ptx = words.iter().any(|w| w == "--ptx");
     words.retain(|w| w != "--ptx");
     let rows = inventory::iter::<KernelRow>.into_iter().filter(|r| r.device == DeviceKind::Cuda);
-    let specs: Vec<_> = check::specs_for(rows)
+    let (specs, generated): (Vec<_>, Vec<_>) = check::specs_for(rows)
         .into_iter()
-        .filter(|s| codegen::generate(s).is_ok_and(|g| words.iter().all(|w| g.name.contains(w.as_str()))))
-        .collect();
+        .filter_map(|s| codegen::generate(&s).ok().map(|g| (s, g)))
+        .filter(|(_, g)| words.iter().all(|w| g.name.contains(w.as_str())))
+        .unzip();
     println!("{} kernels match {words:?}", specs.len());
     if ptx {
-        for spec in &specs {
-            let g = codegen::generate(spec).expect("generated above");
+        for g in generated {
             match tensor_kernels_cuda::nvrtc::compile(&codegen::program(&[g]), "compute_90", &[]) {
                 Ok(c) => println!("{}", String::from_utf8_lossy(&c.image)),
                 Err(e) => println!("{e}"),

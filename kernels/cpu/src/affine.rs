@@ -39,8 +39,9 @@ pub(crate) unsafe fn quantize_in_place(buf: *mut f32, n: usize, a: &Affine) {
 }
 
 /// `dst[i] = dequantize(src[i])` for `n` contiguous stored integers of `sdt` (i8, u8 or
-/// i32): the widening load and the dequantizing in one pass. `false` (nothing written) for
-/// another dtype or below AVX2 (callers then gather and dequantize in place).
+/// i32): the widening load and the dequantizing in one pass (bytes: the quantizing copy's
+/// [`crate::quantize::dequantize_bytes`], at any level). `false` (nothing written) for
+/// another dtype, or i32 below AVX2 (callers then gather and dequantize in place).
 ///
 /// # Safety
 /// `src` valid for `n` reads of `sdt`, `dst` for `n` f32 writes; they do not overlap.
@@ -52,17 +53,15 @@ pub(crate) unsafe fn dequantize_widen(
     a: &Affine,
 ) -> bool {
     use tensor_core::DType;
+    if matches!(sdt, DType::I8 | DType::U8) {
+        // SAFETY: pointers per the caller.
+        unsafe { crate::quantize::dequantize_bytes(dst, sdt == DType::I8, src, n, a, false) };
+        return true;
+    }
     #[cfg(target_arch = "x86_64")]
-    if simd_level() >= SimdLevel::Avx2 {
-        match sdt {
-            // SAFETY: pointers per the caller (bytes: the quantizing copies' one pass).
-            DType::I8 | DType::U8 => unsafe {
-                crate::quantize::dequantize_bytes(dst, sdt == DType::I8, src, n, a, false)
-            },
-            // SAFETY: the level never exceeds the CPU's; pointers per the caller.
-            DType::I32 => unsafe { avx2::dequantize_i32(dst, src as *const i32, n, a) },
-            _ => return false,
-        }
+    if simd_level() >= SimdLevel::Avx2 && sdt == DType::I32 {
+        // SAFETY: the level never exceeds the CPU's; pointers per the caller.
+        unsafe { avx2::dequantize_i32(dst, src as *const i32, n, a) };
         return true;
     }
     let _ = (dst, src, sdt, n, a);

@@ -5,7 +5,7 @@ use tensor_core::quant::Affine;
 use tensor_core::DType;
 
 /// Most operands of a map (the inputs and the output).
-const MAX_OPERANDS: usize = tensor_core::MAX_INPUTS + 1;
+pub(crate) const MAX_OPERANDS: usize = tensor_core::MAX_INPUTS + 1;
 
 /// How every operand of a call stores its values: all qint8 or all quint8, each with its
 /// quantizer (the output first, then the inputs).

@@ -1,9 +1,8 @@
 //! Maps over quantized bytes in one pass: operands stored as qint8/quint8 with a per-tensor
 //! quantizer, dequantized to f32 in registers, run through the op's f32 body, and
 //! quantized again before the store. The map driver's general path
-//! stages each input through a block buffer (widen and dequantize, or decode), runs the
-//! block function, then quantizes or encodes from a third buffer: four passes over L1 per
-//! block, whose loads and stores, not the arithmetic, bounded a qint8 `add` at about a
+//! stages each input through a block buffer (widen and dequantize), runs the block
+//! function, then quantizes from a third buffer: four passes over L1 per block, whose loads and stores, not the arithmetic, bounded a qint8 `add` at about a
 //! third of memory bandwidth, and varied most with the machine's load (a qint8 `add_out` of
 //! 2^28 elements: 10.6–11.5 GB/s before, 15.4–15.6 in one pass, paired runs, 2026-11-28).
 //! Results are the general path's bit for bit: the same dequantize, the same body on f32
@@ -15,13 +14,11 @@
 //!
 //! `#[tensor_op]` emits one [`ByteMapFn`](crate::kernel::ByteMapFn) per op (`cpu_bytes`, over its f32 body) and
 //! registers it with the op's qint8 and quint8 rows ([`crate::kernel::MapKernel::bytes`]);
-//! the driver calls it for runs where every operand is contiguous and of one such family.
+//! the driver calls it for runs where every operand is contiguous and of one such dtype.
 
 use crate::byte_codes::ByteCodes;
 use crate::kernel::Store;
 use crate::map::MapBody;
-
-const MAX_OPERANDS: usize = tensor_core::MAX_INPUTS + 1;
 
 /// `out[i] = quantize(body(dequantize(inputs[0][i]), …))` for `n` elements, 16 at a time in
 /// registers (AVX2), streamed when `store` says so and `out` is 16-byte aligned. `false`
@@ -58,30 +55,11 @@ pub unsafe fn map_bytes<const N: usize, B: MapBody<N>>(
 
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
-    use super::MAX_OPERANDS;
+    use crate::byte_codes::MAX_OPERANDS;
     use crate::map::{no_loop_vectorize, prefetch, MapBody, PREFETCH_BYTES};
     use crate::value::{SimdElement, Value};
     use std::arch::x86_64::*;
     use tensor_core::quant::Affine;
-
-    /// Sixteen stored integers of one operand to f32 and back.
-    pub(super) trait Codec {
-        /// Operand `k`'s (0: the output) sixteen codes at `src` as values.
-        ///
-        /// # Safety
-        /// AVX2; `src` valid for 16 reads.
-        unsafe fn decode16(&self, k: usize, src: *const u8) -> [f32; 16];
-        /// Sixteen results as the output's codes at `dst`, streamed when `stream` (then
-        /// `dst` is 16-byte aligned).
-        ///
-        /// # Safety
-        /// AVX2; `dst` valid for 16 writes.
-        unsafe fn encode16(&self, v: &[f32; 16], dst: *mut u8, stream: bool);
-        /// One code of operand `k` as a value, and one value as an output code (tails).
-        fn decode1(&self, k: usize, code: u8) -> f32;
-        /// See [`Codec::decode1`].
-        fn encode1(&self, v: f32) -> u8;
-    }
 
     /// qint8 (`S`) or quint8 with per-operand affines, their constants broadcast once.
     pub(super) struct Quantized<const S: bool> {
@@ -105,7 +83,11 @@ mod avx2 {
         }
     }
 
-    impl<const S: bool> Codec for Quantized<S> {
+    impl<const S: bool> Quantized<S> {
+        /// Operand `k`'s (0: the output) sixteen stored integers at `src` as values.
+        ///
+        /// # Safety
+        /// AVX2; `src` valid for 16 reads.
         #[inline(always)]
         unsafe fn decode16(&self, k: usize, src: *const u8) -> [f32; 16] {
             let mut v = [0.0f32; 16];
@@ -122,6 +104,11 @@ mod avx2 {
             v
         }
 
+        /// Sixteen results quantized as the output's integers at `dst`, streamed when
+        /// `stream` (then `dst` is 16-byte aligned).
+        ///
+        /// # Safety
+        /// AVX2; `dst` valid for 16 writes.
         #[inline(always)]
         unsafe fn encode16(&self, v: &[f32; 16], dst: *mut u8, stream: bool) {
             let [inv, zp, lo, hi] = self.out;
@@ -147,11 +134,13 @@ mod avx2 {
             }
         }
 
+        /// One stored integer of operand `k` as a value (tails).
         #[inline(always)]
         fn decode1(&self, k: usize, code: u8) -> f32 {
             self.affines[k].dequantize_byte(code, S)
         }
 
+        /// One value as the output's integer (tails).
         #[inline(always)]
         fn encode1(&self, v: f32) -> u8 {
             self.affines[0].quantize_byte(v, S)
@@ -165,12 +154,12 @@ mod avx2 {
     /// AVX2 and FMA are available; otherwise as [`super::map_bytes`] (`stream` only with a
     /// 16-byte aligned `out`).
     #[target_feature(enable = "avx2,fma")]
-    pub(super) unsafe fn run<const N: usize, B: MapBody<N>, C: Codec>(
+    pub(super) unsafe fn run<const N: usize, B: MapBody<N>, const S: bool>(
         out: *mut u8,
         ins: [*const u8; N],
         n: usize,
         body: &B,
-        codec: &C,
+        codec: &Quantized<S>,
         stream: bool,
     ) {
         const { assert!(<<f32 as SimdElement>::Lanes as Value>::LANES == 16) };
@@ -217,6 +206,7 @@ mod avx2 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::byte_codes::MAX_OPERANDS;
     use crate::value::Value;
     use tensor_core::{quant::Affine, DType};
 

@@ -600,8 +600,9 @@ template <class S> struct tops_strided_body {
 };
 
 /// The column kernel's one reduced dim: offsets by multiplication (no 64-bit division per
-/// element), eight (light states from memory; Welford's spill with eight), then four rows'
-/// values in flight before they are folded, in order.
+/// element), eight (states of up to 16 bytes from memory: f32 Welford's with its
+/// reciprocals, argmax's run; f64 Welford's 24 bytes spill), then four rows' values in
+/// flight before they are folded, in order.
 template <class R, class S> struct tops_columns_body {
     S src;
     long long kin, rs, r0, r1;

@@ -306,15 +306,19 @@ unsafe fn run_planned(
     let streamed = out_kind == RunKind::Streamed;
     let bytes: usize = total * (out.dtype.size() + inputs.iter().map(|i| i.dtype.size()).sum::<usize>());
     let tile_rows = if bytes > TALL_TILE_BYTES { TILE_ROWS } else { TILE_ROWS_SMALL };
-    let bytes = kernel
+    // (every operand contiguous along the run: the walk is linear, no input is pre-staged)
+    let byte_codes = kernel
         .bytes
         .filter(|_| kernel.compute == DType::F32 && kernel.output == DType::F32 && inner.iter().all(|&s| s == 1))
         .and_then(|_| {
-            let dtypes: Vec<DType> = ops.iter().map(|o| o.dtype).collect();
-            let affines: Vec<Option<Affine>> = ops.iter().map(|o| o.affine).collect();
-            ByteCodes::of(&dtypes, &affines)
+            let mut dtypes = [DType::U8; MAX_OPERANDS];
+            let mut affines = [None; MAX_OPERANDS];
+            for (j, o) in ops.iter().enumerate() {
+                (dtypes[j], affines[j]) = (o.dtype, o.affine);
+            }
+            ByteCodes::of(&dtypes[..ops.len()], &affines[..ops.len()])
         });
-    let call = Call { kernel, plan, inner, ops, params, block, tile_rows, bytes };
+    let call = Call { kernel, plan, inner, ops, params, block, tile_rows, bytes: byte_codes };
     match walk {
         Walk::Linear => for_each_chunk(total, GRAIN, |range| {
             // SAFETY: forwarded from run_map's contract; chunks are disjoint.

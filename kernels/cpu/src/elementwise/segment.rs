@@ -151,9 +151,8 @@ impl Call<'_> {
     ) {
         let k = self.kernel;
         let streamed = self.ops[0].kind == RunKind::Streamed;
-        if let (Some(codes), Some(f)) = (&self.bytes, k.bytes)
-            && pre.iter().all(Option::is_none)
-        {
+        if let (Some(codes), Some(f)) = (&self.bytes, k.bytes) {
+            debug_assert!(pre.iter().all(Option::is_none), "byte runs are walked linearly");
             // The whole run in one pass (every operand a byte an element, stride 1).
             let c = col as isize;
             let at = |j: usize| self.ops[j].base.wrapping_offset(row_base[j] + c);
