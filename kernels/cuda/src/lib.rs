@@ -37,6 +37,7 @@ pub mod divmod;
 pub mod fused;
 pub mod kernel;
 pub mod launch;
+mod map_templates;
 pub mod nvrtc;
 pub mod plan;
 pub mod reduce_codegen;
