@@ -274,6 +274,7 @@ mod avx2 {
             }
         }
         for j in i..n {
+            // SAFETY: j < n, in bounds of src (caller's contract).
             let v = a.quantize(unsafe { *src.add(j) });
             // SAFETY: j < n; the value is integral and in range (`as` saturates 2^31).
             unsafe {
