@@ -21,6 +21,7 @@
 pub mod call;
 mod device;
 mod dtype;
+mod element;
 mod error;
 mod f8;
 mod interop;
@@ -41,7 +42,8 @@ mod tensor;
 pub use device::{Device, DeviceKind, Layout};
 #[cfg(feature = "dlpack")]
 pub use dlpark;
-pub use dtype::{CastFrom, DType, ElemOf, Element, Stored, StoredType};
+pub use dtype::DType;
+pub use element::{CastFrom, ElemOf, Element, Stored, StoredType};
 pub use error::{Error, Result};
 pub use f8::{F8E4M3, F8E4M3_TO_F32, F8E5M2, F8E5M2_TO_F32};
 #[cfg(feature = "safetensors")]

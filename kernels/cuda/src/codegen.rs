@@ -239,8 +239,8 @@ pub enum KernelSpec<'a> {
         /// How a row is spread over threads.
         form: SoftmaxForm,
     },
-    /// A kernel of the sparse layouts' steps ([`super::sparse::kernels`]).
-    Sparse(super::sparse::SparseKernel),
+    /// A kernel of the sparse layouts' steps ([`super::sparse_codegen`]).
+    Sparse(super::sparse_codegen::SparseKernel),
 }
 
 /// A generated kernel: its name, its `__global__` text and what it needs around it.
@@ -420,7 +420,16 @@ pub fn generate(spec: &KernelSpec<'_>) -> Result<Generated> {
                 shared_memory: true,
             })
         }
-        KernelSpec::Sparse(k) => super::sparse::kernels::generate(*k),
+        KernelSpec::Sparse(k) => {
+            let t = super::sparse_codegen::generate(*k)?;
+            Ok(Generated {
+                name: t.name,
+                kernel: t.kernel,
+                device_fns: t.device_fns,
+                args: ArgsKind::Sparse,
+                shared_memory: k.synchronises(),
+            })
+        }
     }
 }
 

@@ -47,6 +47,7 @@ pub mod register;
 pub mod runtime;
 pub mod softmax_rows;
 pub mod sparse;
+pub mod sparse_codegen;
 pub mod transfer;
 
 pub use launch::launch_map;

@@ -18,7 +18,7 @@
 //! unless an operand is sparse, so a map, copy or reduction given a sparse tensor finds its
 //! sparse rows or is `Error::NoKernel` naming the layouts the op has), and every operand reaches its kernel placed by a
 //! [`Geometry`] defined here ([`Run`] and [`MapLayout`] for maps, copies and fills,
-//! `&ReductionPlan` for reductions — derived by `reduce::ReduceGeometry` for both
+//! `&ReductionPlan` for reductions — derived by `reduce_geometry::ReduceGeometry` for both
 //! reduction paths —, [`ChainLayout`] for a fused reduction). A new layout adds its key
 //! and its geometry here; kind-specific data travels in the one [`CallExtra`] slot of the
 //! [`PreparedCall`].

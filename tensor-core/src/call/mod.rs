@@ -22,10 +22,13 @@ mod launch;
 mod output;
 pub(crate) mod quantized;
 mod reduce;
+mod reduce_geometry;
+mod reduce_strided;
 pub(crate) mod sparse;
 mod types;
 
-pub use reduce::{reduce, reduction_plan, ReduceDims, ReductionPlan};
+pub use reduce::reduce;
+pub use reduce_geometry::{reduction_plan, ReduceDims, ReductionPlan};
 pub use types::{call_types, can_cast, CallTypes};
 
 use crate::registry::{CallExtra, KernelRow, OpSpec, COPY_SPEC, FILL_SPEC};

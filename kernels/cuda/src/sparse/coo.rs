@@ -5,8 +5,8 @@
 use tensor_core::{Error, Result};
 
 use super::exec::{args, run_checked, strided, upload_i64s, Exec};
-use super::kernels::SparseKernel;
 use super::{scan, sort, Operand};
+use crate::sparse_codegen::SparseKernel;
 
 /// `sparse_coo_to_dense`: zeros `out` (its contents on entry are unspecified), then adds each
 /// entry of `idx` (`[sd, nnz]`) / `vals` (`[nnz, *dense]`) into it. Distinct positions (`coalesced`) scatter a thread per element;

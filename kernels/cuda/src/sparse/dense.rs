@@ -4,8 +4,8 @@
 use tensor_core::{Error, Result};
 
 use super::exec::{args, run_checked, strided, strided_over, upload_i64s, Exec};
-use super::kernels::SparseKernel;
 use super::{scan, Operand};
+use crate::sparse_codegen::SparseKernel;
 
 /// The sparse sizes and dense row length of `dense` split after `sd` dims.
 fn split<'a>(op: &'static str, dense: &Operand<'a>, sd: usize) -> Result<(&'a [usize], usize)> {

@@ -10,11 +10,12 @@ use tensor_core::{Device, Error, Result};
 
 use crate::alloc::CudaAllocator;
 use crate::args::SparseArgs;
+use crate::codegen::KernelSpec;
 use crate::launch;
 use crate::plan::{Args, Launch, Step};
 use crate::runtime::{self, CudaDevice};
 
-use super::kernels::{SparseKernel, THREADS};
+use crate::sparse_codegen::{SparseKernel, THREADS};
 
 /// A block of scratch memory of an [`Exec`]: its address, valid while this lives.
 pub struct Scratch {
@@ -109,7 +110,7 @@ impl Exec for DeviceExec {
 /// A launch of `kernel` over `args`, with `grid` blocks of `block` threads.
 pub(super) fn step(kernel: SparseKernel, grid: usize, block: u32, args: SparseArgs) -> Step {
     let grid = grid.clamp(1, i32::MAX as usize) as u32;
-    Step::Kernel(Launch { spec: kernel.spec(), grid, block: (block, 1), args: Args::Sparse(args) })
+    Step::Kernel(Launch { spec: KernelSpec::Sparse(kernel), grid, block: (block, 1), args: Args::Sparse(args) })
 }
 
 /// A grid-strided launch of `kernel` covering `args.n` items (none for none).

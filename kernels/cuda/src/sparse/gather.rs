@@ -6,8 +6,8 @@
 use tensor_core::{Error, Result};
 
 use super::exec::{args, run_checked, strided, strided_over, upload_i64s, Exec};
-use super::kernels::SparseKernel;
 use super::Operand;
+use crate::sparse_codegen::SparseKernel;
 
 /// `sparse_coo_lookup`: each query column's one-based column number in the sorted, unique
 /// `table`, 0 when absent.

@@ -39,8 +39,8 @@ mod segment;
 mod sort;
 mod spmm;
 
+pub use crate::sparse_codegen::SparseKernel;
 pub use exec::{DeviceExec, Exec, Scratch};
-pub use kernels::SparseKernel;
 
 use tensor_core::registry::sparse::{
     ComponentKernel, COO_LOOKUP, COO_SEGMENTS, COO_SEGMENT_SUM, COO_SORT, COO_TO_DENSE, COO_UNIQUE_INDICES,

@@ -5,7 +5,7 @@
 use crate::plan::Step;
 
 use super::exec::{args, step};
-use super::kernels::{SparseKernel, SCAN_ITEMS, SCAN_THREADS};
+use crate::sparse_codegen::{SparseKernel, SCAN_ITEMS, SCAN_THREADS};
 
 /// Elements per scan tile.
 pub const TILE: usize = (SCAN_THREADS * SCAN_ITEMS) as usize;

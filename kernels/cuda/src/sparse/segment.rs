@@ -8,8 +8,8 @@
 use tensor_core::{DType, Error, Result};
 
 use super::exec::{args, run_checked, strided, upload_i64s, Exec};
-use super::kernels::SparseKernel;
 use super::Operand;
+use crate::sparse_codegen::SparseKernel;
 
 /// `(nnz, row)` of `[nnz, *inner]` values, after checking the permutation and segments hold
 /// `nnz` I64s.

@@ -12,8 +12,8 @@ use tensor_core::Result;
 use crate::plan::Step;
 
 use super::exec::{args, download_i64s, step, Exec};
-use super::kernels::{SparseKernel, MINMAX_THREADS, RADIX_BITS, RADIX_ITEMS, RADIX_THREADS};
 use super::scan;
+use crate::sparse_codegen::{SparseKernel, MINMAX_THREADS, RADIX_BITS, RADIX_ITEMS, RADIX_THREADS};
 
 /// Entries per radix tile.
 const TILE: usize = (RADIX_THREADS * RADIX_ITEMS) as usize;

@@ -8,8 +8,8 @@
 use tensor_core::{DType, Error, Result};
 
 use super::exec::{args, download_i64s, strided_over, upload_i64s, Exec};
-use super::kernels::SparseKernel;
 use super::Operand;
+use crate::sparse_codegen::SparseKernel;
 
 /// `sparse_csr_spmm`: `out[i, :] = Σ values[j] * dense[col[j], :]` over `j` in
 /// `crow[i]..crow[i + 1]`. Shapes and dtypes are checked as the CPU row checks them; `crow`

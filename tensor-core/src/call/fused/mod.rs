@@ -14,7 +14,7 @@ mod eager;
 
 use super::launch::{layout_of, lookup, ChainLayout, Dest, Launch, MapLayout};
 use super::output::{check_output, empty_in_order, new_output_order};
-use super::reduce::ReduceGeometry;
+use super::reduce_geometry::ReduceGeometry;
 use super::types::call_types_of;
 use super::{check_arity, ReduceDims, ReductionPlan};
 use crate::iter::{IterPlan, PerOperand};

@@ -16,7 +16,8 @@
 
 use super::{coalesced_coo, in_layout};
 use crate::call::launch::lookup;
-use crate::call::reduce::ReduceGeometry;
+use crate::call::reduce_geometry::ReduceGeometry;
+use crate::call::reduce_strided::reduce_strided;
 use crate::call::ReduceDims;
 use crate::registry::sparse::SEGMENT_EXTREME;
 use crate::registry::{ReduceSpec, SparseReduce};
@@ -46,7 +47,7 @@ pub(in crate::call) fn reduce(
     }
     let geo = ReduceGeometry::new(name, input.shape(), dims, keepdim)?;
     if out.is_some() || geo.reduced_dims().iter().any(|&d| input.shape()[d] == 0) {
-        return super::super::reduce(spec, &input.to_dense()?, dims, keepdim, params, out);
+        return reduce_strided(spec, &input.to_dense()?, dims, keepdim, params, out);
     }
     match spec.sparse {
         SparseReduce::Sum => sum(spec, input, &geo, keepdim, params),
@@ -90,7 +91,7 @@ fn sum(
     let dense_dims: Vec<usize> = reduced.iter().filter(|&&d| d >= sd).map(|&d| d - sd + 1).collect();
     let sparse_reduced: Vec<usize> = reduced.iter().copied().filter(|&d| d < sd).collect();
     let sum_values =
-        |dims: &[usize], keep: bool| super::super::reduce(spec, &values, ReduceDims::Dims(dims), keep, params, None);
+        |dims: &[usize], keep: bool| reduce_strided(spec, &values, ReduceDims::Dims(dims), keep, params, None);
     if sparse_reduced.len() == sd {
         // Every sparse dim reduced: a dense result, the entries' (reduced) rows summed.
         let dims: Vec<usize> = std::iter::once(0).chain(dense_dims).collect();
@@ -132,7 +133,7 @@ fn extreme(
     let values = if dense_dims.is_empty() {
         values
     } else {
-        super::super::reduce(spec, &values, ReduceDims::Dims(&dense_dims), keepdim, params, None)?
+        reduce_strided(spec, &values, ReduceDims::Dims(&dense_dims), keepdim, params, None)?
             .ok_or_else(|| Error::invalid(name, "no result"))?
     };
     if sparse_reduced.is_empty() {
