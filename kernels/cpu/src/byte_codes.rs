@@ -20,8 +20,9 @@ pub struct ByteCodes {
 impl ByteCodes {
     /// The codes of operands stored as `dtypes` with `affines` (output first) when they
     /// are all qint8 or all quint8 per tensor (storage i8/u8 with an affine) and the
-    /// output's rule stores NaN as qmax (the byte dtypes' rule); `None` otherwise (mixed,
-    /// qint32, per-channel, plain integers, the 8-bit floats).
+    /// output's rule stores NaN as qmax (the byte dtypes' rule) and its zero point is at
+    /// most 1024 in magnitude; `None` otherwise (mixed, qint32, per-channel, plain
+    /// integers, the 8-bit floats).
     ///
     /// ```
     /// use tensor_kernels_cpu::byte_codes::ByteCodes;
@@ -44,6 +45,9 @@ impl ByteCodes {
         for (slot, a) in all.iter_mut().zip(affines) {
             *slot = (*a)?;
         }
-        (all[0].nan == all[0].qmax).then_some(ByteCodes { signed: first == DType::I8, affines: all })
+        // The loop adds the output's zero point in 16-bit lanes (any qint8/quint8 one fits).
+        let out = &all[0];
+        (out.nan == out.qmax && out.zero_point.abs() <= 1024.0)
+            .then_some(ByteCodes { signed: first == DType::I8, affines: all })
     }
 }

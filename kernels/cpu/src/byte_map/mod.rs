@@ -1,0 +1,328 @@
+//! Maps over quantized bytes in one pass: operands stored as qint8/quint8 with a per-tensor
+//! quantizer, dequantized to f32 in registers, run through the op's f32 body, and
+//! quantized again before the store. The map driver's general path stages each input
+//! through a block buffer (widen and dequantize), runs the block function, then quantizes
+//! from a third buffer: four passes over L1 per block, whose loads and stores, not the
+//! arithmetic, bounded a qint8 `add` at about a third of memory bandwidth (a qint8
+//! `add_out` of 2^28 elements: 10.6–11.5 GB/s before, 15.4–15.6 in one pass, paired runs,
+//! 2026-11-28). Results are the general path's bit for bit: the same dequantize, the same
+//! body on f32 lanes, the same quantize ([`tensor_core::quant::Affine`]'s rule).
+//!
+//! One loop ([`run`]) serves two instruction sets through a [`Codec16`]: AVX2 (`avx2.rs`:
+//! two 8-lane halves, 16-bit packs) and AVX-512 (`avx512.rs`: one 16-lane register and a
+//! narrowing move), chosen by [`crate::simd_level`].
+//!
+//! The 8-bit floats went through the same loop (their codes decoded and encoded with
+//! `convert_f8`'s AVX2 steps) and measured slower than the staged path (f8 `add` 3.5–6.5
+//! GB/s against 6.8–11.6): they stay on it.
+//!
+//! `#[tensor_op]` emits one [`ByteMapFn`](crate::kernel::ByteMapFn) per op (`cpu_bytes`,
+//! over its f32 body) and registers it with the op's qint8 and quint8 rows
+//! ([`crate::kernel::MapKernel::bytes`]); the driver calls it for runs where every operand
+//! is contiguous and of one such dtype.
+
+#[cfg(target_arch = "x86_64")]
+mod avx2;
+#[cfg(target_arch = "x86_64")]
+mod avx512;
+
+use crate::byte_codes::ByteCodes;
+use crate::kernel::Store;
+use crate::map::MapBody;
+#[cfg(target_arch = "x86_64")]
+use crate::map::{no_loop_vectorize, prefetch, PREFETCH_BYTES};
+#[cfg(target_arch = "x86_64")]
+use crate::value::{SimdElement, Value};
+
+/// `out[i] = quantize(body(dequantize(inputs[0][i]), …))` for `n` elements, 16 at a time in
+/// registers (AVX-512 or AVX2), streamed when `store` says so and `out` is 16-byte
+/// aligned. `false` (nothing written) below AVX2, where the driver's staged path runs
+/// instead.
+///
+/// # Safety
+/// As [`ByteMapFn`](crate::kernel::ByteMapFn).
+pub unsafe fn map_bytes<const N: usize, B: MapBody<N>>(
+    out: *mut u8,
+    inputs: &[*const u8],
+    n: usize,
+    body: &B,
+    codes: &ByteCodes,
+    store: Store,
+) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use crate::simd_level::{simd_level, SimdLevel};
+        let level = simd_level();
+        if level >= SimdLevel::Avx2 && inputs.len() == N {
+            let ins: [*const u8; N] = std::array::from_fn(|k| inputs[k]);
+            let stream = store == Store::Streaming && (out as usize).is_multiple_of(16);
+            let affines = &codes.affines;
+            // SAFETY: the level never exceeds the CPU's (AVX-512 F/BW/DQ/VL with AVX2 and
+            // FMA, or AVX2 and FMA); the pointers and counts are the caller's contract.
+            unsafe {
+                match (level >= SimdLevel::Avx512, codes.signed) {
+                    (true, true) => run_avx512(out, ins, n, body, &avx512::Quantized::<true>::new(affines), stream),
+                    (true, false) => run_avx512(out, ins, n, body, &avx512::Quantized::<false>::new(affines), stream),
+                    (false, true) => run_avx2(out, ins, n, body, &avx2::Quantized::<true>::new(affines), stream),
+                    (false, false) => run_avx2(out, ins, n, body, &avx2::Quantized::<false>::new(affines), stream),
+                }
+            }
+            return true;
+        }
+    }
+    let _ = (out, inputs, n, body, codes, store);
+    false
+}
+
+/// Sixteen codes to values and back, in one instruction set's registers.
+#[cfg(target_arch = "x86_64")]
+trait Codec16 {
+    /// Operand `k`'s (0: the output) sixteen stored integers at `src` as values.
+    ///
+    /// # Safety
+    /// The codec's instruction set is available; `src` valid for 16 reads.
+    unsafe fn decode16(&self, k: usize, src: *const u8) -> [f32; 16];
+
+    /// Sixteen results as the output's codes at `dst`, streamed when `stream` (then `dst`
+    /// is 16-byte aligned).
+    ///
+    /// # Safety
+    /// The codec's instruction set is available; `dst` valid for 16 writes.
+    unsafe fn encode16(&self, v: &[f32; 16], dst: *mut u8, stream: bool);
+
+    /// One stored integer of operand `k` as a value (tails).
+    fn decode1(&self, k: usize, code: u8) -> f32;
+
+    /// One value as the output's code (tails).
+    fn encode1(&self, v: f32) -> u8;
+}
+
+/// The one-pass loop: sixteen elements a step (the f32 body's lane count), a padded last
+/// step for the `< 16` left. No closures: everything is inlined into the target-feature
+/// copies below, so the codec's intrinsics compile for their instruction set.
+///
+/// # Safety
+/// The codec's instruction set is available; otherwise as [`map_bytes`] (`stream` only
+/// with a 16-byte aligned `out`).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn run<const N: usize, B: MapBody<N>, C: Codec16>(
+    out: *mut u8,
+    ins: [*const u8; N],
+    n: usize,
+    body: &B,
+    codec: &C,
+    stream: bool,
+) {
+    const { assert!(<<f32 as SimdElement>::Lanes as Value>::LANES == 16) };
+    type Lanes = <f32 as SimdElement>::Lanes;
+    let mut args = [Lanes::load(&[0.0; 16]); N];
+    let mut v = [0.0f32; 16];
+    let mut i = 0;
+    while i + 16 <= n {
+        // a cache line of each input per four steps: one prefetch each
+        if i % 64 == 0 {
+            for p in ins {
+                prefetch(p.wrapping_add(i + PREFETCH_BYTES));
+            }
+        }
+        for k in 0..N {
+            // SAFETY: i + 16 <= n: in bounds of every input (caller's contract); the loads
+            // come before the store, so an output aliasing an input reads its old codes.
+            args[k] = Lanes::load(&unsafe { codec.decode16(k + 1, ins[k].add(i)) });
+        }
+        body.call(args).store(&mut v);
+        // SAFETY: out + i .. + 16 in bounds; aligned when streaming (16 | out, 16 | i).
+        unsafe { codec.encode16(&v, out.add(i), stream) };
+        i += 16;
+        no_loop_vectorize();
+    }
+    let m = n - i;
+    if m > 0 {
+        // the last `m` elements padded with the first code of each input (any code: every
+        // lane is independent), computed as one more vector
+        for k in 0..N {
+            let mut x = [0.0f32; 16];
+            for (j, slot) in x.iter_mut().enumerate() {
+                // SAFETY: i + j < n for j < m; else element i (< n) again.
+                let code = unsafe { *ins[k].add(i + if j < m { j } else { 0 }) };
+                *slot = codec.decode1(k + 1, code);
+            }
+            args[k] = Lanes::load(&x);
+        }
+        body.call(args).store(&mut v);
+        for (j, &r) in v[..m].iter().enumerate() {
+            // SAFETY: i + j < n.
+            unsafe { *out.add(i + j) = codec.encode1(r) };
+        }
+    }
+}
+
+/// [`run`] compiled with AVX2 and FMA.
+///
+/// # Safety
+/// As [`run`]; the CPU has AVX2 and FMA.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn run_avx2<const N: usize, B: MapBody<N>, const S: bool>(
+    out: *mut u8,
+    ins: [*const u8; N],
+    n: usize,
+    body: &B,
+    codec: &avx2::Quantized<S>,
+    stream: bool,
+) {
+    // SAFETY: forwarded; the codec's instruction set is this function's.
+    unsafe { run(out, ins, n, body, codec, stream) }
+}
+
+/// [`run`] compiled with AVX-512 (and AVX2, FMA).
+///
+/// # Safety
+/// As [`run`]; the CPU has AVX-512 F/BW/DQ/VL, AVX2 and FMA.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")]
+unsafe fn run_avx512<const N: usize, B: MapBody<N>, const S: bool>(
+    out: *mut u8,
+    ins: [*const u8; N],
+    n: usize,
+    body: &B,
+    codec: &avx512::Quantized<S>,
+    stream: bool,
+) {
+    // SAFETY: forwarded; the codec's instruction set is this function's.
+    unsafe { run(out, ins, n, body, codec, stream) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::byte_codes::MAX_OPERANDS;
+    use crate::value::Value;
+    use tensor_core::{quant::Affine, DType};
+
+    struct AddThenHalve;
+    impl MapBody<2> for AddThenHalve {
+        fn call<V: Value>(&self, [a, b]: [V; 2]) -> V {
+            (a + b) * V::from_f64(0.5)
+        }
+    }
+
+    /// Division: ±∞ (saturating) and NaN (0 / 0) results.
+    struct Divide;
+    impl MapBody<2> for Divide {
+        fn call<V: Value>(&self, [a, b]: [V; 2]) -> V {
+            a / b
+        }
+    }
+
+    /// The one-pass loop equals dequantize → body → quantize done element by element with
+    /// the core's rules, for every length around the 16-element steps, streamed or not, an
+    /// aliased output, both byte families, saturating, infinite and NaN results.
+    #[test]
+    fn one_pass_maps_equal_the_element_rule() {
+        let affine = |d, s, z| Affine::new(d, s, z);
+        let cases = [
+            (DType::I8, [affine(DType::QInt8, 0.05, 3), affine(DType::QInt8, 0.1, -7), affine(DType::QInt8, 0.02, 0)]),
+            (
+                DType::U8,
+                [affine(DType::QUInt8, 0.3, 128), affine(DType::QUInt8, 0.07, 10), affine(DType::QUInt8, 1.5, 250)],
+            ),
+            // the output's zero point at either end of its range
+            (
+                DType::I8,
+                [affine(DType::QInt8, 0.01, -128), affine(DType::QInt8, 0.1, 127), affine(DType::QInt8, 0.3, 5)],
+            ),
+            (
+                DType::I8,
+                [affine(DType::QInt8, 0.02, 127), affine(DType::QInt8, 0.1, -20), affine(DType::QInt8, 1.0, 0)],
+            ),
+            (
+                DType::U8,
+                [affine(DType::QUInt8, 0.01, 0), affine(DType::QUInt8, 0.2, 255), affine(DType::QUInt8, 0.5, 3)],
+            ),
+            (
+                DType::U8,
+                [affine(DType::QUInt8, 0.05, 255), affine(DType::QUInt8, 0.2, 0), affine(DType::QUInt8, 0.5, 77)],
+            ),
+        ];
+        for n in [0usize, 1, 15, 16, 17, 31, 33, 63, 64, 65, 80, 100, 1000] {
+            let a: Vec<u8> = (0..n).map(|i| (i * 37 + 11) as u8).collect();
+            let b: Vec<u8> = (0..n).map(|i| (i * 101 + 5) as u8).collect();
+            for (storage, affines) in cases {
+                let mut all = [affines[0]; MAX_OPERANDS];
+                all[..3].copy_from_slice(&affines);
+                let signed = storage == DType::I8;
+                let codes = ByteCodes::of(&[storage; 3], &affines.map(Some)).expect("byte codes");
+                assert_eq!(codes.affines[..3], all[..3]);
+                let v = |k: usize, c: u8| all[k].dequantize_byte(c, signed);
+                let q = |x: f32| all[0].quantize_byte(x, signed);
+                let halves: Vec<u8> = (0..n).map(|i| q((v(1, a[i]) + v(2, b[i])) * 0.5)).collect();
+                check(&codes, &a, &b, &halves, &AddThenHalve);
+                let quotients: Vec<u8> = (0..n).map(|i| q(v(1, a[i]) / v(2, b[i]))).collect();
+                check(&codes, &a, &b, &quotients, &Divide);
+            }
+        }
+    }
+
+    fn check<B: MapBody<2>>(codes: &ByteCodes, a: &[u8], b: &[u8], want: &[u8], body: &B) {
+        let n = a.len();
+        for store in [Store::Plain, Store::Streaming] {
+            let mut out = vec![0xa5u8; n + 16];
+            // an output at a 16-byte boundary of its buffer when there is one
+            let at = out.as_ptr().align_offset(16).min(16);
+            let dst = out[at..].as_mut_ptr();
+            // SAFETY: n codes each; the output lies in `out`.
+            let ran = unsafe { map_bytes::<2, _>(dst, &[a.as_ptr(), b.as_ptr()], n, body, codes, store) };
+            crate::copy::stream::store_fence();
+            if !ran {
+                return; // below AVX2: the driver's staged path is the only one
+            }
+            assert_eq!(&out[at..at + n], want, "{codes:?} n {n} {store:?}");
+            // aliased: the output is input a's memory
+            let mut alias = a.to_vec();
+            let p = alias.as_mut_ptr();
+            // SAFETY: as above, out == a exactly.
+            unsafe { map_bytes::<2, _>(p, &[p.cast_const(), b.as_ptr()], n, body, codes, store) };
+            crate::copy::stream::store_fence();
+            assert_eq!(alias, want, "{codes:?} n {n} {store:?} aliased");
+            #[cfg(target_arch = "x86_64")]
+            each_codec(codes, a, b, want, body, store);
+        }
+    }
+
+    /// Each instruction set's loop this CPU can run, called directly (`map_bytes` runs only
+    /// the widest).
+    #[cfg(target_arch = "x86_64")]
+    fn each_codec<B: MapBody<2>>(codes: &ByteCodes, a: &[u8], b: &[u8], want: &[u8], body: &B, store: Store) {
+        use crate::simd_level::{simd_level, SimdLevel};
+        let n = a.len();
+        let (level, ins) = (simd_level(), [a.as_ptr(), b.as_ptr()]);
+        let stream = store == Store::Streaming;
+        let mut out = vec![0x5au8; n + 16];
+        let at = out.as_ptr().align_offset(16).min(16);
+        let stream = stream && at < 16;
+        let dst = out[at..].as_mut_ptr();
+        macro_rules! check_with {
+            ($run:ident, $codec:ident, $what:literal) => {{
+                // SAFETY: the level says the CPU has the instruction set; n codes each, the
+                // output in `out` (16-byte aligned when streaming).
+                unsafe {
+                    if codes.signed {
+                        $run(dst, ins, n, body, &$codec::Quantized::<true>::new(&codes.affines), stream)
+                    } else {
+                        $run(dst, ins, n, body, &$codec::Quantized::<false>::new(&codes.affines), stream)
+                    }
+                }
+                crate::copy::stream::store_fence();
+                assert_eq!(&out[at..at + n], want, "{} {codes:?} n {n} {store:?}", $what);
+            }};
+        }
+        if level >= SimdLevel::Avx2 {
+            check_with!(run_avx2, avx2, "AVX2");
+        }
+        if level >= SimdLevel::Avx512 {
+            check_with!(run_avx512, avx512, "AVX-512");
+        }
+    }
+}
