@@ -38,19 +38,20 @@ macro_rules! __tensor_ops_map_layout_rows {
     };
 }
 
-/// The rows of one dtype of an elementwise `#[tensor_op]`: CPU rows running `cpu` and, with
-/// the `cuda` feature, CUDA rows compiling `cuda_function` from `cuda_source`, each under
-/// the strided and the sparse layouts.
+/// The rows of one dtype of an elementwise `#[tensor_op]`: CPU rows running `cpu` (and,
+/// for the 8-bit floats, `cpu_bytes`, an `Option`, for contiguous runs in one pass) and,
+/// with the `cuda` feature, CUDA rows compiling `cuda_function` from `cuda_source`, each
+/// under the strided and the sparse layouts.
 #[macro_export]
 #[doc(hidden)]
 macro_rules! __tensor_ops_register_map_rows {
     (
         spec: $spec:expr, dtype: $dtype:expr, compute: $compute:expr, output: $output:expr,
-        cpu: $cpu:expr, cuda_function: $function:expr, cuda_source: $source:expr $(,)?
+        cpu: $cpu:expr, cpu_bytes: $bytes:expr, cuda_function: $function:expr, cuda_source: $source:expr $(,)?
     ) => {
         $crate::__tensor_ops_map_layout_rows!(
             $spec, Cpu, $dtype,
-            &$crate::__private::MapKernel { compute: $compute, output: $output, func: $cpu, bytes: None }
+            &$crate::__private::MapKernel { compute: $compute, output: $output, func: $cpu, bytes: $bytes }
         );
         $crate::__private::if_cuda! {
             $crate::__tensor_ops_map_layout_rows!(

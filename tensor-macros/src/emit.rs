@@ -149,11 +149,11 @@ fn hidden_module(op: &OpDef) -> TokenStream {
     // whose output is bool).
     let byte_coded = |d: crate::dtype::Dtype| {
         use crate::dtype::Dtype;
-        !predicate && matches!(d, Dtype::QInt8 | Dtype::QUInt8)
+        !predicate && matches!(d, Dtype::QInt8 | Dtype::QUInt8 | Dtype::F8E4M3 | Dtype::F8E5M2)
     };
     if op.dtypes.iter().any(|d| byte_coded(*d)) {
         let safety = format!(
-            "The one-pass CPU map of `{name}` over quantized bytes (`ByteMapFn`).\n\n# Safety\n\nThe `ByteMapFn` \
+            "The one-pass CPU map of `{name}` over byte codes (qint8, quint8, the 8-bit floats; `ByteMapFn`).\n\n# Safety\n\nThe `ByteMapFn` \
              contract: `out` is valid for `n` one-byte writes, each of the {arity} `inputs` for `n` one-byte reads, \
              stored as `codes` says; `out` equals an input or overlaps none; `params` holds the op's {} params.",
             params.len()
@@ -215,7 +215,7 @@ fn hidden_module(op: &OpDef) -> TokenStream {
         } else {
             quote!(#p::register_map_rows! {
                 spec: &SPEC, dtype: #dt, compute: #compute, output: #output,
-                cpu: #f, cuda_function: #function, cuda_source: #source,
+                cpu: #f, cpu_bytes: #bytes, cuda_function: #function, cuda_source: #source,
             })
         };
         kernels.push(quote! {

@@ -13,19 +13,19 @@
 #[derive(Clone, Copy)]
 pub(crate) struct F8Layout {
     /// f32 mantissa bits dropped: 23 − mantissa bits.
-    shift: u32,
+    pub(crate) shift: u32,
     /// (127 − bias) in the f8 code's exponent position: subtracted after the shift.
-    rebias: u32,
+    pub(crate) rebias: u32,
     /// f32 bits of the smallest normal of the format: below it the subnormal path is taken.
-    min_normal: u32,
+    pub(crate) min_normal: u32,
     /// f32 bits of 2^k whose ulp is the format's smallest subnormal.
-    denorm_magic: u32,
+    pub(crate) denorm_magic: u32,
     /// The code finite overflow becomes (E4M3 0x7e: saturate; E5M2 0x7c: infinity).
-    overflow: u32,
+    pub(crate) overflow: u32,
     /// Mantissa bits.
-    mant: u32,
+    pub(crate) mant: u32,
     /// True for E4M3 (`0x7f` is its only NaN; no infinities).
-    finite_only: bool,
+    pub(crate) finite_only: bool,
 }
 
 /// The layout of E4M3 (`E4 = true`) or E5M2, as a constant for the generic code.

@@ -14,8 +14,9 @@ use tensor_core::{DType, Scalar};
 /// else reads `out` or the call's results are handed on.
 pub type MapFn = unsafe fn(out: *mut u8, inputs: &[*const u8], n: usize, params: &[Scalar], store: Store);
 
-/// A map over quantized bytes ([`crate::byte_map::map_bytes`] over an op's f32 body): `false`, with nothing
-/// written, where this build or CPU has no such loop (below AVX2).
+/// A map over byte codes — qint8, quint8, the 8-bit floats — ([`crate::byte_map::map_bytes`]
+/// over an op's f32 body): `false`, with nothing written, where this build or CPU has no
+/// such loop (below AVX2; for the 8-bit floats, below AVX-512).
 ///
 /// # Safety
 /// `out` is valid for `n` one-byte writes and each `inputs[i]` for `n` one-byte reads, all
@@ -69,8 +70,8 @@ pub struct MapKernel {
     pub output: DType,
     /// The block function.
     pub func: MapFn,
-    /// The same body over quantized bytes in one pass (qint8 and quint8 rows of an op
-    /// computing in f32; [`crate::byte_map`]), which the driver prefers where every operand
-    /// of a run is contiguous and of one such dtype.
+    /// The same body over byte codes in one pass (qint8, quint8, f8e4m3 and f8e5m2 rows
+    /// of an op computing in f32; [`crate::byte_map`]), which the driver prefers where every
+    /// operand of a run is contiguous and of one such dtype.
     pub bytes: Option<ByteMapFn>,
 }

@@ -12,9 +12,9 @@
 //! two 8-lane halves, 16-bit packs) and AVX-512 (`avx512.rs`: one 16-lane register and a
 //! narrowing move), chosen by [`crate::simd_level`].
 //!
-//! The 8-bit floats went through the same loop (their codes decoded and encoded with
-//! `convert_f8`'s AVX2 steps) and measured slower than the staged path (f8 `add` 3.5–6.5
-//! GB/s against 6.8–11.6): they stay on it.
+//! The 8-bit floats run the same loop with AVX-512 (`f8_avx512.rs`: `convert_f8`'s rules
+//! on sixteen lanes). With AVX2 they stay on the staged path: through this loop with
+//! `convert_f8`'s AVX2 steps they measured slower (f8 `add` 3.5–6.5 GB/s against 6.8–11.6).
 //!
 //! `#[tensor_op]` emits one [`ByteMapFn`](crate::kernel::ByteMapFn) per op (`cpu_bytes`,
 //! over its f32 body) and registers it with the op's qint8 and quint8 rows
@@ -25,8 +25,10 @@
 mod avx2;
 #[cfg(target_arch = "x86_64")]
 mod avx512;
+#[cfg(target_arch = "x86_64")]
+mod f8_avx512;
 
-use crate::byte_codes::ByteCodes;
+use crate::byte_codes::{ByteCodes, ByteFamily};
 use crate::kernel::Store;
 use crate::map::MapBody;
 #[cfg(target_arch = "x86_64")]
@@ -34,9 +36,10 @@ use crate::map::{no_loop_vectorize, prefetch, PREFETCH_BYTES};
 #[cfg(target_arch = "x86_64")]
 use crate::value::{SimdElement, Value};
 
-/// `out[i] = quantize(body(dequantize(inputs[0][i]), …))` for `n` elements, 16 at a time in
-/// registers (AVX-512 or AVX2), streamed when `store` says so and `out` is 16-byte
-/// aligned. `false` (nothing written) below AVX2, where the driver's staged path runs
+/// `out[i] = quantize(body(dequantize(inputs[0][i]), …))` (for the 8-bit floats: encode
+/// and decode) for `n` elements, 16 at a time in registers (AVX-512 or AVX2), streamed
+/// when `store` says so and `out` is 16-byte aligned. `false` (nothing written) below
+/// AVX2, and for the 8-bit floats below AVX-512, where the driver's staged path runs
 /// instead.
 ///
 /// # Safety
@@ -57,14 +60,28 @@ pub unsafe fn map_bytes<const N: usize, B: MapBody<N>>(
             let ins: [*const u8; N] = std::array::from_fn(|k| inputs[k]);
             let stream = store == Store::Streaming && (out as usize).is_multiple_of(16);
             let affines = &codes.affines;
+            let wide = level >= SimdLevel::Avx512;
             // SAFETY: the level never exceeds the CPU's (AVX-512 F/BW/DQ/VL with AVX2 and
             // FMA, or AVX2 and FMA); the pointers and counts are the caller's contract.
             unsafe {
-                match (level >= SimdLevel::Avx512, codes.signed) {
-                    (true, true) => run_avx512(out, ins, n, body, &avx512::Quantized::<true>::new(affines), stream),
-                    (true, false) => run_avx512(out, ins, n, body, &avx512::Quantized::<false>::new(affines), stream),
-                    (false, true) => run_avx2(out, ins, n, body, &avx2::Quantized::<true>::new(affines), stream),
-                    (false, false) => run_avx2(out, ins, n, body, &avx2::Quantized::<false>::new(affines), stream),
+                match (wide, codes.family) {
+                    (true, ByteFamily::QInt8) => {
+                        run_avx512(out, ins, n, body, &avx512::Quantized::<true>::new(affines), stream)
+                    }
+                    (true, ByteFamily::QUInt8) => {
+                        run_avx512(out, ins, n, body, &avx512::Quantized::<false>::new(affines), stream)
+                    }
+                    (true, ByteFamily::F8E4M3) => run_avx512(out, ins, n, body, &f8_avx512::F8::<true>, stream),
+                    (true, ByteFamily::F8E5M2) => run_avx512(out, ins, n, body, &f8_avx512::F8::<false>, stream),
+                    (false, ByteFamily::QInt8) => {
+                        run_avx2(out, ins, n, body, &avx2::Quantized::<true>::new(affines), stream)
+                    }
+                    (false, ByteFamily::QUInt8) => {
+                        run_avx2(out, ins, n, body, &avx2::Quantized::<false>::new(affines), stream)
+                    }
+                    // AVX2 has no narrowing move or mask blends: the 8-bit floats measured
+                    // slower in one pass than staged there (see the module docs)
+                    (false, ByteFamily::F8E4M3 | ByteFamily::F8E5M2) => return false,
                 }
             }
             return true;
@@ -182,12 +199,12 @@ unsafe fn run_avx2<const N: usize, B: MapBody<N>, const S: bool>(
 /// As [`run`]; the CPU has AVX-512 F/BW/DQ/VL, AVX2 and FMA.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")]
-unsafe fn run_avx512<const N: usize, B: MapBody<N>, const S: bool>(
+unsafe fn run_avx512<const N: usize, B: MapBody<N>, C: Codec16>(
     out: *mut u8,
     ins: [*const u8; N],
     n: usize,
     body: &B,
-    codec: &avx512::Quantized<S>,
+    codec: &C,
     stream: bool,
 ) {
     // SAFETY: forwarded; the codec's instruction set is this function's.
@@ -265,6 +282,29 @@ mod tests {
         }
     }
 
+    /// The 8-bit floats' loop equals decode → body → encode element by element with
+    /// `convert_f8`'s rules, over every pair of codes (NaNs, infinities, subnormals, both
+    /// signs of zero), for both formats, with lengths around the steps.
+    #[test]
+    fn one_pass_f8_maps_equal_the_element_rule() {
+        use crate::convert_f8::{decode, encode};
+        fn both<const E4: bool>(family: ByteFamily, dtype: DType) {
+            let codes = ByteCodes::of(&[dtype; 3], &[None; 3]).expect("f8 codes");
+            assert_eq!(codes.family, family);
+            for n in [1usize, 15, 17, 64, 65, 65536] {
+                let a: Vec<u8> = (0..n).map(|i| i as u8).collect();
+                let b: Vec<u8> = (0..n).map(|i| (i >> 8) as u8 ^ (i as u8 & 0x81)).collect();
+                let (x, y) = (|i: usize| decode::<E4>(a[i]), |i: usize| decode::<E4>(b[i]));
+                let halves: Vec<u8> = (0..n).map(|i| encode::<E4>((x(i) + y(i)) * 0.5)).collect();
+                check(&codes, &a, &b, &halves, &AddThenHalve);
+                let quotients: Vec<u8> = (0..n).map(|i| encode::<E4>(x(i) / y(i))).collect();
+                check(&codes, &a, &b, &quotients, &Divide);
+            }
+        }
+        both::<true>(ByteFamily::F8E4M3, DType::F8E4M3);
+        both::<false>(ByteFamily::F8E5M2, DType::F8E5M2);
+    }
+
     fn check<B: MapBody<2>>(codes: &ByteCodes, a: &[u8], b: &[u8], want: &[u8], body: &B) {
         let n = a.len();
         for store in [Store::Plain, Store::Streaming] {
@@ -308,7 +348,7 @@ mod tests {
                 // SAFETY: the level says the CPU has the instruction set; n codes each, the
                 // output in `out` (16-byte aligned when streaming).
                 unsafe {
-                    if codes.signed {
+                    if codes.family == ByteFamily::QInt8 {
                         $run(dst, ins, n, body, &$codec::Quantized::<true>::new(&codes.affines), stream)
                     } else {
                         $run(dst, ins, n, body, &$codec::Quantized::<false>::new(&codes.affines), stream)
@@ -318,11 +358,17 @@ mod tests {
                 assert_eq!(&out[at..at + n], want, "{} {codes:?} n {n} {store:?}", $what);
             }};
         }
-        if level >= SimdLevel::Avx2 {
-            check_with!(run_avx2, avx2, "AVX2");
-        }
-        if level >= SimdLevel::Avx512 {
-            check_with!(run_avx512, avx512, "AVX-512");
+        match codes.family {
+            ByteFamily::QInt8 | ByteFamily::QUInt8 => {
+                if level >= SimdLevel::Avx2 {
+                    check_with!(run_avx2, avx2, "AVX2");
+                }
+                if level >= SimdLevel::Avx512 {
+                    check_with!(run_avx512, avx512, "AVX-512");
+                }
+            }
+            // the 8-bit floats run only the AVX-512 loop, which map_bytes has just checked
+            ByteFamily::F8E4M3 | ByteFamily::F8E5M2 => {}
         }
     }
 }
