@@ -197,12 +197,14 @@ pub(crate) unsafe fn f8_to_f32<const E4: bool>(dst: *mut f32, src: *const u8, n:
     match simd_level() {
         // SAFETY: the level never exceeds the CPU's (AVX-512 implies AVX2); pointers per the
         // caller.
-        SimdLevel::Avx512 | SimdLevel::Avx2 if !E4 && std::arch::is_x86_feature_detected!("f16c") => {
+        // SAFETY: the level says AVX-512 F/BW/DQ/VL; pointers per the caller.
+        SimdLevel::Avx512 => return unsafe { convert_f8::avx512::decode::<E4>(dst, src, n) },
+        SimdLevel::Avx2 if !E4 && std::arch::is_x86_feature_detected!("f16c") => {
             // SAFETY: AVX2 (the level) and F16C (checked) are available; pointers per the caller.
             return unsafe { convert_f8::f16c::decode_e5m2(dst, src, n) };
         }
         // SAFETY: as above.
-        SimdLevel::Avx512 | SimdLevel::Avx2 => return unsafe { convert_f8::avx2::decode::<E4>(dst, src, n) },
+        SimdLevel::Avx2 => return unsafe { convert_f8::avx2::decode::<E4>(dst, src, n) },
         SimdLevel::Baseline => {}
     }
     // SAFETY: forwarded.
@@ -219,12 +221,14 @@ pub(crate) unsafe fn f32_to_f8<const E4: bool>(dst: *mut u8, src: *const f32, n:
     match simd_level() {
         // SAFETY: the level never exceeds the CPU's (AVX-512 implies AVX2); pointers per the
         // caller.
-        SimdLevel::Avx512 | SimdLevel::Avx2 if !E4 && std::arch::is_x86_feature_detected!("f16c") => {
+        // SAFETY: the level says AVX-512 F/BW/DQ/VL; pointers per the caller.
+        SimdLevel::Avx512 => return unsafe { convert_f8::avx512::encode::<E4>(dst, src, n) },
+        SimdLevel::Avx2 if !E4 && std::arch::is_x86_feature_detected!("f16c") => {
             // SAFETY: AVX2 (the level) and F16C (checked) are available; pointers per the caller.
             return unsafe { convert_f8::f16c::encode_e5m2(dst, src, n) };
         }
         // SAFETY: as above.
-        SimdLevel::Avx512 | SimdLevel::Avx2 => return unsafe { convert_f8::avx2::encode::<E4>(dst, src, n) },
+        SimdLevel::Avx2 => return unsafe { convert_f8::avx2::encode::<E4>(dst, src, n) },
         SimdLevel::Baseline => {}
     }
     // SAFETY: forwarded.

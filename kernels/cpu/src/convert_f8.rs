@@ -190,6 +190,114 @@ pub(crate) mod avx2 {
     }
 }
 
+/// The same conversions sixteen lanes at a time with AVX-512: the scalar functions' steps,
+/// selects as mask blends, results narrowed to bytes with `vpmovdb`. The lane steps
+/// ([`avx512::decode16`], [`avx512::encode16`]) also serve the one-pass maps
+/// (`byte_map::f8_avx512`).
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod avx512 {
+    use super::{decode_run, encode_run, layout};
+    use std::arch::x86_64::*;
+
+    /// `x` in every 32-bit lane.
+    #[inline(always)]
+    fn splat(x: u32) -> __m512i {
+        // SAFETY: AVX-512 F is what every caller runs with (their contracts).
+        unsafe { _mm512_set1_epi32(x as i32) }
+    }
+
+    /// Sixteen codes (bytes) to their exact values (a NaN to the quiet NaN of its sign).
+    ///
+    /// # Safety
+    /// The CPU has AVX-512 F (the function is inlined into one compiled with it).
+    #[inline(always)]
+    pub(crate) unsafe fn decode16<const E4: bool>(codes: __m128i) -> __m512 {
+        let f = const { layout::<E4>() };
+        // SAFETY: AVX-512 F per the caller.
+        unsafe {
+            let b = _mm512_cvtepu8_epi32(codes);
+            let sign = _mm512_slli_epi32::<24>(_mm512_and_si512(b, splat(0x80)));
+            let mag = _mm512_and_si512(b, splat(0x7f));
+            let mshift = _mm_cvtsi32_si128(23 - f.mant as i32);
+            let normal = _mm512_add_epi32(_mm512_sll_epi32(mag, mshift), splat(f.rebias << (23 - f.mant)));
+            // subnormals: mag times the smallest subnormal, exact
+            let unit = _mm512_castsi512_ps(splat(f.denorm_magic - (23 << 23)));
+            let sub = _mm512_castps_si512(_mm512_mul_ps(_mm512_cvtepi32_ps(mag), unit));
+            let mut v = _mm512_mask_blend_epi32(_mm512_cmplt_epi32_mask(mag, splat(1 << f.mant)), normal, sub);
+            if f.finite_only {
+                v = _mm512_mask_blend_epi32(_mm512_cmpeq_epi32_mask(mag, splat(0x7f)), v, splat(0x7fc0_0000));
+            } else {
+                v = _mm512_mask_blend_epi32(_mm512_cmpeq_epi32_mask(mag, splat(0x7c)), v, splat(0x7f80_0000));
+                v = _mm512_mask_blend_epi32(_mm512_cmpgt_epi32_mask(mag, splat(0x7c)), v, splat(0x7fc0_0000));
+            }
+            _mm512_castsi512_ps(_mm512_or_si512(v, sign))
+        }
+    }
+
+    /// Sixteen values to their codes, rounding to nearest even (E4M3 saturates, E5M2
+    /// overflows to infinity, NaN is `0x7f` with its sign).
+    ///
+    /// # Safety
+    /// The CPU has AVX-512 F (the function is inlined into one compiled with it).
+    #[inline(always)]
+    pub(crate) unsafe fn encode16<const E4: bool>(x: __m512) -> __m128i {
+        let f = const { layout::<E4>() };
+        // SAFETY: AVX-512 F per the caller.
+        unsafe {
+            let b = _mm512_castps_si512(x);
+            let shift = _mm_cvtsi32_si128(f.shift as i32);
+            let sign = _mm512_and_si512(_mm512_srli_epi32::<24>(b), splat(0x80));
+            let a = _mm512_and_si512(b, splat(0x7fff_ffff));
+            // normal: round to nearest even at bit `shift`, rebias (logical shifts: a + bias
+            // of an infinity or NaN passes 2^31 and stays a large positive code)
+            let kept = _mm512_and_si512(_mm512_srl_epi32(a, shift), splat(1));
+            let rounded = _mm512_add_epi32(_mm512_add_epi32(a, splat((1 << (f.shift - 1)) - 1)), kept);
+            let normal = _mm512_sub_epi32(_mm512_srl_epi32(rounded, shift), splat(f.rebias));
+            // subnormal: the float add rounds to the magic's ulp
+            let magic = splat(f.denorm_magic);
+            let sum = _mm512_add_ps(_mm512_castsi512_ps(a), _mm512_castsi512_ps(magic));
+            let sub = _mm512_sub_epi32(_mm512_castps_si512(sum), magic);
+            let code = _mm512_mask_blend_epi32(_mm512_cmplt_epi32_mask(a, splat(f.min_normal)), normal, sub);
+            let code = _mm512_min_epi32(code, splat(f.overflow));
+            let code = _mm512_mask_blend_epi32(_mm512_cmpgt_epi32_mask(a, splat(0x7f80_0000)), code, splat(0x7f));
+            // a code and its sign: 0..=255, exact in the truncating narrowing
+            _mm512_cvtepi32_epi8(_mm512_or_si512(code, sign))
+        }
+    }
+
+    /// Converts `n` contiguous f32 to f8 (bits).
+    ///
+    /// # Safety
+    /// The CPU has AVX-512 F/BW/VL; `src` valid for `n` reads, `dst` for `n` writes (any
+    /// alignment).
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2")]
+    pub(crate) unsafe fn encode<const E4: bool>(dst: *mut u8, src: *const f32, n: usize) {
+        let body = n - n % 16;
+        for k in (0..body).step_by(16) {
+            // SAFETY: k + 16 <= n; AVX-512 F per the contract.
+            unsafe { _mm_storeu_si128(dst.add(k).cast(), encode16::<E4>(_mm512_loadu_ps(src.add(k)))) };
+        }
+        // SAFETY: the tail's elements are the caller's.
+        unsafe { encode_run::<E4>(dst.add(body), src.add(body), n - body) }
+    }
+
+    /// Converts `n` contiguous f8 (bits) to f32.
+    ///
+    /// # Safety
+    /// The CPU has AVX-512 F/BW/VL; `src` valid for `n` reads, `dst` for `n` writes (any
+    /// alignment).
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2")]
+    pub(crate) unsafe fn decode<const E4: bool>(dst: *mut f32, src: *const u8, n: usize) {
+        let body = n - n % 16;
+        for k in (0..body).step_by(16) {
+            // SAFETY: k + 16 <= n; AVX-512 F per the contract.
+            unsafe { _mm512_storeu_ps(dst.add(k), decode16::<E4>(_mm_loadu_si128(src.add(k).cast()))) };
+        }
+        // SAFETY: the tail's elements are the caller's.
+        unsafe { decode_run::<E4>(dst.add(body), src.add(body), n - body) }
+    }
+}
+
 /// E5M2 through the F16C conversions: an E5M2 code is the top byte of an f16 with the same
 /// value, so decoding is a shift and `vcvtph2ps`, and encoding is `vcvtps2ph` rounding toward
 /// zero with the inexact bit kept in the lowest bit (round to odd: 8 spare bits make the
