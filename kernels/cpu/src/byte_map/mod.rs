@@ -8,7 +8,7 @@
 //! 2026-11-28). Results are the general path's bit for bit: the same dequantize, the same
 //! body on f32 lanes, the same quantize ([`tensor_core::quant::Affine`]'s rule).
 //!
-//! One loop ([`run`]) serves two instruction sets through a [`Codec16`]: AVX2 (`avx2.rs`:
+//! One loop (`run`) serves two instruction sets through a `Codec16`: AVX2 (`avx2.rs`:
 //! two 8-lane halves, 16-bit packs) and AVX-512 (`avx512.rs`: one 16-lane register and a
 //! narrowing move), chosen by [`crate::simd_level`].
 //!
