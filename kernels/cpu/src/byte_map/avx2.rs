@@ -27,7 +27,7 @@ impl<const S: bool> Quantized<S> {
             affines: *affines,
             zp: std::array::from_fn(|k| _mm256_set1_ps(affines[k].zero_point)),
             scale: std::array::from_fn(|k| _mm256_set1_ps(affines[k].scale)),
-            out: [o.inv_scale, o.qmin - o.zero_point, o.qmax - o.zero_point].map(|x| _mm256_set1_ps(x)),
+            out: super::quantize_bounds(o).map(|x| _mm256_set1_ps(x)),
             // |zp| ≤ 2^10 (`ByteCodes::of`): exact in 16 bits, as is every q − zp in range
             out_zp: _mm256_set1_epi16(o.zero_point as i16),
         }
@@ -56,11 +56,10 @@ impl<const S: bool> Codec16 for Quantized<S> {
         let [inv, lo, hi] = self.out;
         // SAFETY: AVX2 per the caller; `v` holds 16 values; dst per the caller.
         unsafe {
-            // Affine::quantize, reordered without changing a result: clamp(round(x · inv)
-            // + zp, qmin, qmax) is round(clamp(x · inv, qmin − zp, qmax − zp)) + zp, as the
-            // bounds are integers. NaN → qmax falls out of min(v, qmax − zp), which returns
-            // its second operand on NaN (the byte dtypes' NaN is qmax: `ByteCodes::of`).
-            // The conversion rounds half to even (the default MXCSR).
+            // Affine::quantize as `quantize_bounds` reorders it. NaN → qmax falls out of
+            // min(v, qmax − zp), which returns its second operand on NaN (the byte dtypes'
+            // NaN is qmax: `ByteCodes::of`). The conversion rounds half to even (the
+            // default MXCSR).
             let q = |h: usize| {
                 let x = _mm256_loadu_ps(v.as_ptr().add(8 * h));
                 _mm256_cvtps_epi32(_mm256_max_ps(_mm256_min_ps(_mm256_mul_ps(x, inv), hi), lo))

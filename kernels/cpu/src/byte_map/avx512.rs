@@ -27,7 +27,7 @@ impl<const S: bool> Quantized<S> {
             affines: *affines,
             zp: std::array::from_fn(|k| _mm512_set1_ps(affines[k].zero_point)),
             scale: std::array::from_fn(|k| _mm512_set1_ps(affines[k].scale)),
-            out: [o.inv_scale, o.qmin - o.zero_point, o.qmax - o.zero_point].map(|x| _mm512_set1_ps(x)),
+            out: super::quantize_bounds(o).map(|x| _mm512_set1_ps(x)),
             out_zp: _mm512_set1_epi32(o.zero_point as i32),
         }
     }

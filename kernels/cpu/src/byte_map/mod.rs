@@ -34,6 +34,8 @@ use crate::map::MapBody;
 #[cfg(target_arch = "x86_64")]
 use crate::map::{no_loop_vectorize, prefetch, PREFETCH_BYTES};
 #[cfg(target_arch = "x86_64")]
+use crate::simd_level::level_copies;
+#[cfg(target_arch = "x86_64")]
 use crate::value::{SimdElement, Value};
 
 /// `out[i] = quantize(body(dequantize(inputs[0][i]), …))` (for the 8-bit floats: encode
@@ -91,6 +93,14 @@ pub unsafe fn map_bytes<const N: usize, B: MapBody<N>>(
     false
 }
 
+/// The output's constants of the quantize both quantized codecs run, reordered without
+/// changing a result: clamp(round(x · inv) + zp, qmin, qmax) is round(clamp(x · inv,
+/// qmin − zp, qmax − zp)) + zp, as the bounds are integers; `[inv, qmin − zp, qmax − zp]`.
+#[cfg(target_arch = "x86_64")]
+fn quantize_bounds(o: &tensor_core::quant::Affine) -> [f32; 3] {
+    [o.inv_scale, o.qmin - o.zero_point, o.qmax - o.zero_point]
+}
+
 /// Sixteen codes to values and back, in one instruction set's registers.
 #[cfg(target_arch = "x86_64")]
 trait Codec16 {
@@ -116,7 +126,8 @@ trait Codec16 {
 
 /// The one-pass loop: sixteen elements a step (the f32 body's lane count), a padded last
 /// step for the `< 16` left. No closures: everything is inlined into the target-feature
-/// copies below, so the codec's intrinsics compile for their instruction set.
+/// copies (`run_avx2`, `run_avx512`, from `level_copies!`), so the codec's intrinsics
+/// compile for their instruction set.
 ///
 /// # Safety
 /// The codec's instruction set is available; otherwise as [`map_bytes`] (`stream` only
@@ -175,41 +186,10 @@ unsafe fn run<const N: usize, B: MapBody<N>, C: Codec16>(
     }
 }
 
-/// [`run`] compiled with AVX2 and FMA.
-///
-/// # Safety
-/// As [`run`]; the CPU has AVX2 and FMA.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn run_avx2<const N: usize, B: MapBody<N>, const S: bool>(
-    out: *mut u8,
-    ins: [*const u8; N],
-    n: usize,
-    body: &B,
-    codec: &avx2::Quantized<S>,
-    stream: bool,
-) {
-    // SAFETY: forwarded; the codec's instruction set is this function's.
-    unsafe { run(out, ins, n, body, codec, stream) }
-}
-
-/// [`run`] compiled with AVX-512 (and AVX2, FMA).
-///
-/// # Safety
-/// As [`run`]; the CPU has AVX-512 F/BW/DQ/VL, AVX2 and FMA.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx2,fma")]
-unsafe fn run_avx512<const N: usize, B: MapBody<N>, C: Codec16>(
-    out: *mut u8,
-    ins: [*const u8; N],
-    n: usize,
-    body: &B,
-    codec: &C,
-    stream: bool,
-) {
-    // SAFETY: forwarded; the codec's instruction set is this function's.
-    unsafe { run(out, ins, n, body, codec, stream) }
-}
+level_copies!(unsafe fn run_avx2, run_avx512 [const N: usize, B: MapBody<N>, C: Codec16]
+    (out: *mut u8, ins: [*const u8; N], n: usize, body: &B, codec: &C, stream: bool)
+    => run; "As [`run`]; the codec's instruction set is at most the copy's");
 
 #[cfg(test)]
 mod tests {
