@@ -9,8 +9,10 @@
 //! `vcvtneps2bf16`, which flushes subnormals). The level is [`simd_level`]'s.
 
 use super::convert_f8::{self, decode_run, encode_run};
+#[cfg(target_arch = "x86_64")]
+use super::convert_f8_vbmi;
 use super::convert_int::f32_to_int;
-use super::simd_level::{simd_level, SimdLevel};
+use super::simd_level::{has_avx512_vbmi, simd_level, SimdLevel};
 use tensor_core::{with_dtype, DType, Element};
 
 /// Reads `n` elements of `sdt` at `src` with element stride `stride`, casting into `dst`
@@ -195,8 +197,9 @@ pub unsafe fn f32_to_bf16(dst: *mut u16, src: *const f32, n: usize) {
 pub(crate) unsafe fn f8_to_f32<const E4: bool>(dst: *mut f32, src: *const u8, n: usize) {
     #[cfg(target_arch = "x86_64")]
     match simd_level() {
-        // SAFETY: the level never exceeds the CPU's (AVX-512 implies AVX2); pointers per the
+        // SAFETY: the level says AVX-512 F/BW/DQ/VL, and VBMI is checked; pointers per the
         // caller.
+        SimdLevel::Avx512 if has_avx512_vbmi() => return unsafe { convert_f8_vbmi::decode_f8::<E4>(dst, src, n) },
         // SAFETY: the level says AVX-512 F/BW/DQ/VL; pointers per the caller.
         SimdLevel::Avx512 => return unsafe { convert_f8::avx512::decode::<E4>(dst, src, n) },
         SimdLevel::Avx2 if !E4 && std::arch::is_x86_feature_detected!("f16c") => {
@@ -219,8 +222,9 @@ pub(crate) unsafe fn f8_to_f32<const E4: bool>(dst: *mut f32, src: *const u8, n:
 pub(crate) unsafe fn f32_to_f8<const E4: bool>(dst: *mut u8, src: *const f32, n: usize) {
     #[cfg(target_arch = "x86_64")]
     match simd_level() {
-        // SAFETY: the level never exceeds the CPU's (AVX-512 implies AVX2); pointers per the
+        // SAFETY: the level says AVX-512 F/BW/DQ/VL, and VBMI is checked; pointers per the
         // caller.
+        SimdLevel::Avx512 if has_avx512_vbmi() => return unsafe { convert_f8_vbmi::encode_f8::<E4>(dst, src, n) },
         // SAFETY: the level says AVX-512 F/BW/DQ/VL; pointers per the caller.
         SimdLevel::Avx512 => return unsafe { convert_f8::avx512::encode::<E4>(dst, src, n) },
         SimdLevel::Avx2 if !E4 && std::arch::is_x86_feature_detected!("f16c") => {

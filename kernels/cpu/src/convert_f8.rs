@@ -75,7 +75,7 @@ pub(crate) fn encode<const E4: bool>(x: f32) -> u8 {
 
 /// One f8 (bits) to its exact f32, without branches (a NaN to the quiet NaN of its sign).
 #[inline(always)]
-pub(crate) fn decode<const E4: bool>(bits: u8) -> f32 {
+pub(crate) const fn decode<const E4: bool>(bits: u8) -> f32 {
     let f = const { layout::<E4>() };
     let b = bits as u32;
     let sign = (b & 0x80) << 24;
@@ -241,27 +241,39 @@ pub(crate) mod avx512 {
     /// The CPU has AVX-512 F (the function is inlined into one compiled with it).
     #[inline(always)]
     pub(crate) unsafe fn encode16<const E4: bool>(x: __m512) -> __m128i {
+        // SAFETY: AVX-512 F per the caller.
+        unsafe {
+            let sign = _mm512_and_si512(_mm512_srli_epi32::<24>(_mm512_castps_si512(x)), splat(0x80));
+            // a code and its sign: 0..=255, exact in the truncating narrowing
+            _mm512_cvtepi32_epi8(_mm512_or_si512(magnitude16::<E4>(x), sign))
+        }
+    }
+
+    /// Sixteen values' codes without their signs (`0..=0x7f` in each 32-bit lane), rounding
+    /// to nearest even (E4M3 saturates, E5M2 overflows to infinity, NaN is `0x7f`).
+    ///
+    /// # Safety
+    /// The CPU has AVX-512 F (the function is inlined into one compiled with it).
+    #[inline(always)]
+    pub(crate) unsafe fn magnitude16<const E4: bool>(x: __m512) -> __m512i {
         let f = const { layout::<E4>() };
         // SAFETY: AVX-512 F per the caller.
         unsafe {
-            let b = _mm512_castps_si512(x);
             let shift = _mm_cvtsi32_si128(f.shift as i32);
-            let sign = _mm512_and_si512(_mm512_srli_epi32::<24>(b), splat(0x80));
-            let a = _mm512_and_si512(b, splat(0x7fff_ffff));
-            // normal: round to nearest even at bit `shift`, rebias (logical shifts: a + bias
-            // of an infinity or NaN passes 2^31 and stays a large positive code)
+            let a = _mm512_and_si512(_mm512_castps_si512(x), splat(0x7fff_ffff));
+            // normal: round to nearest even at bit `shift` and rebias in one add before the
+            // shift (a normal's a is at least the rebias there; a smaller a wraps, and the
+            // subnormal path replaces it; an infinity or NaN stays a large positive code)
             let kept = _mm512_and_si512(_mm512_srl_epi32(a, shift), splat(1));
-            let rounded = _mm512_add_epi32(_mm512_add_epi32(a, splat((1 << (f.shift - 1)) - 1)), kept);
-            let normal = _mm512_sub_epi32(_mm512_srl_epi32(rounded, shift), splat(f.rebias));
+            let bias = ((1u32 << (f.shift - 1)) - 1).wrapping_sub(f.rebias << f.shift);
+            let normal = _mm512_srl_epi32(_mm512_add_epi32(_mm512_add_epi32(a, splat(bias)), kept), shift);
             // subnormal: the float add rounds to the magic's ulp
             let magic = splat(f.denorm_magic);
             let sum = _mm512_add_ps(_mm512_castsi512_ps(a), _mm512_castsi512_ps(magic));
             let sub = _mm512_sub_epi32(_mm512_castps_si512(sum), magic);
             let code = _mm512_mask_blend_epi32(_mm512_cmplt_epi32_mask(a, splat(f.min_normal)), normal, sub);
             let code = _mm512_min_epi32(code, splat(f.overflow));
-            let code = _mm512_mask_blend_epi32(_mm512_cmpgt_epi32_mask(a, splat(0x7f80_0000)), code, splat(0x7f));
-            // a code and its sign: 0..=255, exact in the truncating narrowing
-            _mm512_cvtepi32_epi8(_mm512_or_si512(code, sign))
+            _mm512_mask_blend_epi32(_mm512_cmpgt_epi32_mask(a, splat(0x7f80_0000)), code, splat(0x7f))
         }
     }
 

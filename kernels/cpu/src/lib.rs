@@ -27,6 +27,8 @@ pub mod byte_map;
 mod byte_table;
 pub mod convert;
 mod convert_f8;
+#[cfg(target_arch = "x86_64")]
+mod convert_f8_vbmi;
 mod convert_int;
 pub mod copy;
 pub mod elementwise;

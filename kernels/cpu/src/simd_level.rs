@@ -121,6 +121,20 @@ fn detect_max() -> SimdLevel {
     SimdLevel::Baseline
 }
 
+/// Whether the CPU has AVX-512 VBMI (byte permutes: the 8-bit float table lookups of
+/// `convert_f8_vbmi`), used only at [`SimdLevel::Avx512`]. `false` off x86-64.
+#[inline]
+pub fn has_avx512_vbmi() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx512vbmi")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
 /// Writes the AVX2 and the AVX-512 copy of an `#[inline(always)]` function from one line:
 /// each copy is a function compiled with that level's target features (those
 /// [`SimdLevel::Avx2`] and [`SimdLevel::Avx512`] stand for) that calls the generic body, so
