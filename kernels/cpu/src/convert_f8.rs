@@ -121,19 +121,20 @@ pub(crate) mod avx2 {
     use super::{decode_run, encode_run, layout};
     use std::arch::x86_64::*;
 
-    /// Converts `n` contiguous f32 to f8 (bits).
+    /// Eight values to their codes (with their signs, `0..=255` in each 32-bit lane),
+    /// rounding to nearest even (E4M3 saturates, E5M2 overflows to infinity, NaN is `0x7f`
+    /// with its sign).
     ///
     /// # Safety
-    /// The CPU has AVX2; `src` valid for `n` reads, `dst` for `n` writes (any alignment).
-    #[target_feature(enable = "avx2")]
-    pub(crate) unsafe fn encode<const E4: bool>(dst: *mut u8, src: *const f32, n: usize) {
+    /// The CPU has AVX2 (the function is inlined into one compiled with it).
+    #[inline(always)]
+    pub(crate) unsafe fn encode8<const E4: bool>(x: __m256) -> __m256i {
         let f = const { layout::<E4>() };
-        let c = |x: u32| _mm256_set1_epi32(x as i32);
-        let shift = _mm_cvtsi32_si128(f.shift as i32);
-        let body = n - n % 8;
-        for k in (0..body).step_by(8) {
-            // SAFETY: k + 8 <= n.
-            let b = unsafe { _mm256_loadu_si256(src.add(k).cast()) };
+        // SAFETY: AVX2 per the caller.
+        unsafe {
+            let c = |x: u32| _mm256_set1_epi32(x as i32);
+            let shift = _mm_cvtsi32_si128(f.shift as i32);
+            let b = _mm256_castps_si256(x);
             let sign = _mm256_and_si256(_mm256_srli_epi32::<24>(b), c(0x80));
             let a = _mm256_and_si256(b, c(0x7fff_ffff));
             // normal: round to nearest even at bit `shift`, rebias (logical shifts: a + bias
@@ -148,7 +149,20 @@ pub(crate) mod avx2 {
             let code = _mm256_blendv_epi8(normal, sub, _mm256_cmpgt_epi32(c(f.min_normal), a));
             let code = _mm256_min_epi32(code, c(f.overflow));
             let code = _mm256_blendv_epi8(code, c(0x7f), _mm256_cmpgt_epi32(a, c(0x7f80_0000)));
-            let r = _mm256_or_si256(code, sign);
+            _mm256_or_si256(code, sign)
+        }
+    }
+
+    /// Converts `n` contiguous f32 to f8 (bits).
+    ///
+    /// # Safety
+    /// The CPU has AVX2; `src` valid for `n` reads, `dst` for `n` writes (any alignment).
+    #[target_feature(enable = "avx2")]
+    pub(crate) unsafe fn encode<const E4: bool>(dst: *mut u8, src: *const f32, n: usize) {
+        let body = n - n % 8;
+        for k in (0..body).step_by(8) {
+            // SAFETY: k + 8 <= n; AVX2 per the contract.
+            let r = unsafe { encode8::<E4>(_mm256_loadu_ps(src.add(k))) };
             let words = _mm_packus_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256::<1>(r));
             // SAFETY: k + 8 <= n.
             unsafe { _mm_storel_epi64(dst.add(k).cast(), _mm_packus_epi16(words, words)) };

@@ -16,8 +16,11 @@
 //! on sixteen lanes). With AVX-512, `wide64.rs` runs 64 elements a step and narrows with
 //! saturating packs, for the quantized bytes and (with VBMI, decoding by table lookup) the
 //! 8-bit floats: an f8 `add` of 2^28 elements 12-13 GB/s before, 21-26 after; qint8
-//! 31.5-33.2 before, 32.8-36.0 after (2026-11-28). With AVX2 they stay on the staged path: through this loop with
-//! `convert_f8`'s AVX2 steps they measured slower (f8 `add` 3.5–6.5 GB/s against 6.8–11.6).
+//! 31.5-33.2 before, 32.8-36.0 after (2026-11-28). With AVX2 and F16C they run this
+//! module's sixteen-lane loop with `f8_avx2.rs` (decoded through the f16 conversion; an
+//! f8 `add` forced to AVX2 on an AVX-512 machine: E5M2 6.7-10.6 GB/s staged, 13.4-14.2 in
+//! one pass; E4M3 6.0-8.5, 8.4-9.9). An earlier one-pass try with `convert_f8`'s
+//! arithmetic decode measured slower than staged (3.5–6.5 GB/s against 6.8–11.6).
 //!
 //! `#[tensor_op]` emits one [`ByteMapFn`](crate::kernel::ByteMapFn) per op (`cpu_bytes`,
 //! over its f32 body) and registers it with the op's qint8 and quint8 rows
@@ -28,6 +31,8 @@
 mod avx2;
 #[cfg(target_arch = "x86_64")]
 mod avx512;
+#[cfg(target_arch = "x86_64")]
+mod f8_avx2;
 #[cfg(target_arch = "x86_64")]
 mod f8_avx512;
 #[cfg(target_arch = "x86_64")]
@@ -46,7 +51,7 @@ use crate::value::{SimdElement, Value};
 /// `out[i] = quantize(body(dequantize(inputs[0][i]), …))` (for the 8-bit floats: encode
 /// and decode) for `n` elements, 16 at a time in registers (AVX-512 or AVX2), streamed
 /// when `store` says so and `out` is 16-byte aligned. `false` (nothing written) below
-/// AVX2, and for the 8-bit floats below AVX-512, where the driver's staged path runs
+/// AVX2, and for the 8-bit floats without F16C, where the driver's staged path runs
 /// instead.
 ///
 /// # Safety
@@ -70,6 +75,7 @@ pub unsafe fn map_bytes<const N: usize, B: MapBody<N>>(
             let affines = &codes.affines;
             let wide = level >= SimdLevel::Avx512;
             let vbmi = wide && crate::simd_level::has_avx512_vbmi();
+            let f16c = std::arch::is_x86_feature_detected!("f16c");
             // SAFETY: the level never exceeds the CPU's (AVX-512 F/BW/DQ/VL with AVX2 and
             // FMA, or AVX2 and FMA), VBMI is checked; the pointers and counts are the
             // caller's contract.
@@ -97,8 +103,12 @@ pub unsafe fn map_bytes<const N: usize, B: MapBody<N>>(
                     (false, ByteFamily::QUInt8) => {
                         run_avx2(out, ins, n, body, &avx2::Quantized::<false>::new(affines), stream)
                     }
-                    // AVX2 has no narrowing move or mask blends: the 8-bit floats measured
-                    // slower in one pass than staged there (see the module docs)
+                    (false, ByteFamily::F8E4M3) if f16c => {
+                        f8_avx2::run_f8_avx2::<N, B, true>(out, ins, n, body, stream)
+                    }
+                    (false, ByteFamily::F8E5M2) if f16c => {
+                        f8_avx2::run_f8_avx2::<N, B, false>(out, ins, n, body, stream)
+                    }
                     (false, ByteFamily::F8E4M3 | ByteFamily::F8E5M2) => return false,
                 }
             }
@@ -392,9 +402,25 @@ mod tests {
                     check_with!(run_avx512, avx512, "AVX-512");
                 }
             }
-            // the 8-bit floats' sixteen-lane loop (map_bytes runs the VBMI one when the CPU
-            // has VBMI)
-            ByteFamily::F8E4M3 | ByteFamily::F8E5M2 if level >= SimdLevel::Avx512 => {
+            // the 8-bit floats' AVX2 loop (F16C) and sixteen-lane AVX-512 loop (map_bytes
+            // runs the 64-step one when the CPU has VBMI)
+            ByteFamily::F8E4M3 | ByteFamily::F8E5M2 if level >= SimdLevel::Avx2 => {
+                if std::arch::is_x86_feature_detected!("f16c") {
+                    // SAFETY: AVX2 per the level, F16C checked; n codes each, the output in
+                    // `out` (16-byte aligned when streaming).
+                    unsafe {
+                        if codes.family == ByteFamily::F8E4M3 {
+                            f8_avx2::run_f8_avx2::<2, B, true>(dst, ins, n, body, stream)
+                        } else {
+                            f8_avx2::run_f8_avx2::<2, B, false>(dst, ins, n, body, stream)
+                        }
+                    }
+                    crate::copy::stream::store_fence();
+                    e.assert(&out[at..at + n], &format!("AVX2 {codes:?} n {n} {store:?}"));
+                }
+                if level < SimdLevel::Avx512 {
+                    return;
+                }
                 // SAFETY: the level says the CPU has AVX-512; n codes each, the output in
                 // `out` (16-byte aligned when streaming).
                 unsafe {
