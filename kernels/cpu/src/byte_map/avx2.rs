@@ -69,11 +69,7 @@ impl<const S: bool> Codec16 for Quantized<S> {
             let words = _mm256_permute4x64_epi64::<0b11_01_10_00>(words);
             let (a, b) = (_mm256_castsi256_si128(words), _mm256_extracti128_si256::<1>(words));
             let bytes = if S { _mm_packs_epi16(a, b) } else { _mm_packus_epi16(a, b) };
-            if stream {
-                _mm_stream_si128(dst.cast(), bytes);
-            } else {
-                _mm_storeu_si128(dst.cast(), bytes);
-            }
+            super::store16(dst, bytes, stream);
         }
     }
 

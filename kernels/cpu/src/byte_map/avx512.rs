@@ -81,11 +81,7 @@ impl<const S: bool> Codec16 for Quantized<S> {
             let q = self.codes_register(_mm512_loadu_ps(v.as_ptr()));
             // in the output's range: the truncating narrowing is exact (i8 or u8 bits)
             let bytes = _mm512_cvtepi32_epi8(q);
-            if stream {
-                _mm_stream_si128(dst.cast(), bytes);
-            } else {
-                _mm_storeu_si128(dst.cast(), bytes);
-            }
+            super::store16(dst, bytes, stream);
         }
     }
 

@@ -52,11 +52,7 @@ impl<const E4: bool> Codec16 for F8Avx2<E4> {
             // codes are 0..=255: exact through the unsigned packs
             let words = _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_packus_epi32(a, b));
             let bytes = _mm_packus_epi16(_mm256_castsi256_si128(words), _mm256_extracti128_si256::<1>(words));
-            if stream {
-                _mm_stream_si128(dst.cast(), bytes);
-            } else {
-                _mm_storeu_si128(dst.cast(), bytes);
-            }
+            super::store16(dst, bytes, stream);
         }
     }
 

@@ -21,11 +21,7 @@ impl<const E4: bool> Codec16 for F8<E4> {
         // SAFETY: AVX-512 F per the caller; `v` holds 16 values; dst per the caller.
         unsafe {
             let bytes = avx512::encode16::<E4>(_mm512_loadu_ps(v.as_ptr()));
-            if stream {
-                _mm_stream_si128(dst.cast(), bytes);
-            } else {
-                _mm_storeu_si128(dst.cast(), bytes);
-            }
+            super::store16(dst, bytes, stream);
         }
     }
 

@@ -127,6 +127,25 @@ fn quantize_bounds(o: &tensor_core::quant::Affine) -> [f32; 3] {
     [o.inv_scale, o.qmin - o.zero_point, o.qmax - o.zero_point]
 }
 
+/// Sixteen codes to `dst`, streamed when `stream` (then `dst` is 16-byte aligned): every
+/// sixteen-lane codec's store.
+///
+/// # Safety
+/// `dst` valid for 16 writes (SSE2 is x86-64's baseline).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn store16(dst: *mut u8, bytes: std::arch::x86_64::__m128i, stream: bool) {
+    use std::arch::x86_64::{_mm_storeu_si128, _mm_stream_si128};
+    // SAFETY: dst .. +16 are the caller's, 16-byte aligned when streaming.
+    unsafe {
+        if stream {
+            _mm_stream_si128(dst.cast(), bytes);
+        } else {
+            _mm_storeu_si128(dst.cast(), bytes);
+        }
+    }
+}
+
 /// Sixteen codes to values and back, in one instruction set's registers.
 #[cfg(target_arch = "x86_64")]
 trait Codec16 {
