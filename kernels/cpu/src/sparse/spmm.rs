@@ -93,14 +93,32 @@ const TILE: usize = 16;
 /// gathers are random, so the hardware prefetchers cannot guess them, and a row's gathers
 /// alone do not keep enough misses in flight (measured: spmm n = 16 about 2× faster).
 const AHEAD: usize = 16;
+/// How many entries ahead spmv prefetches the one vector element an entry needs, into L2
+/// ([`crate::map::prefetch_l2`]): with `n = 1` each entry is one random read, so the
+/// prefetches must run far ahead and must not hold L1's few miss buffers (measured on a
+/// 2^20-row matrix, 16 entries a row, vector in L3: 16/32/64/128 entries ahead into L2
+/// 12-25 % faster than 16 into L1; 512 ahead a little slower again).
+const SPMV_AHEAD: usize = 32;
 
 /// Asks for the dense row of column `col[j]` (a hint: any address, even of a corrupt
-/// column, is allowed).
+/// column, is allowed): into L1 when it is one cache line, into L2 when it is more. With
+/// [`AHEAD`] rows of several lines in flight, L1 prefetches would need more miss buffers
+/// than L1 has (measured, n = 64 f32: 126-141 → 70-100 ms); a one-line row (n = 16 f32)
+/// was 1.5-2.5× slower into L2 with i64 columns, unchanged with i32.
 #[inline(always)]
 fn prefetch_row<T, I: CsrIndex>(mm: &Mm<'_, T, I>, j: usize) {
     if let Some(&c) = mm.col.get(j) {
-        let row = mm.dense.as_ptr().wrapping_add((c.into() as usize).wrapping_mul(mm.n));
-        crate::map::prefetch_lines(row as *const u8, mm.n * std::mem::size_of::<T>());
+        let row = mm.dense.as_ptr().wrapping_add((c.into() as usize).wrapping_mul(mm.n)) as *const u8;
+        let bytes = mm.n * std::mem::size_of::<T>();
+        if bytes <= 64 {
+            crate::map::prefetch(row);
+            return;
+        }
+        let mut line = 0;
+        while line < bytes {
+            crate::map::prefetch_l2(row.wrapping_add(line));
+            line += 64;
+        }
     }
 }
 
@@ -125,8 +143,8 @@ unsafe fn rows_generic<T: MmElem, I: CsrIndex>(mm: &Mm<'_, T, I>, lo: usize, hi:
             for (i, (&c, &v)) in cols.iter().zip(vals).enumerate() {
                 // One element to ask for (no loop over lines as for a dense row: measured
                 // 10-35% faster than `prefetch_row` here).
-                if let Some(&ahead) = mm.col.get(a + i + AHEAD) {
-                    crate::map::prefetch(x.as_ptr().wrapping_add(ahead.into() as usize));
+                if let Some(&ahead) = mm.col.get(a + i + SPMV_AHEAD) {
+                    crate::map::prefetch_l2(x.as_ptr().wrapping_add(ahead.into() as usize));
                 }
                 // `c as usize` of a negative column is huge: `get` refuses it too.
                 let Some(&xc) = x.get(c.into() as usize) else { return false };
