@@ -344,3 +344,39 @@ fn large_unary_maps_equal_the_f32_op_rounded_once() {
         assert_eq!(bits(&c), bits(&wa.relu().unwrap().to_dtype(d).unwrap()), "{d} relu_");
     }
 }
+
+/// Casts whose output is larger than the cache (past the copy's non-temporal threshold,
+/// where the f8 ↔ f32 conversions stream their stores): every element equal to the scalar
+/// model, into a fresh output and into a view starting 3 elements into a larger tensor (an
+/// output not aligned to a cache line: the scalar head, the streamed body, the tail).
+#[test]
+fn large_casts_stream_the_same_bits() {
+    let n = (1 << 22) + 13; // 16 MiB + 52 bytes of f32
+    for d in F8 {
+        let pattern: Vec<u8> = (0..n).map(|i| (i * 131 + i / 4096) as u8).collect();
+        let t = f8_tensor(d, &pattern);
+        let want: Vec<f32> = pattern.iter().map(|&b| decode(d, b) as f32).collect();
+        let fresh: Vec<f32> = t.to_dtype(DType::F32).unwrap().to_vec().unwrap();
+        assert!(fresh.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits()), "{d} → f32");
+        let big = Tensor::zeros(&[n + 8], DType::F32, Device::Cpu).unwrap();
+        let view = big.narrow(0, 3, n).unwrap();
+        view.copy_(&t).unwrap();
+        let got: Vec<f32> = view.to_vec().unwrap();
+        assert!(got.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits()), "{d} → f32 at an offset");
+        let edges: Vec<f32> = big.to_vec().unwrap();
+        assert!(edges[..3].iter().chain(&edges[n + 3..]).all(|&x| x == 0.0), "{d}: nothing written outside the view");
+    }
+    let m = (1 << 24) + 29; // 16 MiB + 29 bytes of f8
+    let xs: Vec<f32> = (0..m).map(|i| f32::from_bits((i as u32).wrapping_mul(2_654_435_761))).collect();
+    let src = Tensor::from_vec(xs.clone(), &[m]).unwrap();
+    for d in F8 {
+        let want: Vec<u8> = xs.iter().map(|&x| encode(d, x as f64)).collect();
+        assert_eq!(raw_bits(&src.to_dtype(d).unwrap()), want, "f32 → {d}");
+        let big = Tensor::zeros(&[m + 64], d, Device::Cpu).unwrap();
+        let view = big.narrow(0, 23, m).unwrap();
+        view.copy_(&src).unwrap();
+        assert_eq!(raw_bits(&view), want, "f32 → {d} at an offset");
+        let edges = raw_bits(&big);
+        assert!(edges[..23].iter().chain(&edges[m + 23..]).all(|&b| b == 0), "{d}: nothing written outside the view");
+    }
+}

@@ -16,6 +16,7 @@
 //! compare every code and a sweep of f32 classes.
 
 use crate::convert_f8::{avx512, decode, decode_run, encode_run};
+use crate::copy::stream::store_fence;
 use std::arch::x86_64::*;
 
 /// One byte of each code's bfloat16 (`HIGH`: sign-less high byte, else the low byte), for
@@ -150,49 +151,75 @@ pub(crate) unsafe fn encode64<const E4: bool>(t: &Tables, v: [__m512; 4]) -> __m
     }
 }
 
-/// Converts `n` contiguous f8 (bits) to f32.
+/// Converts `n` contiguous f8 (bits) to f32; with `stream`, the part from `dst`'s first
+/// 64-byte boundary is written with non-temporal stores and fenced before returning (for
+/// outputs larger than the cache: no read-for-ownership of the lines written).
 ///
 /// # Safety
 /// The CPU has AVX-512 F/BW/VL/VBMI; `src` valid for `n` reads, `dst` for `n` writes (any
 /// alignment).
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vbmi,avx2")]
-pub(crate) unsafe fn decode_f8<const E4: bool>(dst: *mut f32, src: *const u8, n: usize) {
+pub(crate) unsafe fn decode_f8<const E4: bool>(dst: *mut f32, src: *const u8, n: usize, stream: bool) {
     // SAFETY: AVX-512 F/BW/VBMI per the contract.
     let t = unsafe { Tables::new::<E4>() };
-    let body = n - n % 64;
-    for k in (0..body).step_by(64) {
-        // SAFETY: k + 64 <= n; AVX-512 F/BW/VBMI per the contract.
+    // (an f32 pointer that is not 4-byte aligned never reaches a boundary: all scalar)
+    let head = if stream { dst.align_offset(64).min(n) } else { 0 };
+    // SAFETY: the head's elements are the caller's.
+    unsafe { decode_run::<E4>(dst, src, head) };
+    let body = head + (n - head) / 64 * 64;
+    for k in (head..body).step_by(64) {
+        // SAFETY: k + 64 <= n; AVX-512 F/BW/VBMI per the contract; with `stream`, dst + k
+        // is 64-byte aligned (k - head is a multiple of 64 elements).
         unsafe {
             let v = decode64(&t, _mm512_loadu_si512(src.add(k).cast()));
             for (q, x) in v.into_iter().enumerate() {
-                _mm512_storeu_ps(dst.add(k + 16 * q), x);
+                if stream {
+                    _mm512_stream_ps(dst.add(k + 16 * q), x);
+                } else {
+                    _mm512_storeu_ps(dst.add(k + 16 * q), x);
+                }
             }
         }
     }
     // SAFETY: the tail's elements are the caller's.
-    unsafe { decode_run::<E4>(dst.add(body), src.add(body), n - body) }
+    unsafe { decode_run::<E4>(dst.add(body), src.add(body), n - body) };
+    if stream {
+        store_fence();
+    }
 }
 
-/// Converts `n` contiguous f32 to f8 (bits).
+/// Converts `n` contiguous f32 to f8 (bits); `stream` as for [`decode_f8`].
 ///
 /// # Safety
 /// The CPU has AVX-512 F/BW/VL/VBMI; `src` valid for `n` reads, `dst` for `n` writes (any
 /// alignment).
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vbmi,avx2")]
-pub(crate) unsafe fn encode_f8<const E4: bool>(dst: *mut u8, src: *const f32, n: usize) {
+pub(crate) unsafe fn encode_f8<const E4: bool>(dst: *mut u8, src: *const f32, n: usize, stream: bool) {
     // SAFETY: AVX-512 F/BW/VBMI per the contract.
     let t = unsafe { Tables::new::<E4>() };
-    let body = n - n % 64;
-    for k in (0..body).step_by(64) {
-        // SAFETY: k + 64 <= n; AVX-512 F/BW/VBMI per the contract.
+    let head = if stream { dst.align_offset(64).min(n) } else { 0 };
+    // SAFETY: the head's elements are the caller's.
+    unsafe { encode_run::<E4>(dst, src, head) };
+    let body = head + (n - head) / 64 * 64;
+    for k in (head..body).step_by(64) {
+        // SAFETY: k + 64 <= n; AVX-512 F/BW/VBMI per the contract; with `stream`, dst + k
+        // is 64-byte aligned.
         unsafe {
             let at = |q: usize| src.add(k + 16 * q);
             let v = [_mm512_loadu_ps(at(0)), _mm512_loadu_ps(at(1)), _mm512_loadu_ps(at(2)), _mm512_loadu_ps(at(3))];
-            _mm512_storeu_si512(dst.add(k).cast(), encode64::<E4>(&t, v));
+            let codes = encode64::<E4>(&t, v);
+            if stream {
+                _mm512_stream_si512(dst.add(k).cast(), codes);
+            } else {
+                _mm512_storeu_si512(dst.add(k).cast(), codes);
+            }
         }
     }
     // SAFETY: the tail's elements are the caller's.
-    unsafe { encode_run::<E4>(dst.add(body), src.add(body), n - body) }
+    unsafe { encode_run::<E4>(dst.add(body), src.add(body), n - body) };
+    if stream {
+        store_fence();
+    }
 }
 
 #[cfg(test)]
@@ -205,20 +232,23 @@ mod tests {
     }
 
     /// Every code of both formats decodes as the scalar rule, in every position of a
-    /// 64-byte step and in the tail.
+    /// 64-byte step and in the tail, with plain and streaming stores (outputs starting
+    /// 0, 4, 20 and 60 bytes past a 64-byte line: the streamed head).
     #[test]
     fn decode_equals_the_scalar_rule_for_every_code() {
         if !has_vbmi() {
             return;
         }
         fn each<const E4: bool>() {
-            for rot in [0usize, 1, 37, 64] {
+            for (rot, stream) in [0usize, 1, 37, 64].into_iter().flat_map(|r| [(r, false), (r, true)]) {
                 let src: Vec<u8> = (0..256 + 71).map(|i| ((i + rot) % 256) as u8).collect();
-                let mut dst = vec![f32::from_bits(0xdead_beef); src.len()];
+                let mut buf = vec![f32::from_bits(0xdead_beef); src.len() + 32];
+                let skip = buf.as_ptr().align_offset(64) + [0, 1, 5, 15][rot % 4];
+                let dst = &mut buf[skip..skip + src.len()];
                 // SAFETY: VBMI checked; equal lengths.
-                unsafe { decode_f8::<E4>(dst.as_mut_ptr(), src.as_ptr(), src.len()) };
-                for (c, v) in src.iter().zip(&dst) {
-                    assert_eq!(v.to_bits(), decode::<E4>(*c).to_bits(), "E4 {E4} code {c:#04x}");
+                unsafe { decode_f8::<E4>(dst.as_mut_ptr(), src.as_ptr(), src.len(), stream) };
+                for (c, v) in src.iter().zip(dst.iter()) {
+                    assert_eq!(v.to_bits(), decode::<E4>(*c).to_bits(), "E4 {E4} code {c:#04x} stream {stream}");
                 }
             }
         }
@@ -252,11 +282,16 @@ mod tests {
                 }
             }
             src.extend([0.0, -0.0, 448.0, 464.0, 480.0, 57344.0, 61440.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN]);
-            let mut dst = vec![0xa5u8; src.len()];
-            // SAFETY: VBMI checked; equal lengths.
-            unsafe { encode_f8::<E4>(dst.as_mut_ptr(), src.as_ptr(), src.len()) };
-            for (x, c) in src.iter().zip(&dst) {
-                assert_eq!(*c, encode::<E4>(*x), "E4 {E4} value {:#010x}", x.to_bits());
+            // plain stores, and streaming ones from 0 and 23 bytes past a 64-byte line
+            for (skip, stream) in [(0, false), (0, true), (23, true)] {
+                let mut buf = vec![0xa5u8; src.len() + 128];
+                let at = buf.as_ptr().align_offset(64) + skip;
+                let dst = &mut buf[at..at + src.len()];
+                // SAFETY: VBMI checked; equal lengths.
+                unsafe { encode_f8::<E4>(dst.as_mut_ptr(), src.as_ptr(), src.len(), stream) };
+                for (x, c) in src.iter().zip(dst.iter()) {
+                    assert_eq!(*c, encode::<E4>(*x), "E4 {E4} value {:#010x} stream {stream}", x.to_bits());
+                }
             }
         }
         each::<true>();
@@ -279,7 +314,7 @@ mod tests {
             for start in (0..1u64 << 32).step_by(CHUNK as usize) {
                 xs.iter_mut().enumerate().for_each(|(i, x)| *x = f32::from_bits((start + i as u64) as u32));
                 // SAFETY: VBMI checked; both hold CHUNK elements.
-                unsafe { encode_f8::<E4>(out.as_mut_ptr(), xs.as_ptr(), xs.len()) };
+                unsafe { encode_f8::<E4>(out.as_mut_ptr(), xs.as_ptr(), xs.len(), false) };
                 for (x, o) in xs.iter().zip(&out) {
                     assert_eq!(*o, encode::<E4>(*x), "E4 {E4} {:#010x}", x.to_bits());
                 }
