@@ -28,9 +28,9 @@ pub unsafe fn gather_cast(dst: *mut u8, ddt: DType, src: *const u8, sdt: DType, 
             // SAFETY: as above.
             DType::BF16 => return unsafe { bf16_to_f32(dst as *mut f32, src as *const u16, n) },
             // SAFETY: src valid for n byte reads, dst for n f32 writes (caller's contract).
-            DType::F8E4M3 => return unsafe { f8_to_f32::<true>(dst as *mut f32, src, n, false) },
+            DType::F8E4M3 => return unsafe { f8_to_f32::<true>(dst as *mut f32, src, n) },
             // SAFETY: as above.
-            DType::F8E5M2 => return unsafe { f8_to_f32::<false>(dst as *mut f32, src, n, false) },
+            DType::F8E5M2 => return unsafe { f8_to_f32::<false>(dst as *mut f32, src, n) },
             _ => {}
         }
     }
@@ -56,9 +56,9 @@ pub unsafe fn scatter_cast(dst: *mut u8, ddt: DType, stride: isize, src: *const 
             // SAFETY: as above.
             DType::BF16 => return unsafe { f32_to_bf16(dst as *mut u16, src as *const f32, n) },
             // SAFETY: dst valid for n byte writes, src for n f32 reads (caller's contract).
-            DType::F8E4M3 => return unsafe { f32_to_f8::<true>(dst, src as *const f32, n, false) },
+            DType::F8E4M3 => return unsafe { f32_to_f8::<true>(dst, src as *const f32, n) },
             // SAFETY: as above.
-            DType::F8E5M2 => return unsafe { f32_to_f8::<false>(dst, src as *const f32, n, false) },
+            DType::F8E5M2 => return unsafe { f32_to_f8::<false>(dst, src as *const f32, n) },
             // SAFETY: dst valid for n elements of ddt, src for n f32 reads (caller's contract).
             DType::I8 | DType::U8 | DType::I32 if unsafe { f32_to_int(dst, ddt, src as *const f32, n) } => return,
             _ => {}
@@ -89,12 +89,14 @@ pub(crate) unsafe fn f8_run_streamed(dst: *mut u8, ddt: DType, src: *const u8, s
     }
     #[cfg(target_arch = "x86_64")]
     if simd_level() == SimdLevel::Avx512 && has_avx512_vbmi() {
-        // SAFETY (each arm): the pointers per the caller, each of its arm's element type.
+        use convert_f8_vbmi::{decode_f8, encode_f8};
+        // SAFETY (each arm): AVX-512 F/BW/VL (the level) and VBMI (checked); the pointers
+        // per the caller, each of its arm's element type.
         match (sdt, ddt) {
-            (DType::F8E4M3, _) => unsafe { f8_to_f32::<true>(dst.cast(), src, n, true) },
-            (DType::F8E5M2, _) => unsafe { f8_to_f32::<false>(dst.cast(), src, n, true) },
-            (_, DType::F8E4M3) => unsafe { f32_to_f8::<true>(dst, src.cast(), n, true) },
-            _ => unsafe { f32_to_f8::<false>(dst, src.cast(), n, true) },
+            (DType::F8E4M3, _) => unsafe { decode_f8::<true>(dst.cast(), src, n, true) },
+            (DType::F8E5M2, _) => unsafe { decode_f8::<false>(dst.cast(), src, n, true) },
+            (_, DType::F8E4M3) => unsafe { encode_f8::<true>(dst, src.cast(), n, true) },
+            _ => unsafe { encode_f8::<false>(dst, src.cast(), n, true) },
         }
         return true;
     }
@@ -240,19 +242,17 @@ pub unsafe fn f32_to_bf16(dst: *mut u16, src: *const f32, n: usize) {
     unsafe { run(dst, src, n) }
 }
 
-/// Converts `n` contiguous 8-bit floats (bits; E4M3 when `E4`, else E5M2) to `f32`. With
-/// `stream` (outputs larger than the cache) the AVX-512 VBMI path writes with non-temporal
-/// stores and fences them; the other paths ignore it.
+/// Converts `n` contiguous 8-bit floats (bits; E4M3 when `E4`, else E5M2) to `f32`.
 ///
 /// # Safety
 /// `src` valid for `n` reads, `dst` for `n` writes (any alignment).
-pub(crate) unsafe fn f8_to_f32<const E4: bool>(dst: *mut f32, src: *const u8, n: usize, stream: bool) {
+pub(crate) unsafe fn f8_to_f32<const E4: bool>(dst: *mut f32, src: *const u8, n: usize) {
     #[cfg(target_arch = "x86_64")]
     match simd_level() {
         // SAFETY: the level says AVX-512 F/BW/DQ/VL, and VBMI is checked; pointers per the
         // caller.
         SimdLevel::Avx512 if has_avx512_vbmi() => {
-            return unsafe { convert_f8_vbmi::decode_f8::<E4>(dst, src, n, stream) }
+            return unsafe { convert_f8_vbmi::decode_f8::<E4>(dst, src, n, false) }
         }
         // SAFETY: the level says AVX-512 F/BW/DQ/VL; pointers per the caller.
         SimdLevel::Avx512 => return unsafe { convert_f8::avx512::decode::<E4>(dst, src, n) },
@@ -269,18 +269,17 @@ pub(crate) unsafe fn f8_to_f32<const E4: bool>(dst: *mut f32, src: *const u8, n:
 }
 
 /// Converts `n` contiguous `f32` to 8-bit floats (bits; E4M3 when `E4`, else E5M2),
-/// rounding to nearest even (`tensor_core::F8E4M3::from_f32`'s rule); `stream` as for
-/// [`f8_to_f32`].
+/// rounding to nearest even (`tensor_core::F8E4M3::from_f32`'s rule).
 ///
 /// # Safety
 /// `src` valid for `n` reads, `dst` for `n` writes (any alignment).
-pub(crate) unsafe fn f32_to_f8<const E4: bool>(dst: *mut u8, src: *const f32, n: usize, stream: bool) {
+pub(crate) unsafe fn f32_to_f8<const E4: bool>(dst: *mut u8, src: *const f32, n: usize) {
     #[cfg(target_arch = "x86_64")]
     match simd_level() {
         // SAFETY: the level says AVX-512 F/BW/DQ/VL, and VBMI is checked; pointers per the
         // caller.
         SimdLevel::Avx512 if has_avx512_vbmi() => {
-            return unsafe { convert_f8_vbmi::encode_f8::<E4>(dst, src, n, stream) }
+            return unsafe { convert_f8_vbmi::encode_f8::<E4>(dst, src, n, false) }
         }
         // SAFETY: the level says AVX-512 F/BW/DQ/VL; pointers per the caller.
         SimdLevel::Avx512 => return unsafe { convert_f8::avx512::encode::<E4>(dst, src, n) },
@@ -314,12 +313,12 @@ pub fn f8_slices(d: DType) -> Option<(fn(&mut [f32], &[u8]), fn(&mut [u8], &[f32
     fn to<const E4: bool>(dst: &mut [f32], src: &[u8]) {
         let n = dst.len().min(src.len());
         // SAFETY: both slices hold at least n elements.
-        unsafe { f8_to_f32::<E4>(dst.as_mut_ptr(), src.as_ptr(), n, false) }
+        unsafe { f8_to_f32::<E4>(dst.as_mut_ptr(), src.as_ptr(), n) }
     }
     fn from<const E4: bool>(dst: &mut [u8], src: &[f32]) {
         let n = dst.len().min(src.len());
         // SAFETY: both slices hold at least n elements.
-        unsafe { f32_to_f8::<E4>(dst.as_mut_ptr(), src.as_ptr(), n, false) }
+        unsafe { f32_to_f8::<E4>(dst.as_mut_ptr(), src.as_ptr(), n) }
     }
     match d {
         DType::F8E4M3 => Some((to::<true>, from::<true>)),
