@@ -195,9 +195,22 @@ pub fn prefetch_nta<T>(p: *const T) {
 /// ```
 #[inline(always)]
 pub fn prefetch_lines(start: *const u8, bytes: usize) {
+    prefetch_lines_with(start, bytes, prefetch::<u8>);
+}
+
+/// As [`prefetch_lines`], each line asked for by `hint` ([`prefetch`], [`prefetch_l2`] or
+/// [`prefetch_nta`]).
+///
+/// ```
+/// use tensor_kernels_cpu::map::{prefetch_l2, prefetch_lines_with};
+/// let xs = [0u8; 256];
+/// prefetch_lines_with(xs.as_ptr(), xs.len(), prefetch_l2::<u8>);
+/// ```
+#[inline(always)]
+pub fn prefetch_lines_with(start: *const u8, bytes: usize, hint: fn(*const u8)) {
     let mut line = 0;
     while line < bytes {
-        prefetch(start.wrapping_add(line));
+        hint(start.wrapping_add(line));
         line += 64;
     }
 }

@@ -108,13 +108,8 @@ const SPMV_STREAM_AHEAD: usize = 256;
 /// line at a time, with the non-temporal hint (a hint: any address is allowed).
 #[inline(always)]
 fn prefetch_stream<E>(s: &[E], a: usize, b: usize) {
-    let size = std::mem::size_of::<E>();
-    let (start, end) = (s.as_ptr().wrapping_add(a + SPMV_STREAM_AHEAD) as *const u8, (b - a) * size);
-    let mut line = 0;
-    while line < end {
-        crate::map::prefetch_nta(start.wrapping_add(line));
-        line += 64;
-    }
+    let start = s.as_ptr().wrapping_add(a + SPMV_STREAM_AHEAD) as *const u8;
+    crate::map::prefetch_lines_with(start, (b - a) * std::mem::size_of::<E>(), crate::map::prefetch_nta::<u8>);
 }
 
 /// Asks for the dense row of column `col[j]` (a hint: any address, even of a corrupt
@@ -129,12 +124,8 @@ fn prefetch_row<T, I: CsrIndex>(mm: &Mm<'_, T, I>, j: usize) {
         let bytes = mm.n * std::mem::size_of::<T>();
         if bytes <= 64 {
             crate::map::prefetch(row);
-            return;
-        }
-        let mut line = 0;
-        while line < bytes {
-            crate::map::prefetch_l2(row.wrapping_add(line));
-            line += 64;
+        } else {
+            crate::map::prefetch_lines_with(row, bytes, crate::map::prefetch_l2::<u8>);
         }
     }
 }
