@@ -100,6 +100,17 @@ pub(crate) unsafe fn f8_run_streamed(dst: *mut u8, ddt: DType, src: *const u8, s
         }
         return true;
     }
+    // SAFETY: forwarded.
+    unsafe { f8_run_staged(dst, ddt, src, sdt, n) };
+    true
+}
+
+/// [`f8_run_streamed`] below VBMI: 4 KiB of output at a time converted into an L1 buffer
+/// ([`gather_cast`]/[`scatter_cast`]) and streamed out, fenced.
+///
+/// # Safety
+/// As [`f8_run_streamed`], for one of its pairs of dtypes.
+unsafe fn f8_run_staged(dst: *mut u8, ddt: DType, src: *const u8, sdt: DType, n: usize) {
     #[repr(align(64))]
     struct Stage([u8; 4096]);
     let mut stage = Stage([0; 4096]);
@@ -122,7 +133,6 @@ pub(crate) unsafe fn f8_run_streamed(dst: *mut u8, ddt: DType, src: *const u8, s
         i += m;
     }
     crate::copy::stream::store_fence();
-    true
 }
 
 /// `bf16` bits → `f32`, as `half` (a NaN gets its quiet bit set).
@@ -462,17 +472,27 @@ mod x86 {
 mod tests {
     use super::*;
     use crate::convert_f8::{decode, encode};
-    use crate::simd_level::{max_simd_level, set_simd_level};
 
     /// A streamed run of `n` f8 codes to f32 and of `n` f32 values to f8, written `skip`
-    /// elements past a 64-byte line, against the scalar rules.
-    fn check<const E4: bool>(n: usize, skip: usize) {
+    /// elements past a 64-byte line by `run` (the streamed or the staged form), against the
+    /// scalar rules.
+    fn check<const E4: bool>(n: usize, skip: usize, staged: bool) {
+        let run = |dst: *mut u8, ddt: DType, src: *const u8, sdt: DType| {
+            if staged {
+                // SAFETY: per `check`'s buffers below.
+                unsafe { f8_run_staged(dst, ddt, src, sdt, n) };
+                true
+            } else {
+                // SAFETY: as above.
+                unsafe { f8_run_streamed(dst, ddt, src, sdt, n) }
+            }
+        };
         let (f8, level) = (if E4 { DType::F8E4M3 } else { DType::F8E5M2 }, simd_level());
         let codes: Vec<u8> = (0..n).map(|i| (i * 37 + i / 256) as u8).collect();
         let mut out = vec![f32::from_bits(0xdead_beef); n + 32];
         let at = out.as_ptr().align_offset(64) + skip;
-        // SAFETY: `out[at..]` holds n f32, `codes` n bytes; disjoint.
-        assert!(unsafe { f8_run_streamed(out[at..].as_mut_ptr().cast(), DType::F32, codes.as_ptr(), f8, n) });
+        // `out[at..]` holds n f32, `codes` n bytes; disjoint.
+        assert!(run(out[at..].as_mut_ptr().cast(), DType::F32, codes.as_ptr(), f8));
         for (c, x) in codes.iter().zip(&out[at..at + n]) {
             assert_eq!(x.to_bits(), decode::<E4>(*c).to_bits(), "{f8} → f32 {c:#04x}, n {n}, {level:?}");
         }
@@ -480,33 +500,28 @@ mod tests {
         let xs: Vec<f32> = (0..n as u32).map(|i| f32::from_bits(i.wrapping_mul(2_654_435_761))).collect();
         let mut bytes = vec![0xa5u8; n + 128];
         let at = bytes.as_ptr().align_offset(64) + skip;
-        // SAFETY: `bytes[at..]` holds n bytes, `xs` n f32; disjoint.
-        assert!(unsafe { f8_run_streamed(bytes[at..].as_mut_ptr(), f8, xs.as_ptr().cast(), DType::F32, n) });
+        // `bytes[at..]` holds n bytes, `xs` n f32; disjoint.
+        assert!(run(bytes[at..].as_mut_ptr(), f8, xs.as_ptr().cast(), DType::F32));
         for (x, c) in xs.iter().zip(&bytes[at..at + n]) {
             assert_eq!(*c, encode::<E4>(*x), "f32 {:#010x} → {f8}, n {n}, {level:?}", x.to_bits());
         }
         assert!(bytes[..at].iter().chain(&bytes[at + n..]).all(|&b| b == 0xa5), "outside the run");
     }
 
-    /// The streamed f8 ↔ f32 runs (large casts) equal the scalar rules at every level this
-    /// CPU has: around the 4 KiB stage and the 64-element steps, aligned and not.
+    /// The streamed f8 ↔ f32 runs (large casts) equal the scalar rules, in this CPU's form
+    /// and in the staged form of the levels below VBMI: around the 4 KiB stage and the
+    /// 64-element steps, aligned and not. (The level is not switched here: tests run in
+    /// parallel, and the byte maps' tests read it.)
     #[test]
-    fn streamed_f8_runs_equal_the_scalar_rules_at_every_level() {
-        let before = simd_level();
-        for level in [SimdLevel::Baseline, SimdLevel::Avx2, SimdLevel::Avx512] {
-            if level > max_simd_level() {
-                continue;
-            }
-            // every level computes the same bits, so tests running meanwhile are unaffected
-            set_simd_level(level);
+    fn streamed_f8_runs_equal_the_scalar_rules() {
+        for staged in [false, true] {
             for n in [0, 1, 63, 1024, 1025, 4096 + 77, 3 * 4096 + 5] {
                 for skip in [0, 5] {
-                    check::<true>(n, skip);
-                    check::<false>(n, skip);
+                    check::<true>(n, skip, staged);
+                    check::<false>(n, skip, staged);
                 }
             }
         }
-        set_simd_level(before);
         // SAFETY: nothing is read or written for a pair without an 8-bit float.
         assert!(!unsafe { f8_run_streamed(std::ptr::null_mut(), DType::F16, std::ptr::null(), DType::F32, 0) });
     }
