@@ -373,6 +373,27 @@ template <class T, int N> struct alignas(sizeof(T) * N) tops_pack {
     T v[N];
 };
 
+/// The word type a vector of B bytes is loaded as: 32-bit words (one narrower word below
+/// 4 bytes), so a loaded vector of narrow elements stays in the registers it arrived in
+/// until its elements are used.
+template <int B> struct tops_raw_word { typedef tops_pack<unsigned int, B / 4> type; };
+template <> struct tops_raw_word<2> { typedef tops_pack<unsigned short, 1> type; };
+template <> struct tops_raw_word<1> { typedef tops_pack<unsigned char, 1> type; };
+/// The bytes of a `tops_pack<T, N>` as words.
+template <class T, int N> using tops_raw = typename tops_raw_word<(int)sizeof(T) * N>::type;
+/// The elements of a vector loaded as words.
+template <class T, int N> TOPS_D tops_pack<T, N> tops_from_raw(const tops_raw<T, N>& r) {
+    union { tops_raw<T, N> r; tops_pack<T, N> p; } c;
+    c.r = r;
+    return c.p;
+}
+/// A vector's bytes as words.
+template <class T, int N> TOPS_D tops_raw<T, N> tops_to_raw(const tops_pack<T, N>& p) {
+    union { tops_pack<T, N> p; tops_raw<T, N> r; } c;
+    c.p = p;
+    return c.r;
+}
+
 // ---------------------------------------------------------------- fast integer division
 // q = (umulhi(n, magic) + n) >> shift, exact for n, d < 2^31 (32-bit) or < 2^63 (64-bit);
 // the magic numbers are computed on the host (kernels/src/cuda/divmod.rs).

@@ -129,12 +129,22 @@ pub(crate) fn contiguous(name: &str, body: &Body) -> String {
     // 6-29 % faster on an H200, 2026-11-28); wider operands keep the per-element select
     // (their splat measured 5-12 % slower for casts and silu, whatever ptxas made of it).
     let splat = vec == 16;
+    // Each input's vectors arrive as whole words (`tops_raw`) and are split into elements
+    // only after every load of the thread is issued: a vector of one- or two-byte elements
+    // split as it arrived made ptxas wait for it before issuing the next input's load (two
+    // loads in turn instead of together, in every u8/i8/bf16/i16 map of two inputs). Inputs
+    // of 4- and 8-byte elements arrive in a register an element and load as elements.
+    let vector_type = |st: &CType| {
+        let kind = if st.size < 4 { "tops_raw" } else { "tops_pack" };
+        format!("{kind}<{}, {vec}>", st.name)
+    };
     for (i, (st, ct)) in body.inputs.iter().enumerate() {
         let _ = writeln!(s, "    const bool s{i} = (a.scalar_mask >> {i}) & 1u;");
         if splat {
             let _ = writeln!(s, "    tops_pack<{}, {vec}> b{i}{{}};", st.name);
             let _ = writeln!(s, "    if (s{i}) {{\n        const {} e = in{i}[0];", st.name);
             let _ = writeln!(s, "#pragma unroll\n        for (int k = 0; k < {vec}; ++k) b{i}.v[k] = e;\n    }}");
+            let _ = writeln!(s, "    const {} c{i} = tops_to_raw(b{i});", vector_type(st));
         } else {
             let _ = writeln!(s, "    {} b{i}{{}};", ct.name);
             let _ = writeln!(s, "    if (s{i}) b{i} = {};", body.load(i, &format!("in{i}[0]")));
@@ -148,16 +158,16 @@ pub(crate) fn contiguous(name: &str, body: &Body) -> String {
          v0 += nthreads * {u}) {{"
     );
     for (i, (st, _)) in body.inputs.iter().enumerate() {
-        let _ = writeln!(s, "        tops_pack<{0}, {vec}> p{i}[{u}];", st.name);
+        let _ = writeln!(s, "        {} p{i}[{u}];", vector_type(st));
     }
     s.push_str("#pragma unroll\n");
     let _ = writeln!(s, "        for (int u = 0; u < {u}; ++u) {{");
     s.push_str("            const unsigned long long v = v0 + (unsigned long long)u * blockDim.x;\n");
     s.push_str("            if (v < nvec) {\n");
     for (i, (st, _)) in body.inputs.iter().enumerate() {
-        let load = format!("((const tops_pack<{}, {vec}>*)in{i})[v]", st.name);
+        let load = format!("((const {}*)in{i})[v]", vector_type(st));
         if splat {
-            let _ = writeln!(s, "                p{i}[u] = s{i} ? b{i} : {load};");
+            let _ = writeln!(s, "                p{i}[u] = s{i} ? c{i} : {load};");
         } else {
             let _ = writeln!(s, "                if (!s{i}) p{i}[u] = {load};");
         }
@@ -168,10 +178,15 @@ pub(crate) fn contiguous(name: &str, body: &Body) -> String {
     s.push_str("            const unsigned long long v = v0 + (unsigned long long)u * blockDim.x;\n");
     s.push_str("            if (v < nvec) {\n");
     let _ = writeln!(s, "            tops_pack<{}, {vec}> po;", body.out.name);
+    for (i, (st, _)) in body.inputs.iter().enumerate() {
+        let split =
+            if st.size < 4 { format!("tops_from_raw<{}, {vec}>(p{i}[u])", st.name) } else { format!("p{i}[u]") };
+        let _ = writeln!(s, "            const tops_pack<{}, {vec}> e{i} = {split};", st.name);
+    }
     s.push_str("#pragma unroll\n");
     let _ = writeln!(s, "            for (int k = 0; k < {vec}; ++k) {{");
     for (i, (_, ct)) in body.inputs.iter().enumerate() {
-        let x = body.load(i, &format!("p{i}[u].v[k]"));
+        let x = body.load(i, &format!("e{i}.v[k]"));
         let x = if splat { x } else { format!("s{i} ? b{i} : {x}") };
         let _ = writeln!(s, "                const {} x{i} = {x};", ct.name);
     }
