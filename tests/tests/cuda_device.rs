@@ -85,6 +85,7 @@ fn main() -> ExitCode {
         fused_softmax_rows_match_the_cpu;
         dense_maps_of_every_length_match_the_cpu;
         maps_with_transposed_operands_match_the_cpu;
+        narrow_transposed_copies_match_the_cpu;
         small_extent_reductions_match_the_cpu;
         one_long_row_reduces_like_the_cpu;
         arg_reductions_keep_the_first_index_either_way;

@@ -278,7 +278,7 @@ fn copy_fill_and_transpose_kernels_move_the_right_bytes() {
             let mut s = Operand::new(d, &shape, &src_st, 0);
             fill_random(&mut s, 11, false);
             let mut out = Operand::new(d, &shape, &dense, 1);
-            let g = codegen::generate(&KernelSpec::Transpose { bytes }).unwrap();
+            let g = codegen::generate(&KernelSpec::Transpose { bytes, packed: false }).unwrap();
             let a = TransposeArgs {
                 dst: out.ptr(),
                 src: s.ptr(),
@@ -289,6 +289,35 @@ fn copy_fill_and_transpose_kernels_move_the_right_bytes() {
                 src_strides: [src_st[0] as i64, src_st[1] as i64, src_st[2] as i64],
             };
             shim.launch(&g, 5, (codegen::TILE, codegen::TILE_ROWS), &a);
+            assert_same(&g.name, &mut out, &mut s);
+        }
+        // word-wise transpose of 1- and 2-byte elements: one partial tile, then several
+        // tiles with partial ones at both edges (extents multiples of the word's elements)
+        for (rows, cols) in [(68usize, 44usize), (260, 140)] {
+            if codegen::packed_elements(bytes).is_none() {
+                break;
+            }
+            let shape = [2usize, rows, cols];
+            let dense = contiguous_strides(&shape);
+            let src_st = vec![(rows * cols) as isize, 1, rows as isize];
+            let mut s = Operand::new(d, &shape, &src_st, 0);
+            fill_random(&mut s, 13, false);
+            // (word-aligned: the element-wise kernel serves any other start)
+            let mut out = Operand::new(d, &shape, &dense, 0);
+            let strides = |st: &[isize]| [st[0] as i64, st[1] as i64, st[2] as i64];
+            assert!(codegen::packed_fits(bytes, rows, cols, out.ptr(), strides(&dense), s.ptr(), strides(&src_st)));
+            let g = codegen::generate(&KernelSpec::Transpose { bytes, packed: true }).unwrap();
+            let a = TransposeArgs {
+                dst: out.ptr(),
+                src: s.ptr(),
+                batch: 2,
+                rows: rows as i64,
+                cols: cols as i64,
+                dst_strides: strides(&dense),
+                src_strides: strides(&src_st),
+            };
+            // fewer blocks than tiles: blocks loop over tiles
+            shim.launch(&g, 3, (codegen::TILE, codegen::TILE_ROWS), &a);
             assert_same(&g.name, &mut out, &mut s);
         }
         // fill, every layout class it has (a fill has no input to tile), with a tail and a

@@ -394,6 +394,19 @@ template <class T, int N> TOPS_D tops_raw<T, N> tops_to_raw(const tops_pack<T, N
     return c.r;
 }
 
+/// The bytes of `lo` (0-3) and `hi` (4-7) picked by the four low nibbles of `sel`, lowest
+/// result byte first (CUDA's `__byte_perm` without its sign modes).
+TOPS_D unsigned int tops_byte_perm(unsigned int lo, unsigned int hi, unsigned int sel) {
+#ifdef __CUDA_ARCH__
+    return __byte_perm(lo, hi, sel);
+#else
+    const unsigned long long v = ((unsigned long long)hi << 32) | lo;
+    unsigned int r = 0;
+    for (int i = 0; i < 4; ++i) r |= (unsigned int)((v >> (8 * ((sel >> (4 * i)) & 7u))) & 0xffu) << (8 * i);
+    return r;
+#endif
+}
+
 // ---------------------------------------------------------------- fast integer division
 // q = (umulhi(n, magic) + n) >> shift, exact for n, d < 2^31 (32-bit) or < 2^63 (64-bit);
 // the magic numbers are computed on the host (kernels/src/cuda/divmod.rs).

@@ -11,9 +11,9 @@
 //! - tiled: a map whose output is dense along its last dim while some inputs are dense along
 //!   another dim (`a + b.t()`): those inputs are staged through 32x32 shared-memory tiles,
 //!   as the transpose stages its source, so every global access is coalesced;
-//! - transpose: 32x32 shared-memory tiles (padded) for copies whose innermost dims differ.
-
-use std::fmt::Write as _;
+//! - transpose: 32x32 shared-memory tiles (padded) for copies whose innermost dims differ;
+//!   1- and 2-byte elements move in 4-byte words along both dims where the operands allow
+//!   ([`packed_fits`]).
 
 use crate::kernel::CudaMapKernel;
 use tensor_core::{DType, Error, Result};
@@ -22,6 +22,8 @@ use super::ctype::{is_ident, CType};
 pub use super::map_templates::{contig_unroll, Index, BLOCK, CONTIG_UNROLL, TILE, TILE_ROWS};
 use super::map_templates::{contiguous, strided, tiled, Body};
 pub use super::reduce_codegen::{ChainSource, ReduceFn, ReducePass, SoftmaxForm, SMALL_EXTENT_MAX};
+use super::transpose_templates::{element_wise, word_wise};
+pub use super::transpose_templates::{packed_elements, packed_fits};
 
 /// The CUDA prelude: helper functions of generated code (`tops_add`, `tops_cast`, ...).
 pub const PRELUDE: &str = include_str!("../include/prelude.cuh");
@@ -197,10 +199,13 @@ pub enum KernelSpec<'a> {
         /// Layout class.
         layout: MapLayout,
     },
-    /// Tiled transpose copy of `bytes`-byte elements.
+    /// Tiled transpose copy of `bytes`-byte elements ([`super::transpose_templates`]).
     Transpose {
         /// Element size: 1, 2, 4 or 8.
         bytes: usize,
+        /// Moved in 4-byte words of several elements along both dims (1- and 2-byte
+        /// elements whose operands pass [`packed_fits`]), else element by element.
+        packed: bool,
     },
     /// A reduction pass over inputs stored as `input` ([`super::reduce_codegen`]).
     Reduce {
@@ -388,7 +393,7 @@ pub fn generate(spec: &KernelSpec<'_>) -> Result<Generated> {
             let name = format!("tops_fill_{}__{}", layout.tag(), t.tag);
             Ok(elementwise(&name, &body, *layout))
         }
-        KernelSpec::Transpose { bytes } => transpose(bits(*bytes)?),
+        KernelSpec::Transpose { bytes, packed } => transpose(bits(*bytes)?, *packed),
         KernelSpec::Reduce { reducer, input, pass } => reduction(reducer, Some(*input), *pass),
         KernelSpec::ReduceFinish { reducer, wide } => {
             let t = super::reduce_codegen::generate_finish(reducer, *wide)?;
@@ -482,38 +487,16 @@ fn elementwise(name: &str, body: &Body, layout: MapLayout) -> Generated {
     Generated { name: name.to_string(), kernel, device_fns: Vec::new(), args: layout.args(), shared_memory }
 }
 
-fn transpose(t: CType) -> Result<Generated> {
-    let name = format!("tops_transpose__{}", t.tag);
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "extern \"C\" __global__ void __launch_bounds__({}) {name}(tops_transpose_args a) {{",
-        TILE * TILE_ROWS
-    );
-    let _ = writeln!(s, "    __shared__ {} tile[{TILE}][{}];", t.name, TILE + 1);
-    let _ = writeln!(s, "    {0}* __restrict__ dst = ({0}*)a.dst;", t.name);
-    let _ = writeln!(s, "    const {0}* __restrict__ src = (const {0}*)a.src;", t.name);
-    s.push_str("    const int tx = threadIdx.x, ty = threadIdx.y;\n");
-    let _ = writeln!(s, "    const long long row_tiles = (a.rows + {TILE} - 1) / {TILE};");
-    let _ = writeln!(s, "    const long long col_tiles = (a.cols + {TILE} - 1) / {TILE};");
-    s.push_str("    const long long tiles = a.batch * row_tiles * col_tiles;\n");
-    s.push_str("    for (long long t = blockIdx.x; t < tiles; t += gridDim.x) {\n");
-    s.push_str("        const long long ct = t % col_tiles;\n");
-    s.push_str("        const long long rt = (t / col_tiles) % row_tiles;\n");
-    s.push_str("        const long long b = t / (col_tiles * row_tiles);\n");
-    let _ = writeln!(s, "        const long long r0 = rt * {TILE}, c0 = ct * {TILE};");
-    s.push_str("        const long long sb = b * a.src_bs, db = b * a.dst_bs;\n");
-    s.push_str("        // load: consecutive threads read consecutive rows (src is dense along rows)\n");
-    let _ = writeln!(s, "        for (int k = ty; k < {TILE}; k += {TILE_ROWS}) {{");
-    s.push_str("            const long long r = r0 + tx, c = c0 + k;\n");
-    s.push_str("            if (r < a.rows && c < a.cols) tile[k][tx] = src[sb + r * a.src_rs + c * a.src_cs];\n");
-    s.push_str("        }\n        __syncthreads();\n");
-    s.push_str("        // store: consecutive threads write consecutive columns (dst is dense along columns)\n");
-    let _ = writeln!(s, "        for (int k = ty; k < {TILE}; k += {TILE_ROWS}) {{");
-    s.push_str("            const long long r = r0 + k, c = c0 + tx;\n");
-    s.push_str("            if (r < a.rows && c < a.cols) dst[db + r * a.dst_rs + c * a.dst_cs] = tile[tx][k];\n");
-    s.push_str("        }\n        __syncthreads();\n    }\n}\n");
-    Ok(Generated { name, kernel: s, device_fns: Vec::new(), args: ArgsKind::Transpose, shared_memory: true })
+fn transpose(t: CType, packed: bool) -> Result<Generated> {
+    let kernel = match (packed, packed_elements(t.size)) {
+        (true, Some(_)) => word_wise(&format!("tops_transpose_words__{}", t.tag), t),
+        (true, None) => {
+            return Err(Error::Cuda(format!("no word-wise transpose of {}-byte elements (only 1 and 2)", t.size)))
+        }
+        (false, _) => element_wise(&format!("tops_transpose__{}", t.tag), t),
+    };
+    let name = if packed { format!("tops_transpose_words__{}", t.tag) } else { format!("tops_transpose__{}", t.tag) };
+    Ok(Generated { name, kernel, device_fns: Vec::new(), args: ArgsKind::Transpose, shared_memory: true })
 }
 
 /// Every kernel the templates can produce for `func` over `arity` inputs: each layout class
@@ -541,7 +524,10 @@ pub fn data_movement_kernels() -> Vec<KernelSpec<'static>> {
     for bytes in [1, 2, 4, 8] {
         v.push(KernelSpec::Copy { bytes, index: Index::I32 });
         v.push(KernelSpec::Copy { bytes, index: Index::I64 });
-        v.push(KernelSpec::Transpose { bytes });
+        v.push(KernelSpec::Transpose { bytes, packed: false });
+        if packed_elements(bytes).is_some() {
+            v.push(KernelSpec::Transpose { bytes, packed: true });
+        }
         // a fill has no input to stage: never tiled
         for layout in MapLayout::ALL.into_iter().filter(|&l| l != MapLayout::Tiled) {
             v.push(KernelSpec::Fill { bytes, layout });

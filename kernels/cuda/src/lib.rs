@@ -49,6 +49,7 @@ pub mod softmax_rows;
 pub mod sparse;
 pub mod sparse_codegen;
 pub mod transfer;
+mod transpose_templates;
 
 pub use launch::launch_map;
 pub use register::ensure_linked;

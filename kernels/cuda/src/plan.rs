@@ -23,7 +23,7 @@ use tensor_core::{with_dtype, DType, Element, Error, Result, Scalar};
 use super::args::{
     fits_i32, AffineArgs, ContigArgs, KernelParam, StridedArgs32, StridedArgs64, TransposeArgs, MAX_DIMS, MAX_OPERANDS,
 };
-use super::codegen::{DeviceFn, Index, KernelSpec, MapLayout, BLOCK, TILE, TILE_ROWS};
+use super::codegen::{packed_elements, packed_fits, DeviceFn, Index, KernelSpec, MapLayout, BLOCK, TILE, TILE_ROWS};
 /// Smallest rows and columns a copy needs to go through the tiled transpose.
 pub const TRANSPOSE_MIN: usize = 16;
 
@@ -135,7 +135,8 @@ impl Elementwise<'_> {
         let mask = staged_inputs(plan, row_dim);
         let (rows, cols) = (plan.shape[row_dim], plan.shape[col_dim]);
         let batch = batch_dim.map_or(1, |b| plan.shape[b]);
-        let tiles = batch * rows.div_ceil(TILE as usize) * cols.div_ceil(TILE as usize);
+        let tiles_of = |edge: usize| batch * rows.div_ceil(edge) * cols.div_ceil(edge);
+        let tiles = tiles_of(TILE as usize);
         let count: usize = host_dims.iter().map(|&d| plan.shape[d]).product();
         let mut p = ptrs.to_vec();
         for idx in 0..count {
@@ -434,7 +435,8 @@ fn transpose(plan: &IterPlan, row_dim: usize, ptrs: [u64; 2], bytes: usize, max_
     let (rows, cols) = (plan.shape[row_dim], plan.shape[col_dim]);
     let batch = batch_dim.map_or(1, |b| plan.shape[b]);
     let stride = |op: usize, d: Option<usize>| d.map_or(0, |d| plan.strides[op][d] as i64);
-    let tiles = batch * rows.div_ceil(TILE as usize) * cols.div_ceil(TILE as usize);
+    let tiles_of = |edge: usize| batch * rows.div_ceil(edge) * cols.div_ceil(edge);
+    let tiles = tiles_of(TILE as usize);
     let count: usize = host_dims.iter().map(|&d| plan.shape[d]).product();
     for idx in 0..count {
         let mut p = ptrs;
@@ -448,8 +450,11 @@ fn transpose(plan: &IterPlan, row_dim: usize, ptrs: [u64; 2], bytes: usize, max_
             dst_strides: [stride(0, batch_dim), stride(0, Some(row_dim)), stride(0, Some(col_dim))],
             src_strides: [stride(1, batch_dim), stride(1, Some(row_dim)), stride(1, Some(col_dim))],
         };
+        let packed = packed_fits(bytes, rows, cols, args.dst, args.dst_strides, args.src, args.src_strides);
+        // a word-wise tile holds `P x P` element tiles' worth
+        let tiles = if packed { packed_elements(bytes).map_or(tiles, |p| tiles_of(p * TILE as usize)) } else { tiles };
         steps.push(Step::Kernel(Launch {
-            spec: KernelSpec::Transpose { bytes },
+            spec: KernelSpec::Transpose { bytes, packed },
             // capped, tiles grid-strided: a tile a block was 6-8 % slower on an H200
             grid: tiles.clamp(1, max_blocks.max(1) as usize) as u32,
             block: (TILE, TILE_ROWS),

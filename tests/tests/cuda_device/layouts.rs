@@ -81,3 +81,33 @@ pub fn maps_with_transposed_operands_match_the_cpu() {
         assert_close(&values(&out), &values(&want), DType::F32, true, &format!("fused relu(a*b.t()+c) {shape:?}"));
     }
 }
+
+/// Transposing copies of every dtype of one and two bytes, through the word-wise kernel
+/// (extents, strides and start on the word boundaries) and beside it (an odd extent, a
+/// start one element in), into poisoned outputs.
+pub fn narrow_transposed_copies_match_the_cpu() {
+    let narrow = DType::ALL.into_iter().filter(|d| d.size() <= 2 && !d.is_quantized());
+    for d in narrow {
+        for shape in [[1usize, 64, 96], [3, 132, 260], [2, 68, 44], [1, 37, 46], [2, 130, 45]] {
+            let [b0, r, c] = shape;
+            let src = input(d, &[b0, c, r], Lay::Contiguous, 1);
+            for (what, view) in [
+                ("transpose", src.transpose(1, 2).unwrap()),
+                ("transpose one element in", src.narrow(2, 1, r - 1).unwrap().transpose(1, 2).unwrap()),
+            ] {
+                let want = view.contiguous().unwrap();
+                let out = Tensor::empty(want.shape(), d, DEV).unwrap();
+                poison(&out);
+                out.copy_(&device_view(&view, DEV)).unwrap_or_else(|e| panic!("{d} {what} {shape:?}: {e}"));
+                assert_close(&values(&out), &values(&want), d, true, &format!("{d} {what} {shape:?}"));
+                let new = device_view(&view, DEV).contiguous().unwrap();
+                assert_close(&values(&new), &values(&want), d, true, &format!("{d} {what} {shape:?} (new)"));
+            }
+        }
+        // a 3-d permute whose innermost dims swap, batch in between
+        let p = input(d, &[44, 8, 68], Lay::Contiguous, 2).permute(&[1, 2, 0]).unwrap();
+        let want = p.contiguous().unwrap();
+        let got = device_view(&p, DEV).contiguous().unwrap();
+        assert_close(&values(&got), &values(&want), d, true, &format!("{d} permute (1, 2, 0)"));
+    }
+}

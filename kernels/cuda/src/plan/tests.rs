@@ -77,7 +77,34 @@ fn transposes_use_the_tiled_kernel_with_host_batch_loops() {
     let steps = plan_copy(&raw(0, DType::I16, &shape, &dst), &raw(1 << 20, DType::I16, &shape, &src2), 64).unwrap();
     let ks = kernels(&steps);
     assert_eq!(ks.len(), 3);
-    assert!(ks.iter().all(|k| matches!(k.spec, KernelSpec::Transpose { bytes: 2 })));
+    assert!(ks.iter().all(|k| matches!(k.spec, KernelSpec::Transpose { bytes: 2, .. })));
+}
+
+#[test]
+fn narrow_transposes_move_words_where_extents_strides_and_addresses_allow() {
+    let spec = |steps: &[Step]| match kernels(steps)[..] {
+        [k] => (k.spec.clone(), k.grid),
+        ref ks => panic!("{} launches", ks.len()),
+    };
+    let shape = [256usize, 96];
+    let dst = [96isize, 1];
+    let src = [1isize, 256];
+    // u8: words of 4 elements, 128x128-element tiles (2 x 1 of them); many blocks allowed
+    let steps = plan_copy(&raw(0, DType::U8, &shape, &dst), &raw(1 << 20, DType::U8, &shape, &src), 1024).unwrap();
+    assert_eq!(spec(&steps), (KernelSpec::Transpose { bytes: 1, packed: true }, 2));
+    // f16: words of 2, 64x64 tiles (4 x 2)
+    let steps = plan_copy(&raw(0, DType::F16, &shape, &dst), &raw(1 << 20, DType::F16, &shape, &src), 1024).unwrap();
+    assert_eq!(spec(&steps), (KernelSpec::Transpose { bytes: 2, packed: true }, 8));
+    // f32 has no word-wise kernel: 32x32 tiles (8 x 3)
+    let steps = plan_copy(&raw(0, DType::F32, &shape, &dst), &raw(1 << 20, DType::F32, &shape, &src), 1024).unwrap();
+    assert_eq!(spec(&steps), (KernelSpec::Transpose { bytes: 4, packed: false }, 24));
+    // a start off the word boundary, an odd extent: element by element
+    let steps = plan_copy(&raw(2, DType::U8, &shape, &dst), &raw(1 << 20, DType::U8, &shape, &src), 1024).unwrap();
+    assert_eq!(spec(&steps).0, KernelSpec::Transpose { bytes: 1, packed: false });
+    let odd = [256usize, 95];
+    let (dst, src) = ([95isize, 1], [1isize, 256]);
+    let steps = plan_copy(&raw(0, DType::F16, &odd, &dst), &raw(1 << 20, DType::F16, &odd, &src), 1024).unwrap();
+    assert_eq!(spec(&steps).0, KernelSpec::Transpose { bytes: 2, packed: false });
 }
 
 #[test]
