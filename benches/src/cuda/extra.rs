@@ -1,5 +1,6 @@
 //! The GPU-only cases of `cuda-perf` beside the shared bench set: 1- and 2-byte maps and
-//! casts (which need 16-byte packed accesses to reach bandwidth), softmax over row lengths
+//! casts (which need 16-byte packed accesses to reach bandwidth), the one-byte transpose
+//! (words along both dims), softmax over row lengths
 //! from 32 to 64 Ki columns and the attention shapes, reductions over 2–8 element extents,
 //! and argmax of one long row. `benches/gpu/torch_peers.py` times the same keys on PyTorch.
 
@@ -36,6 +37,8 @@ enum Kind {
     SumLast,
     /// `a.argmax(1, false)`.
     ArgmaxLast,
+    /// `a.t().contiguous()`.
+    Transpose,
 }
 
 /// Row lengths of the softmax cases at every size.
@@ -85,6 +88,10 @@ impl ExtraCase {
                 let a = mk(&shape)?;
                 Box::new(move || keep(a.argmax(1, false)?))
             }
+            Kind::Transpose => {
+                let a = mk(&shape)?;
+                Box::new(move || keep(a.t()?.contiguous()?))
+            }
         })
     }
 }
@@ -103,6 +110,7 @@ fn keep(t: Tensor) -> BenchResult<()> {
 /// assert!(keys.contains(&"softmax_last/f32/8192x32".to_string()));
 /// assert!(keys.contains(&"sum_last/f32/65536x4".to_string()));
 /// assert!(keys.contains(&"argmax_last/f32/1x262144".to_string()));
+/// assert!(keys.contains(&"transpose/u8/1024x1024".to_string()));
 /// ```
 pub fn extra_set(bytes: u64) -> Vec<ExtraCase> {
     let mut v = Vec::new();
@@ -142,5 +150,8 @@ pub fn extra_set(bytes: u64) -> Vec<ExtraCase> {
         v.push(ExtraCase::new(Kind::SumLast, DType::F32, vec![f / e, e], "sum_last", (f / e * e * 4) as u64));
     }
     v.push(ExtraCase::new(Kind::ArgmaxLast, DType::F32, vec![1, f], "argmax_last", (f * 4) as u64));
+    let u = n(DType::U8);
+    let shape = crate::shapes::dims2(u).to_vec();
+    v.push(ExtraCase::new(Kind::Transpose, DType::U8, shape, "transpose", 2 * u as u64));
     v
 }
