@@ -8,7 +8,7 @@
 //! NaN); every result is the same, since any NaN result encodes to `0x7f` with its sign.
 
 use super::Codec16;
-use crate::convert_f8::{avx2, decode, encode};
+use crate::convert_f8::avx2;
 use crate::map::MapBody;
 use std::arch::x86_64::*;
 
@@ -56,15 +56,7 @@ impl<const E4: bool> Codec16 for F8Avx2<E4> {
         }
     }
 
-    #[inline(always)]
-    fn decode1(&self, _k: usize, code: u8) -> f32 {
-        decode::<E4>(code)
-    }
-
-    #[inline(always)]
-    fn encode1(&self, v: f32) -> u8 {
-        encode::<E4>(v)
-    }
+    f8_one_code_steps!(E4);
 }
 
 /// [`super::run`] with [`F8Avx2`], compiled with AVX2, FMA and F16C.

@@ -3,7 +3,7 @@
 //! E4M3's saturation and E5M2's infinities).
 
 use super::Codec16;
-use crate::convert_f8::{avx512, decode, encode};
+use crate::convert_f8::avx512;
 use std::arch::x86_64::*;
 
 /// E4M3 (`E4`) or E5M2 codes.
@@ -25,13 +25,5 @@ impl<const E4: bool> Codec16 for F8<E4> {
         }
     }
 
-    #[inline(always)]
-    fn decode1(&self, _k: usize, code: u8) -> f32 {
-        decode::<E4>(code)
-    }
-
-    #[inline(always)]
-    fn encode1(&self, v: f32) -> u8 {
-        encode::<E4>(v)
-    }
+    f8_one_code_steps!(E4);
 }

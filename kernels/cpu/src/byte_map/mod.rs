@@ -27,6 +27,24 @@
 //! ([`crate::kernel::MapKernel::bytes`]); the driver calls it for runs where every operand
 //! is contiguous and of one such dtype.
 
+/// A [`Codec16`]'s one-code steps for the 8-bit floats (E4M3 when `$e4`): `convert_f8`'s
+/// scalar rules, shared by the codecs of every level (which differ in their sixteen-code
+/// steps only).
+#[cfg(target_arch = "x86_64")]
+macro_rules! f8_one_code_steps {
+    ($e4:ident) => {
+        #[inline(always)]
+        fn decode1(&self, _k: usize, code: u8) -> f32 {
+            crate::convert_f8::decode::<$e4>(code)
+        }
+
+        #[inline(always)]
+        fn encode1(&self, v: f32) -> u8 {
+            crate::convert_f8::encode::<$e4>(v)
+        }
+    };
+}
+
 #[cfg(target_arch = "x86_64")]
 mod avx2;
 #[cfg(target_arch = "x86_64")]
