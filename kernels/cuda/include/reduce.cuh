@@ -580,6 +580,24 @@ template <class R, class S> struct tops_rows_dense_body {
 #pragma unroll
                 for (int u = 0; u < 4; ++u) tops_fold_pack<V, tops_state_bytes<R>::value>(f, pk[u], head + (v + u * nthreads) * V);
             }
+            // The one to three vectors a thread has left (every thread of a row of 2 Ki
+            // f32, or of a split's slice, has some) are loaded together too, then folded
+            // in the same order: one at a time, each would wait a full load's latency.
+            // (Past the end a thread loads the last vector again, unfolded: no load is
+            // conditional.)
+            if (v < nvec) {
+                tops_pack<I, V> pk[4];
+#pragma unroll
+                for (int u = 0; u < 4; ++u) {
+                    const long long w = v + u * nthreads < nvec ? v + u * nthreads : nvec - 1;
+                    pk[u] = src.pack(first_off + head + w * V);
+                }
+#pragma unroll
+                for (int u = 0; u < 4; ++u) {
+                    if (v + u * nthreads < nvec) tops_fold_pack<V, tops_state_bytes<R>::value>(f, pk[u], head + (v + u * nthreads) * V);
+                }
+                v = nvec;
+            }
         }
         for (; v < nvec; v += nthreads) {
             const tops_pack<I, V> pk = src.pack(first_off + head + v * V);

@@ -93,7 +93,7 @@ pub type Row = (&'static OpSpec, DType, &'static CudaReduceKernel);
 
 /// The layouts and dims every row is run on: (shape, layout, dims, keepdim, max_blocks).
 pub type Shape = (&'static [usize], Lay, Option<&'static [usize]>, bool, u32);
-pub const SHAPES: [Shape; 12] = [
+pub const SHAPES: [Shape; 13] = [
     (&[6, 37], Lay::Contiguous, Some(&[1]), false, 64),
     (&[6, 37], Lay::Offset, Some(&[1]), true, 64),
     (&[6, 37], Lay::Stepped, Some(&[1]), false, 64),
@@ -103,6 +103,9 @@ pub const SHAPES: [Shape; 12] = [
     (&[4, 5, 9], Lay::Permuted, Some(&[0, 2]), false, 64),
     (&[4, 5, 9], Lay::Contiguous, Some(&[2, 0]), true, 64),
     (&[3, 4, 5], Lay::Flipped, None, false, 64),
+    // Rows of 256 threads with four vectors each in one round, then three (some four)
+    // left to the round after, past a scalar head.
+    (&[2, 7316], Lay::Offset, Some(&[1]), false, 64),
     // A long extent with one output: sliced, partials combined by the second pass.
     (&[1, 9000], Lay::Offset, Some(&[1]), false, 5),
     // A long strided extent: column kernel, sliced.
