@@ -199,7 +199,8 @@ pub enum KernelSpec<'a> {
         /// Layout class.
         layout: MapLayout,
     },
-    /// Tiled transpose copy of `bytes`-byte elements ([`super::transpose_templates`]).
+    /// Tiled transpose copy of `bytes`-byte elements (element by element, or in words where
+    /// [`packed_fits`] allows).
     Transpose {
         /// Element size: 1, 2, 4 or 8.
         bytes: usize,
