@@ -238,27 +238,27 @@ pub(crate) fn tiled(name: &str, body: &Body) -> String {
     s.push_str("    for (long long t = blockIdx.x; t < tiles; t += gridDim.x) {\n");
     s.push_str("        const long long ct = t % col_tiles, rt = (t / col_tiles) % row_tiles, b = t / (col_tiles * row_tiles);\n");
     let _ = writeln!(s, "        const long long r0 = rt * {TILE}, c0 = ct * {TILE};");
-    s.push_str("        // tiled inputs: consecutive threads read consecutive rows\n");
-    for (i, _) in body.inputs.iter().enumerate() {
-        let op = i + 1;
-        let _ = writeln!(s, "        if ((tmask >> {i}) & 1u) {{");
-        let _ =
-            writeln!(s, "            const long long base = b * a.stride[{op}][2] + (r0 + tx) * a.stride[{op}][1];");
-        s.push_str("#pragma unroll\n");
-        let _ = writeln!(s, "            for (int j = 0; j < {per}; ++j) {{");
-        let _ = writeln!(s, "                const long long c = c0 + ty + j * {TILE_ROWS};");
-        let _ = writeln!(
-            s,
-            "                if (r0 + tx < rows && c < cols) tile{i}[ty + j * {TILE_ROWS}][tx] = in{i}[base + c * a.stride[{op}][0]];"
-        );
-        s.push_str("            }\n        }\n");
-    }
-    s.push_str("        // direct inputs: consecutive threads read consecutive columns\n");
+    // Every input's values are loaded into registers first (the tiled ones along the rows,
+    // the others along the columns), and only then are the tiled ones stored to their
+    // shared tiles: a shared store needs its load's value, and ptxas kept each input's
+    // loads behind the previous input's stores (one full load latency per input a tile).
     s.push_str("        const long long c = c0 + tx;\n");
     for (i, (st, _)) in body.inputs.iter().enumerate() {
         let op = i + 1;
         let _ = writeln!(s, "        {} d{i}[{per}] = {{}};", st.name);
-        let _ = writeln!(s, "        if (!((tmask >> {i}) & 1u)) {{");
+        let _ = writeln!(s, "        if ((tmask >> {i}) & 1u) {{");
+        s.push_str("            // tiled: consecutive threads read consecutive rows\n");
+        let _ =
+            writeln!(s, "            const long long base = b * a.stride[{op}][2] + (r0 + tx) * a.stride[{op}][1];");
+        s.push_str("#pragma unroll\n");
+        let _ = writeln!(s, "            for (int j = 0; j < {per}; ++j) {{");
+        let _ = writeln!(s, "                const long long cj = c0 + ty + j * {TILE_ROWS};");
+        let _ = writeln!(
+            s,
+            "                if (r0 + tx < rows && cj < cols) d{i}[j] = in{i}[base + cj * a.stride[{op}][0]];"
+        );
+        s.push_str("            }\n        } else {\n");
+        s.push_str("            // direct: consecutive threads read consecutive columns\n");
         s.push_str("#pragma unroll\n");
         let _ = writeln!(s, "            for (int j = 0; j < {per}; ++j) {{");
         let _ = writeln!(s, "                const long long r = r0 + ty + j * {TILE_ROWS};");
@@ -267,6 +267,12 @@ pub(crate) fn tiled(name: &str, body: &Body) -> String {
             "                if (r < rows && c < cols) d{i}[j] = in{i}[b * a.stride[{op}][2] + r * a.stride[{op}][1] + c * a.stride[{op}][0]];"
         );
         s.push_str("            }\n        }\n");
+    }
+    for (i, _) in body.inputs.iter().enumerate() {
+        let _ = writeln!(s, "        if ((tmask >> {i}) & 1u) {{");
+        s.push_str("#pragma unroll\n");
+        let _ = writeln!(s, "            for (int j = 0; j < {per}; ++j) tile{i}[ty + j * {TILE_ROWS}][tx] = d{i}[j];");
+        s.push_str("        }\n");
     }
     s.push_str("        __syncthreads();\n");
     s.push_str("#pragma unroll\n");
