@@ -176,8 +176,9 @@ template <class T> inline T __shfl_down_sync(unsigned /*mask*/, T v, unsigned de
 }
 
 /// The value of lane (own lane ^ mask) of the caller's warp of 32, or the caller's own value
-/// when that lane is past the block — as the hardware's butterfly shuffle.
-template <class T> inline T __shfl_xor_sync(unsigned /*mask*/, T v, int lane_mask) {
+/// when that lane is past the block — as the hardware's butterfly shuffle (a mask below the
+/// width stays in the caller's segment, so the width changes nothing).
+template <class T> inline T __shfl_xor_sync(unsigned /*mask*/, T v, int lane_mask, int /*width*/ = 32) {
     static_assert(sizeof(T) <= sizeof(unsigned long long), "a shuffle moves at most 8 bytes");
     tops_shim_block* b = tops_shim_current;
     if (!b) {
@@ -187,6 +188,29 @@ template <class T> inline T __shfl_xor_sync(unsigned /*mask*/, T v, int lane_mas
     const unsigned n = blockDim.x * blockDim.y * blockDim.z;
     const unsigned me = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
     const unsigned partner = me - me % 32 + ((me % 32) ^ ((unsigned)lane_mask & 31));
+    unsigned long long bits = 0;
+    std::memcpy(&bits, &v, sizeof v);
+    b->exchange[me] = bits;
+    __syncthreads();
+    T r = v;
+    if (partner < n) std::memcpy(&r, &b->exchange[partner], sizeof r);
+    __syncthreads();
+    return r;
+}
+
+/// The value of lane `src` of the caller's segment of `width` lanes (a power of two up to
+/// 32) of its warp — as the hardware's indexed shuffle.
+template <class T> inline T __shfl_sync(unsigned /*mask*/, T v, int src, int width = 32) {
+    static_assert(sizeof(T) <= sizeof(unsigned long long), "a shuffle moves at most 8 bytes");
+    tops_shim_block* b = tops_shim_current;
+    if (!b) {
+        std::fprintf(stderr, "shim: __shfl_sync in a kernel launched without fibers\n");
+        std::abort();
+    }
+    const unsigned n = blockDim.x * blockDim.y * blockDim.z;
+    const unsigned me = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    const unsigned w = (unsigned)width;
+    const unsigned partner = me - me % w + ((unsigned)src % w);
     unsigned long long bits = 0;
     std::memcpy(&bits, &v, sizeof v);
     b->exchange[me] = bits;

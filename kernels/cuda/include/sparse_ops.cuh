@@ -300,3 +300,58 @@ template <class T, class I> TOPS_D void tops_sp_csr_spmm(const tops_sparse_args&
         out[t] = tops_cast<T>(s);
     }
 }
+
+/// spmv (a dense operand of one column) with `G` lanes a row (`G` divides 32; rows
+/// grid-strided by groups of lanes): each round the lanes load `G` consecutive entries'
+/// columns and values together (adjacent addresses) and gather their vector elements, then
+/// every lane adds the round's products to the row's sum in entry order, each broadcast by
+/// a shuffle, so the sum is `tops_sp_csr_spmm`'s bit for bit (entry order, no FMA) with `G`
+/// loads in flight where a thread a row had one chain of dependent loads. A bad row
+/// pointer or column sets `err[0]` and leaves the row unwritten, as there.
+template <class T, class I, int G> TOPS_D void tops_sp_csr_spmv_rows(const tops_sparse_args& a) {
+    typedef typename tops_sp_acc<T>::type A;
+    T* out = (T*)a.ptr[0];
+    const I* crow = (const I*)a.ptr[1];
+    const I* col = (const I*)a.ptr[2];
+    const T* vals = (const T*)a.ptr[3];
+    const T* dense = (const T*)a.ptr[4];
+    long long* err = (long long*)a.ptr[5];
+    const long long m = a.p[0], k = a.p[2], nnz = a.p[3];
+    const long long thread = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    const int lane = (int)(threadIdx.x % G);
+    // the group's lanes of its warp (the shuffles' mask)
+    const unsigned mask = G == 32 ? 0xffffffffu : ((1u << G) - 1u) << (threadIdx.x % 32 - lane);
+    const long long groups = (long long)gridDim.x * blockDim.x / G;
+    if (thread == 0 && (crow[0] != 0 || crow[m] != nnz)) err[1] = 1;
+    for (long long r = thread / G; r < m; r += groups) {
+        const long long lo = crow[r], hi = crow[r + 1];
+        if (lo < 0 || lo > hi || hi > nnz) {
+            if (lane == 0) err[0] = 1;
+            continue;
+        }
+        A s = tops_cast<A>(0.0);
+        int bad = 0;
+        for (long long j0 = lo; j0 < hi; j0 += G) {
+            const long long j = j0 + lane;
+            A prod = tops_cast<A>(0.0);
+            if (j < hi) {
+                const long long q = col[j];
+                if (q < 0 || q >= k) {
+                    bad = 1;
+                } else {
+                    prod = tops_cast<A>(vals[j]) * tops_cast<A>(dense[q]);
+                }
+            }
+            const int count = hi - j0 < G ? (int)(hi - j0) : G;
+            for (int i = 0; i < count; ++i) s = s + __shfl_sync(mask, prod, i, G);
+        }
+        // a bad column anywhere in the row: no lane writes it
+#pragma unroll
+        for (int o = 1; o < G; o <<= 1) bad |= __shfl_xor_sync(mask, bad, o, G);
+        if (bad) {
+            if (lane == 0) err[0] = 1;
+            continue;
+        }
+        if (lane == 0) out[r] = tops_cast<T>(s);
+    }
+}

@@ -83,6 +83,25 @@ pub enum SparseKernel {
     /// spmm/spmv: CSR × dense, a thread per output element (float dtypes), with index
     /// components of the second dtype (I32 or I64).
     CsrSpmm(DType, DType),
+    /// spmv (one dense column): a group of lanes a row, the third field lanes (a power of
+    /// two, 2..=32), the products summed in entry order through shuffles (the same bits as
+    /// `CsrSpmm`); value and index dtypes as there.
+    CsrSpmvRows(DType, DType, u8),
+}
+
+/// Lanes a row of the grouped spmv ([`SparseKernel::CsrSpmvRows`]) for rows of `mean`
+/// entries on average: the power of two at or above it, 2 to 32.
+///
+/// ```
+/// use tensor_kernels_cuda::sparse_codegen::spmv_lanes;
+/// assert_eq!((spmv_lanes(0.5), spmv_lanes(3.0), spmv_lanes(16.0), spmv_lanes(17.0), spmv_lanes(900.0)), (2, 4, 16, 32, 32));
+/// ```
+pub fn spmv_lanes(mean: f64) -> u8 {
+    let mut g = 2u8;
+    while g < 32 && f64::from(g) < mean {
+        g *= 2;
+    }
+    g
 }
 
 impl SparseKernel {
@@ -90,7 +109,11 @@ impl SparseKernel {
     pub fn synchronises(self) -> bool {
         matches!(
             self,
-            SparseKernel::ScanTiles | SparseKernel::MinMax | SparseKernel::RadixHist | SparseKernel::RadixScatter
+            SparseKernel::ScanTiles
+                | SparseKernel::MinMax
+                | SparseKernel::RadixHist
+                | SparseKernel::RadixScatter
+                | SparseKernel::CsrSpmvRows(..)
         )
     }
 
@@ -133,6 +156,22 @@ impl SparseKernel {
             SparseKernel::DenseGather(bytes) => raw("dense_gather", bytes)?,
             SparseKernel::SegmentExtreme(d) => typed("segment_extreme", d),
             SparseKernel::SegmentSoftmax(d) => typed("segment_softmax", d),
+            SparseKernel::CsrSpmvRows(d, index, lanes) => {
+                let i = match index {
+                    DType::I32 => t(DType::I32),
+                    DType::I64 => t(DType::I64),
+                    _ => return Err(Error::Cuda(format!("CSR index components are i32 or i64, not {index}"))),
+                };
+                if !(lanes.is_power_of_two() && (2..=32).contains(&lanes)) {
+                    return Err(Error::Cuda(format!(
+                        "a grouped spmv takes 2, 4, 8, 16 or 32 lanes a row, not {lanes}"
+                    )));
+                }
+                (
+                    format!("tops_sparse_csr_spmv_rows__{}__{}__g{lanes}", t(d).tag, i.tag),
+                    format!("tops_sp_csr_spmv_rows<{}, {}, {lanes}>(a)", t(d).name, i.name),
+                )
+            }
             SparseKernel::CsrSpmm(d, index) => {
                 let i = match index {
                     DType::I32 => t(DType::I32),
@@ -173,7 +212,6 @@ pub struct SparseKernelText {
 pub fn generate(k: SparseKernel) -> Result<SparseKernelText> {
     let (name, call) = k.parts()?;
     let kernel = format!("extern \"C\" __global__ void {name}(tops_sparse_args a) {{\n    {call};\n}}\n");
-    let sort = matches!(k, SparseKernel::ScanAdd | SparseKernel::Iota) || k.synchronises();
     let ops = matches!(
         k,
         SparseKernel::Lookup
@@ -182,7 +220,9 @@ pub fn generate(k: SparseKernel) -> Result<SparseKernelText> {
             | SparseKernel::SegmentExtreme(_)
             | SparseKernel::SegmentSoftmax(_)
             | SparseKernel::CsrSpmm(..)
+            | SparseKernel::CsrSpmvRows(..)
     );
+    let sort = !ops && (matches!(k, SparseKernel::ScanAdd | SparseKernel::Iota) || k.synchronises());
     let sparse = ("tops_sparse_header".to_string(), SPARSE_HEADER.to_string());
     let device_fns = if sort {
         vec![("tops_sparse_sort_header".to_string(), SORT_HEADER.to_string())]

@@ -33,6 +33,10 @@ pub fn all() -> Vec<KernelSpec<'static>> {
             v.push(SparseKernel::SegmentSoftmax(d));
             v.push(SparseKernel::CsrSpmm(d, DType::I32));
             v.push(SparseKernel::CsrSpmm(d, DType::I64));
+            for lanes in [2, 4, 8, 16, 32] {
+                v.push(SparseKernel::CsrSpmvRows(d, DType::I32, lanes));
+                v.push(SparseKernel::CsrSpmvRows(d, DType::I64, lanes));
+            }
         }
     }
     for bytes in [1, 2, 4, 8] {

@@ -7,9 +7,9 @@
 
 use tensor_core::{DType, Error, Result};
 
-use super::exec::{args, download_i64s, strided_over, upload_i64s, Exec};
+use super::exec::{args, download_i64s, step, strided_over, upload_i64s, Exec};
 use super::Operand;
-use crate::sparse_codegen::SparseKernel;
+use crate::sparse_codegen::{spmv_lanes, SparseKernel, THREADS};
 
 /// `sparse_csr_spmm`: `out[i, :] = Σ values[j] * dense[col[j], :]` over `j` in
 /// `crow[i]..crow[i + 1]`. Shapes and dtypes are checked as the CPU row checks them; `crow`
@@ -61,7 +61,15 @@ pub(super) unsafe fn spmm(
     let items = (m * n).max(1);
     let ptrs = [out.addr, crow.addr, col.addr, vals.addr, dense.addr, flags.at(0)];
     let a = args(&ptrs, items, &[m as i64, n as i64, k as i64, nnz as i64]);
-    let steps = strided_over(e, SparseKernel::CsrSpmm(dtype, index), a, items);
+    let steps = if n == 1 && m > 0 {
+        // spmv: a group of lanes a row (entries loaded together, summed in entry order)
+        let lanes = spmv_lanes(nnz as f64 / m as f64);
+        let threads = m.saturating_mul(usize::from(lanes));
+        let grid = threads.div_ceil(THREADS as usize).min(e.max_blocks().max(1) as usize);
+        vec![step(SparseKernel::CsrSpmvRows(dtype, index, lanes), grid, THREADS, a)]
+    } else {
+        strided_over(e, SparseKernel::CsrSpmm(dtype, index), a, items)
+    };
     // SAFETY: the caller's contract: every operand holds its shape; `flags` holds 2 i64s.
     let (ends, bounds) = unsafe {
         e.run(&steps)?;
