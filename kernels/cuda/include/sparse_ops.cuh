@@ -254,8 +254,8 @@ template <> struct tops_sp_acc<tops_f8e5m2> { typedef float type; };
 
 /// sparse_csr_spmm (spmm/spmv): out [m, n] = CSR [m, k] × dense [k, n], a thread per output
 /// element; consecutive threads take consecutive columns of a row, so a warp's reads of a
-/// dense row are coalesced and its reads of the row's entries are broadcasts (spmv, n = 1: a
-/// thread per row). Each element is summed from zero over its row's entries in entry order,
+/// dense row are coalesced and its reads of the row's entries are broadcasts (spmv, n = 1,
+/// plans `tops_sp_csr_spmv_rows` instead). Each element is summed from zero over its row's entries in entry order,
 /// each product and each sum rounded on its own (no FMA: NVRTC compiles with --fmad=false, the
 /// shim with -ffp-contract=off), f16/bf16 in f32 rounded once at the store: the CPU row's
 /// arithmetic (kernels/cpu/src/sparse/spmm.rs), bit for bit. Thread 0 checks that crow runs
@@ -284,14 +284,26 @@ template <class T, class I> TOPS_D void tops_sp_csr_spmm(const tops_sparse_args&
         }
         A s = tops_cast<A>(0.0);
         bool ok = true;
-        for (long long j = lo; j < hi; ++j) {
-            const long long q = col[j];
-            if (q < 0 || q >= k) {
-                ok = false;
-                break;
+        // four entries a round: their columns, then their values and dense elements, are
+        // loaded together (one entry at a time waited two dependent loads each), and the
+        // products are added in entry order
+        for (long long j0 = lo; ok && j0 < hi; j0 += 4) {
+            long long q[4];
+#pragma unroll
+            for (int u = 0; u < 4; ++u) {
+                q[u] = j0 + u < hi ? (long long)col[j0 + u] : 0;
+                ok = ok && q[u] >= 0 && q[u] < k;
             }
-            const A prod = tops_cast<A>(vals[j]) * tops_cast<A>(dense[q * n + c]);
-            s = s + prod;
+            if (!ok) break;
+            A prod[4];
+#pragma unroll
+            for (int u = 0; u < 4; ++u) {
+                prod[u] = j0 + u < hi ? tops_cast<A>(vals[j0 + u]) * tops_cast<A>(dense[q[u] * n + c]) : tops_cast<A>(0.0);
+            }
+#pragma unroll
+            for (int u = 0; u < 4; ++u) {
+                if (j0 + u < hi) s = s + prod[u];
+            }
         }
         if (!ok) {
             err[0] = 1;
