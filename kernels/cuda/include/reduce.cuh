@@ -796,6 +796,22 @@ template <class R, class I, class O, int E> TOPS_D void tops_reduce_small(const 
     tops_reduce_small_of<R, tops_mem_src<I>, O, E>(a, tops_mem_src<I>(a.in));
 }
 
+/// `acc` combined with partials `p[s]` for s = first, first + step, … < end, in that order,
+/// four loads issued before their four combines (each combine waited on its own load before
+/// the next was issued: a finishing thread's partials came back one latency at a time).
+template <class R, class A>
+TOPS_D void tops_combine_partials(const R& red, A& acc, const A* __restrict__ p, long long first, long long end, long long step) {
+    long long s = first;
+    for (; s + 3 * step < end; s += 4 * step) {
+        A w[4];
+#pragma unroll
+        for (int u = 0; u < 4; ++u) w[u] = p[s + u * step];
+#pragma unroll
+        for (int u = 0; u < 4; ++u) acc = red.combine(acc, w[u]);
+    }
+    for (; s < end; s += step) acc = red.combine(acc, p[s]);
+}
+
 /// The second pass of a split reduction when outputs are few: a block per output, thread t
 /// combining partials t, t + blockDim.x, … (as the row kernel folds its elements), then the
 /// warps' and the block's in lane order.
@@ -809,7 +825,7 @@ template <class R, class O> TOPS_D void tops_reduce_finish_wide(const tops_reduc
         long long kin, kout;
         tops_reduce_kept(a, o, kin, kout);
         A acc = red.identity();
-        for (long long s = tid; s < a.split; s += blockDim.x) acc = red.combine(acc, work[o * a.split + s]);
+        tops_combine_partials(red, acc, work + o * a.split, tid, a.split, blockDim.x);
         acc = tops_warp_combine(red, acc);
         if (lane == 0) part[warp] = acc;
         __syncthreads();
@@ -828,7 +844,7 @@ template <class R, class O> TOPS_D void tops_reduce_finish(const tops_reduce_arg
     const long long nthreads = (long long)gridDim.x * blockDim.x;
     for (long long o = (long long)blockIdx.x * blockDim.x + threadIdx.x; o < a.n_out; o += nthreads) {
         A acc = work[o * a.split];
-        for (long long s = 1; s < a.split; ++s) acc = red.combine(acc, work[o * a.split + s]);
+        tops_combine_partials(red, acc, work + o * a.split, 1, a.split, 1);
         long long kin, kout;
         tops_reduce_kept(a, o, kin, kout);
         ((O*)a.out)[kout] = red.template finish<O>(acc, a.n_red);
