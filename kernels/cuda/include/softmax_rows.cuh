@@ -63,21 +63,43 @@ TOPS_D void tops_softmax_rows_regs(const tops_contig_args& a) {
     const int tid = threadIdx.x, q = tid & (LANES - 1), g = tid / LANES;
     const long long per_block = blockDim.x / LANES;
     const C ninf = tops_bound<C>::lowest();
-    for (long long base = (long long)blockIdx.x * per_block; base < rows; base += (long long)gridDim.x * per_block) {
+    const long long stride = (long long)gridDim.x * per_block;
+    // Rows of one vector a lane (NV = 1: the short rows, which a block meets many times
+    // over): the next row's vector is loaded before this row is reduced and written, so a
+    // lane has a load in flight through the reductions (its row's values are only one).
+    const long long e1 = (long long)q * VEC;
+    tops_pack<T, VEC> ahead{};
+    bool ahead_ok = false;
+    if constexpr (NV == 1) {
+        const long long r0 = (long long)blockIdx.x * per_block + g;
+        ahead_ok = r0 < rows && e1 < n;
+        if (ahead_ok) ahead = *(const tops_pack<T, VEC>*)(x + r0 * n + e1);
+    }
+    for (long long base = (long long)blockIdx.x * per_block; base < rows; base += stride) {
         const long long r = base + g;
         const bool active = r < rows;
         C v[NV * VEC];
         C m = ninf;
+        if constexpr (NV == 1) {
+            const tops_pack<T, VEC> p = ahead;
+            const bool ok = ahead_ok;
+            const long long rn = r + stride;
+            ahead_ok = rn < rows && e1 < n;
+            if (ahead_ok) ahead = *(const tops_pack<T, VEC>*)(x + rn * n + e1);
 #pragma unroll
-        for (int j = 0; j < NV; ++j) {
-            const long long e = ((long long)j * LANES + q) * VEC;
-            if (active && e < n) {
-                const tops_pack<T, VEC> p = *(const tops_pack<T, VEC>*)(x + r * n + e);
+            for (int k = 0; k < VEC; ++k) v[k] = ok ? tops_cast<C>(p.v[k]) : ninf;
+        } else {
 #pragma unroll
-                for (int k = 0; k < VEC; ++k) v[j * VEC + k] = tops_cast<C>(p.v[k]);
-            } else {
+            for (int j = 0; j < NV; ++j) {
+                const long long e = ((long long)j * LANES + q) * VEC;
+                if (active && e < n) {
+                    const tops_pack<T, VEC> p = *(const tops_pack<T, VEC>*)(x + r * n + e);
 #pragma unroll
-                for (int k = 0; k < VEC; ++k) v[j * VEC + k] = ninf;
+                    for (int k = 0; k < VEC; ++k) v[j * VEC + k] = tops_cast<C>(p.v[k]);
+                } else {
+#pragma unroll
+                    for (int k = 0; k < VEC; ++k) v[j * VEC + k] = ninf;
+                }
             }
         }
 #pragma unroll
