@@ -154,71 +154,54 @@ inline void __syncthreads() {
     tops_shim_fiber_switch(b->fibers[b->current], b->scheduler);
 }
 
-/// The value of lane (own lane + delta) of the caller's warp of 32, or the caller's own value
-/// when that lane is past the warp (or the block) — as the hardware's shuffle.
-template <class T> inline T __shfl_down_sync(unsigned /*mask*/, T v, unsigned delta) {
+/// Every shuffle's exchange: `v` posted in the caller's slot, then the value posted by
+/// thread `partner(me, n)` of the block (`me`: the caller's index in its block of `n`), or
+/// the caller's own `v` when the partner is `n` or past it. `name`: the shuffle, for the
+/// error of a launch without fibers.
+template <class T, class P> inline T tops_shim_shuffle(const char* name, T v, P partner) {
     static_assert(sizeof(T) <= sizeof(unsigned long long), "a shuffle moves at most 8 bytes");
     tops_shim_block* b = tops_shim_current;
     if (!b) {
-        std::fprintf(stderr, "shim: __shfl_down_sync in a kernel launched without fibers\n");
+        std::fprintf(stderr, "shim: %s in a kernel launched without fibers\n", name);
         std::abort();
     }
     const unsigned n = blockDim.x * blockDim.y * blockDim.z;
     const unsigned me = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    const unsigned from = partner(me, n);
     unsigned long long bits = 0;
     std::memcpy(&bits, &v, sizeof v);
     b->exchange[me] = bits;
     __syncthreads();
     T r = v;
-    if (me % 32 + delta < 32 && me + delta < n) std::memcpy(&r, &b->exchange[me + delta], sizeof r);
+    if (from < n) std::memcpy(&r, &b->exchange[from], sizeof r);
     __syncthreads();
     return r;
+}
+
+/// The value of lane (own lane + delta) of the caller's warp of 32, or the caller's own value
+/// when that lane is past the warp (or the block) — as the hardware's shuffle.
+template <class T> inline T __shfl_down_sync(unsigned /*mask*/, T v, unsigned delta) {
+    return tops_shim_shuffle("__shfl_down_sync", v, [delta](unsigned me, unsigned n) {
+        return me % 32 + delta < 32 ? me + delta : n;
+    });
 }
 
 /// The value of lane (own lane ^ mask) of the caller's warp of 32, or the caller's own value
 /// when that lane is past the block — as the hardware's butterfly shuffle (a mask below the
 /// width stays in the caller's segment, so the width changes nothing).
 template <class T> inline T __shfl_xor_sync(unsigned /*mask*/, T v, int lane_mask, int /*width*/ = 32) {
-    static_assert(sizeof(T) <= sizeof(unsigned long long), "a shuffle moves at most 8 bytes");
-    tops_shim_block* b = tops_shim_current;
-    if (!b) {
-        std::fprintf(stderr, "shim: __shfl_xor_sync in a kernel launched without fibers\n");
-        std::abort();
-    }
-    const unsigned n = blockDim.x * blockDim.y * blockDim.z;
-    const unsigned me = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-    const unsigned partner = me - me % 32 + ((me % 32) ^ ((unsigned)lane_mask & 31));
-    unsigned long long bits = 0;
-    std::memcpy(&bits, &v, sizeof v);
-    b->exchange[me] = bits;
-    __syncthreads();
-    T r = v;
-    if (partner < n) std::memcpy(&r, &b->exchange[partner], sizeof r);
-    __syncthreads();
-    return r;
+    return tops_shim_shuffle("__shfl_xor_sync", v, [lane_mask](unsigned me, unsigned) {
+        return me - me % 32 + ((me % 32) ^ ((unsigned)lane_mask & 31));
+    });
 }
 
 /// The value of lane `src` of the caller's segment of `width` lanes (a power of two up to
 /// 32) of its warp — as the hardware's indexed shuffle.
 template <class T> inline T __shfl_sync(unsigned /*mask*/, T v, int src, int width = 32) {
-    static_assert(sizeof(T) <= sizeof(unsigned long long), "a shuffle moves at most 8 bytes");
-    tops_shim_block* b = tops_shim_current;
-    if (!b) {
-        std::fprintf(stderr, "shim: __shfl_sync in a kernel launched without fibers\n");
-        std::abort();
-    }
-    const unsigned n = blockDim.x * blockDim.y * blockDim.z;
-    const unsigned me = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-    const unsigned w = (unsigned)width;
-    const unsigned partner = me - me % w + ((unsigned)src % w);
-    unsigned long long bits = 0;
-    std::memcpy(&bits, &v, sizeof v);
-    b->exchange[me] = bits;
-    __syncthreads();
-    T r = v;
-    if (partner < n) std::memcpy(&r, &b->exchange[partner], sizeof r);
-    __syncthreads();
-    return r;
+    return tops_shim_shuffle("__shfl_sync", v, [src, width](unsigned me, unsigned) {
+        const unsigned w = (unsigned)width;
+        return me - me % w + ((unsigned)src % w);
+    });
 }
 
 /// A fiber's body: the kernel, then marked done and back to the scheduler for good.

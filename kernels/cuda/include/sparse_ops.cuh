@@ -252,6 +252,21 @@ template <> struct tops_sp_acc<__nv_bfloat16> { typedef float type; };
 template <> struct tops_sp_acc<tops_f8e4m3> { typedef float type; };
 template <> struct tops_sp_acc<tops_f8e5m2> { typedef float type; };
 
+/// The operands of a CSR × dense product as its kernels' argument block holds them (ptr:
+/// out, crow, col, values, dense, err; p: m, n, k, nnz; see `tops_sp_csr_spmm`).
+template <class T, class I> struct tops_sp_csr_product {
+    T* out;
+    const I* crow;
+    const I* col;
+    const T* vals;
+    const T* dense;
+    long long* err;
+    long long m, n, k, nnz;
+    TOPS_D explicit tops_sp_csr_product(const tops_sparse_args& a)
+        : out((T*)a.ptr[0]), crow((const I*)a.ptr[1]), col((const I*)a.ptr[2]), vals((const T*)a.ptr[3]),
+          dense((const T*)a.ptr[4]), err((long long*)a.ptr[5]), m(a.p[0]), n(a.p[1]), k(a.p[2]), nnz(a.p[3]) {}
+};
+
 /// sparse_csr_spmm (spmm/spmv): out [m, n] = CSR [m, k] × dense [k, n], a thread per output
 /// element; consecutive threads take consecutive columns of a row, so a warp's reads of a
 /// dense row are coalesced and its reads of the row's entries are broadcasts (spmv, n = 1,
@@ -266,20 +281,16 @@ template <> struct tops_sp_acc<tops_f8e5m2> { typedef float type; };
 /// n = max(m * n, 1) (one item to check crow's ends on an empty product); p: m, n, k, nnz.
 template <class T, class I> TOPS_D void tops_sp_csr_spmm(const tops_sparse_args& a) {
     typedef typename tops_sp_acc<T>::type A;
-    T* out = (T*)a.ptr[0];
-    const I* crow = (const I*)a.ptr[1];
-    const I* col = (const I*)a.ptr[2];
-    const T* vals = (const T*)a.ptr[3];
-    const T* dense = (const T*)a.ptr[4];
-    long long* err = (long long*)a.ptr[5];
-    const long long m = a.p[0], n = a.p[1], k = a.p[2], nnz = a.p[3];
+    const tops_sp_csr_product<T, I> o(a);
+    const I* const crow = o.crow;
+    const long long m = o.m, n = o.n, k = o.k, nnz = o.nnz;
     TOPS_SP_GRID_STRIDE(t, a.n) {
-        if (t == 0 && (crow[0] != 0 || crow[m] != nnz)) err[1] = 1;
+        if (t == 0 && (crow[0] != 0 || crow[m] != nnz)) o.err[1] = 1;
         if (t >= m * n) continue; // the one item of an empty product
         const long long r = t / n, c = t - r * n;
         const long long lo = crow[r], hi = crow[r + 1];
         if (lo < 0 || lo > hi || hi > nnz) {
-            err[0] = 1;
+            o.err[0] = 1;
             continue;
         }
         A s = tops_cast<A>(0.0);
@@ -291,14 +302,14 @@ template <class T, class I> TOPS_D void tops_sp_csr_spmm(const tops_sparse_args&
             long long q[4];
 #pragma unroll
             for (int u = 0; u < 4; ++u) {
-                q[u] = j0 + u < hi ? (long long)col[j0 + u] : 0;
+                q[u] = j0 + u < hi ? (long long)o.col[j0 + u] : 0;
                 ok = ok && q[u] >= 0 && q[u] < k;
             }
             if (!ok) break;
             A prod[4];
 #pragma unroll
             for (int u = 0; u < 4; ++u) {
-                prod[u] = j0 + u < hi ? tops_cast<A>(vals[j0 + u]) * tops_cast<A>(dense[q[u] * n + c]) : tops_cast<A>(0.0);
+                prod[u] = j0 + u < hi ? tops_cast<A>(o.vals[j0 + u]) * tops_cast<A>(o.dense[q[u] * n + c]) : tops_cast<A>(0.0);
             }
 #pragma unroll
             for (int u = 0; u < 4; ++u) {
@@ -306,10 +317,10 @@ template <class T, class I> TOPS_D void tops_sp_csr_spmm(const tops_sparse_args&
             }
         }
         if (!ok) {
-            err[0] = 1;
+            o.err[0] = 1;
             continue;
         }
-        out[t] = tops_cast<T>(s);
+        o.out[t] = tops_cast<T>(s);
     }
 }
 
@@ -322,23 +333,19 @@ template <class T, class I> TOPS_D void tops_sp_csr_spmm(const tops_sparse_args&
 /// pointer or column sets `err[0]` and leaves the row unwritten, as there.
 template <class T, class I, int G> TOPS_D void tops_sp_csr_spmv_rows(const tops_sparse_args& a) {
     typedef typename tops_sp_acc<T>::type A;
-    T* out = (T*)a.ptr[0];
-    const I* crow = (const I*)a.ptr[1];
-    const I* col = (const I*)a.ptr[2];
-    const T* vals = (const T*)a.ptr[3];
-    const T* dense = (const T*)a.ptr[4];
-    long long* err = (long long*)a.ptr[5];
-    const long long m = a.p[0], k = a.p[2], nnz = a.p[3];
+    const tops_sp_csr_product<T, I> o(a);
+    const I* const crow = o.crow;
+    const long long m = o.m, k = o.k, nnz = o.nnz;
     const long long thread = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     const int lane = (int)(threadIdx.x % G);
     // the group's lanes of its warp (the shuffles' mask)
     const unsigned mask = G == 32 ? 0xffffffffu : ((1u << G) - 1u) << (threadIdx.x % 32 - lane);
     const long long groups = (long long)gridDim.x * blockDim.x / G;
-    if (thread == 0 && (crow[0] != 0 || crow[m] != nnz)) err[1] = 1;
+    if (thread == 0 && (crow[0] != 0 || crow[m] != nnz)) o.err[1] = 1;
     for (long long r = thread / G; r < m; r += groups) {
         const long long lo = crow[r], hi = crow[r + 1];
         if (lo < 0 || lo > hi || hi > nnz) {
-            if (lane == 0) err[0] = 1;
+            if (lane == 0) o.err[0] = 1;
             continue;
         }
         A s = tops_cast<A>(0.0);
@@ -347,11 +354,11 @@ template <class T, class I, int G> TOPS_D void tops_sp_csr_spmv_rows(const tops_
             const long long j = j0 + lane;
             A prod = tops_cast<A>(0.0);
             if (j < hi) {
-                const long long q = col[j];
+                const long long q = o.col[j];
                 if (q < 0 || q >= k) {
                     bad = 1;
                 } else {
-                    prod = tops_cast<A>(vals[j]) * tops_cast<A>(dense[q]);
+                    prod = tops_cast<A>(o.vals[j]) * tops_cast<A>(o.dense[q]);
                 }
             }
             const int count = hi - j0 < G ? (int)(hi - j0) : G;
@@ -359,11 +366,11 @@ template <class T, class I, int G> TOPS_D void tops_sp_csr_spmv_rows(const tops_
         }
         // a bad column anywhere in the row: no lane writes it
 #pragma unroll
-        for (int o = 1; o < G; o <<= 1) bad |= __shfl_xor_sync(mask, bad, o, G);
+        for (int d = 1; d < G; d <<= 1) bad |= __shfl_xor_sync(mask, bad, d, G);
         if (bad) {
-            if (lane == 0) err[0] = 1;
+            if (lane == 0) o.err[0] = 1;
             continue;
         }
-        if (lane == 0) out[r] = tops_cast<T>(s);
+        if (lane == 0) o.out[r] = tops_cast<T>(s);
     }
 }
