@@ -489,14 +489,11 @@ fn elementwise(name: &str, body: &Body, layout: MapLayout) -> Generated {
 }
 
 fn transpose(t: CType, packed: bool) -> Result<Generated> {
-    let kernel = match (packed, packed_elements(t.size)) {
-        (true, Some(_)) => word_wise(&format!("tops_transpose_words__{}", t.tag), t),
-        (true, None) => {
-            return Err(Error::Cuda(format!("no word-wise transpose of {}-byte elements (only 1 and 2)", t.size)))
-        }
-        (false, _) => element_wise(&format!("tops_transpose__{}", t.tag), t),
-    };
-    let name = if packed { format!("tops_transpose_words__{}", t.tag) } else { format!("tops_transpose__{}", t.tag) };
+    if packed && packed_elements(t.size).is_none() {
+        return Err(Error::Cuda(format!("no word-wise transpose of {}-byte elements (only 1 and 2)", t.size)));
+    }
+    let name = format!("tops_transpose{}__{}", if packed { "_words" } else { "" }, t.tag);
+    let kernel = if packed { word_wise(&name, t) } else { element_wise(&name, t) };
     Ok(Generated { name, kernel, device_fns: Vec::new(), args: ArgsKind::Transpose, shared_memory: true })
 }
 

@@ -135,8 +135,7 @@ impl Elementwise<'_> {
         let mask = staged_inputs(plan, row_dim);
         let (rows, cols) = (plan.shape[row_dim], plan.shape[col_dim]);
         let batch = batch_dim.map_or(1, |b| plan.shape[b]);
-        let tiles_of = |edge: usize| batch * rows.div_ceil(edge) * cols.div_ceil(edge);
-        let tiles = tiles_of(TILE as usize);
+        let tiles = batch * rows.div_ceil(TILE as usize) * cols.div_ceil(TILE as usize);
         let count: usize = host_dims.iter().map(|&d| plan.shape[d]).product();
         let mut p = ptrs.to_vec();
         for idx in 0..count {
@@ -435,8 +434,6 @@ fn transpose(plan: &IterPlan, row_dim: usize, ptrs: [u64; 2], bytes: usize, max_
     let (rows, cols) = (plan.shape[row_dim], plan.shape[col_dim]);
     let batch = batch_dim.map_or(1, |b| plan.shape[b]);
     let stride = |op: usize, d: Option<usize>| d.map_or(0, |d| plan.strides[op][d] as i64);
-    let tiles_of = |edge: usize| batch * rows.div_ceil(edge) * cols.div_ceil(edge);
-    let tiles = tiles_of(TILE as usize);
     let count: usize = host_dims.iter().map(|&d| plan.shape[d]).product();
     for idx in 0..count {
         let mut p = ptrs;
@@ -451,8 +448,9 @@ fn transpose(plan: &IterPlan, row_dim: usize, ptrs: [u64; 2], bytes: usize, max_
             src_strides: [stride(1, batch_dim), stride(1, Some(row_dim)), stride(1, Some(col_dim))],
         };
         let packed = packed_fits(bytes, rows, cols, args.dst, args.dst_strides, args.src, args.src_strides);
-        // a word-wise tile holds `P x P` element tiles' worth
-        let tiles = if packed { packed_elements(bytes).map_or(tiles, |p| tiles_of(p * TILE as usize)) } else { tiles };
+        // a word-wise tile's edge is `P` element tiles'
+        let edge = TILE as usize * if packed { packed_elements(bytes).unwrap_or(1) } else { 1 };
+        let tiles = batch * rows.div_ceil(edge) * cols.div_ceil(edge);
         steps.push(Step::Kernel(Launch {
             spec: KernelSpec::Transpose { bytes, packed },
             // capped, tiles grid-strided: a tile a block was 6-8 % slower on an H200

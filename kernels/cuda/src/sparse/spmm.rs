@@ -7,9 +7,9 @@
 
 use tensor_core::{DType, Error, Result};
 
-use super::exec::{args, download_i64s, step, strided_over, upload_i64s, Exec};
+use super::exec::{args, download_i64s, strided_over, upload_i64s, Exec};
 use super::Operand;
-use crate::sparse_codegen::{spmv_lanes, SparseKernel, THREADS};
+use crate::sparse_codegen::{spmv_lanes, SparseKernel};
 
 /// `sparse_csr_spmm`: `out[i, :] = Σ values[j] * dense[col[j], :]` over `j` in
 /// `crow[i]..crow[i + 1]`. Shapes and dtypes are checked as the CPU row checks them; `crow`
@@ -64,9 +64,7 @@ pub(super) unsafe fn spmm(
     let steps = if n == 1 && m > 0 {
         // spmv: a group of lanes a row (entries loaded together, summed in entry order)
         let lanes = spmv_lanes(nnz as f64 / m as f64);
-        let threads = m.saturating_mul(usize::from(lanes));
-        let grid = threads.div_ceil(THREADS as usize).min(e.max_blocks().max(1) as usize);
-        vec![step(SparseKernel::CsrSpmvRows(dtype, index, lanes), grid, THREADS, a)]
+        strided_over(e, SparseKernel::CsrSpmvRows(dtype, index, lanes), a, m.saturating_mul(usize::from(lanes)))
     } else {
         strided_over(e, SparseKernel::CsrSpmm(dtype, index), a, items)
     };
