@@ -29,7 +29,7 @@ export PYTHONUNBUFFERED=1
     L=${TEST_LIMIT:-300}
     (timeout "$L" $B/cuda_device ops_match_the_cpu_for_every reductions_match_the_cpu_for_every > /tmp/tests_a.log 2>&1; echo "tests (a) rc $?" >> /tmp/tests_a.log) &
     (timeout "$L" $B/cuda_device init_finds threads_building round_trips empty_tensors non_finite fused_softmax \
-      dense_maps maps_with small_extent one_long_row arg_reductions fused_chains f8_casts quantized_tensors sparse \
+      dense_maps maps_with narrow_transposed small_extent one_long_row arg_reductions fused_chains f8_casts quantized_tensors sparse \
       batched_csr allocator \
       > /tmp/tests_b.log 2>&1; echo "tests (b) rc $?" >> /tmp/tests_b.log) &
     time wait

@@ -5,7 +5,8 @@ warm-ups, GB/s = bytes read + written (each element once), ratio = GB/s over a d
 memcpy of the same array size measured in this run.
 
     python3 torch_peers.py [MiB ...]     (default: 1024)
-Prints one line per case: key, GB/s, ratio. COMPILE=0 skips torch.compile cases;
+Prints one line per case: key, GB/s, ratio; then the spmv/spmm cases once (cuSPARSE through
+torch's sparse CSR tensors; SPARSE=0 skips them). COMPILE=0 skips torch.compile cases;
 FILTER=a,b keeps the cases whose key contains a or b (cuda-perf's --filter rule).
 """
 import os, sys, time, math
@@ -127,6 +128,31 @@ def cases(nbytes):
     add("transpose", "u8", ("bytes", 2 * u), dims2(u), lambda u=u: (lambda v: (lambda: v.contiguous()))(f32data(dims2(u), torch.uint8).t()))
     return out
 
+def sparse_cases():
+    """cuda-perf's spmv/spmm cases (benches/src/sparse.rs, cuda_set): CSR matrices with 16
+    entries a row at uniformly random, sorted columns, i64 or i32 indices, f32 values; the
+    product through cuSPARSE (torch.mv / torch.mm on a sparse CSR tensor). Bytes as ours:
+    each entry's value, column and gathered operand row, each row's pointer and result."""
+    out = []
+    def csr(rows, per_row, index):
+        nnz = rows * per_row
+        col = torch.randint(0, rows, (rows, per_row), device=dev).sort(dim=1).values.flatten()
+        crow = torch.arange(rows + 1, device=dev) * per_row
+        it = torch.int32 if index == 4 else torch.int64
+        vals = torch.rand(nnz, device=dev, dtype=torch.float32)
+        return torch.sparse_csr_tensor(crow.to(it), col.to(it), vals, size=(rows, rows))
+    for rows, index in [(1 << 20, 8), (1 << 20, 4)]:
+        nnz = rows * 16
+        key = f"spmv/f32/{rows}x{rows}/nnz{nnz}" + ("/i32" if index == 4 else "")
+        moved = nnz * (4 + index + 4) + rows * (index + 4)
+        out.append((key, moved, lambda rows=rows, index=index: (lambda a, x: (lambda: torch.mv(a, x)))(csr(rows, 16, index), torch.rand(rows, device=dev))))
+    for rows, n, index in [(1 << 18, 16, 8), (1 << 18, 16, 4), (1 << 18, 64, 8)]:
+        nnz = rows * 16
+        key = f"spmm/f32/{rows}x{rows}x{n}/nnz{nnz}" + ("/i32" if index == 4 else "")
+        moved = nnz * (4 + index + 4 * n) + rows * (index + 4 * n)
+        out.append((key, moved, lambda rows=rows, n=n, index=index: (lambda a, b: (lambda: torch.mm(a, b)))(csr(rows, 16, index), torch.rand(rows, n, device=dev))))
+    return out
+
 def main():
     sizes = [int(x) for x in sys.argv[1:]] or [1024]
     keep = [k for k in os.environ.get("FILTER", "").split(",") if k]
@@ -150,6 +176,19 @@ def main():
                 gbps = moved / secs / 1e9
                 print(f"{key} {gbps:.1f} GB/s ratio {gbps / limit:.3f}  (setup+time {time.time() - t0:.1f}s)", flush=True)
                 del f
+            except Exception as e:  # report, keep going
+                print(f"{key} ERROR {type(e).__name__}: {str(e)[:200]}", flush=True)
+            torch.cuda.empty_cache()
+    # the sparse cases have one size (2^24 entries); their ratio is over the largest memcpy
+    if os.environ.get("SPARSE", "1") != "0":
+        for key, moved, make in sparse_cases():
+            if keep and not any(k in key for k in keep):
+                continue
+            try:
+                t0 = time.time()
+                secs = timed(make())
+                gbps = moved / secs / 1e9
+                print(f"{key} {gbps:.1f} GB/s ratio {gbps / limit:.3f}  (setup+time {time.time() - t0:.1f}s)", flush=True)
             except Exception as e:  # report, keep going
                 print(f"{key} ERROR {type(e).__name__}: {str(e)[:200]}", flush=True)
             torch.cuda.empty_cache()

@@ -6,7 +6,9 @@
 //! Its dims split into kept and reduced, each innermost first. An extent of at most
 //! [`SMALL_EXTENT_MAX`] elements along one dim is folded whole by a thread per output (the
 //! small pass, several outputs a thread). Otherwise, when the innermost dim is reduced, the
-//! row kernel runs a block per output; else the column kernel runs a thread per output with
+//! row kernel runs a block per output, of as many threads (32 to [`REDUCE_BLOCK`]) as give each
+//! a round of four 16-byte vectors (a row of 2 Ki f32: 128; 256 did not fill the rounds and
+//! ran argmax, var and logsumexp at two thirds of the speed, H200 2026-11-28); else the column kernel runs a thread per output with
 //! threadIdx.y splitting the extent. A long extent with too few outputs to fill the device is
 //! cut into slices whose partials go to a workspace and a second pass combines them in slice
 //! order (a block per output when outputs are few and partials many); no thread folds more than [`MAX_SEQUENTIAL`] elements in one
@@ -143,7 +145,10 @@ pub fn plan_reduce(
     let pass = if rows { ReducePass::Rows } else { ReducePass::Columns };
     let max_blocks = max_blocks.max(1) as usize;
     let (block, out_tasks) = if rows {
-        let threads = n_red.clamp(32, REDUCE_BLOCK as usize).next_power_of_two() as u32;
+        // Threads a row: enough for each to have a round of four 16-byte vectors (the
+        // loads the dense body keeps in flight), 32 to REDUCE_BLOCK.
+        let per_thread = 64 / input.dtype.size().clamp(1, 16);
+        let threads = n_red.div_ceil(per_thread).clamp(32, REDUCE_BLOCK as usize).next_power_of_two() as u32;
         ((threads.min(REDUCE_BLOCK), 1), n_out)
     } else {
         let by = n_red.clamp(1, MAX_Y as usize).next_power_of_two() as u32;
@@ -275,7 +280,7 @@ mod tests {
         .unwrap();
         let (spec, a, block) = first(&p);
         assert!(matches!(spec, KernelSpec::Reduce { pass: ReducePass::Rows, .. }));
-        assert_eq!((a.n_out, a.n_red, a.split, block.0), (64, 100, 1, 128));
+        assert_eq!((a.n_out, a.n_red, a.split, block.0), (64, 100, 1, 32));
         let shape = [100usize, 64];
         let p = plan_reduce(
             &SUM,
@@ -289,6 +294,34 @@ mod tests {
         let (spec, a, block) = first(&p);
         assert!(matches!(spec, KernelSpec::Reduce { pass: ReducePass::Columns, .. }));
         assert_eq!((a.n_out, a.n_red, a.kin[0], a.rin[0], block), (64, 100, 1, 64, (32, 8)));
+    }
+
+    #[test]
+    fn row_threads_each_have_a_round_of_four_vectors() {
+        // (dtype, row length, threads a row): 64 bytes a thread, 32 to REDUCE_BLOCK threads
+        for (dtype, n, threads) in [
+            (DType::F32, 2048usize, 128u32),
+            (DType::F32, 1024, 64),
+            (DType::F32, 3000, 256),
+            (DType::F32, 1 << 14, REDUCE_BLOCK),
+            (DType::F64, 2048, 256),
+            (DType::U8, 2048, 32),
+            (DType::F32, 40, 32),
+        ] {
+            let shape = [4096usize, n];
+            let p = plan_reduce(
+                &SUM,
+                &raw(&shape, &[1, 0], DType::F32),
+                &raw(&shape, &[n as isize, 1], dtype),
+                &[0, 1],
+                &[],
+                1000,
+            )
+            .unwrap();
+            let (spec, a, block) = first(&p);
+            assert!(matches!(spec, KernelSpec::Reduce { pass: ReducePass::Rows, .. }), "{dtype} {n}");
+            assert_eq!((a.split, block), (1, (threads, 1)), "{dtype} rows of {n}");
+        }
     }
 
     #[test]
