@@ -47,7 +47,7 @@ for k, v in rows.items():
         sparse.append((k, v))  # one size: 2^24 entries (PyTorch: cuSPARSE)
         continue
     dt = k.split("/")[1]
-    size = {"u8": 1, "i8": 1, "f16": 2, "bf16": 2, "f32": 4, "i64": 8, "f64": 8}.get(dt, 4) * size_of(k)
+    size = {"u8": 1, "i8": 1, "f8e4m3": 1, "f8e5m2": 1, "qint8": 1, "f16": 2, "bf16": 2, "f32": 4, "i64": 8, "f64": 8}.get(dt, 4) * size_of(k)
     by_bytes[size].append((k, v))
 losses = []
 wins = 0

@@ -1,5 +1,6 @@
 //! The GPU-only cases of `cuda-perf` beside the shared bench set: 1- and 2-byte maps and
-//! casts (which need 16-byte packed accesses to reach bandwidth), the one-byte transpose
+//! casts (which need 16-byte packed accesses to reach bandwidth), the 8-bit floats' maps and
+//! casts (issue 35 asks them at 0.9 of a memcpy), the one-byte transpose
 //! (words along both dims), softmax over row lengths
 //! from 32 to 64 Ki columns and the attention shapes, reductions over 2–8 element extents,
 //! and argmax of one long row. `benches/gpu/torch_peers.py` times the same keys on PyTorch.
@@ -111,19 +112,28 @@ fn keep(t: Tensor) -> BenchResult<()> {
 /// assert!(keys.contains(&"sum_last/f32/65536x4".to_string()));
 /// assert!(keys.contains(&"argmax_last/f32/1x262144".to_string()));
 /// assert!(keys.contains(&"transpose/u8/1024x1024".to_string()));
+/// assert!(keys.contains(&"add_out/f8e4m3/1048576".to_string()));
+/// assert!(keys.contains(&"cast_f8e5m2/f32/262144".to_string()));
 /// ```
 pub fn extra_set(bytes: u64) -> Vec<ExtraCase> {
     let mut v = Vec::new();
     let n = |dt: DType| (bytes as usize / dt.size()).max(1);
-    for dt in [DType::U8, DType::I8, DType::F16] {
+    for dt in [DType::U8, DType::I8, DType::F16, DType::F8E4M3, DType::F8E5M2] {
         let b = n(dt) as u64 * dt.size() as u64;
         v.push(ExtraCase::new(Kind::AddOut, dt, vec![n(dt)], "add_out", Pattern::Add.bytes_moved(b)));
         v.push(ExtraCase::new(Kind::ReluOut, dt, vec![n(dt)], "relu_out", Pattern::Scale.bytes_moved(b)));
     }
     // casts: the larger of the two arrays holds `bytes`
-    for (from, to) in
-        [(DType::F32, DType::F16), (DType::F16, DType::F32), (DType::F32, DType::U8), (DType::U8, DType::F32)]
-    {
+    for (from, to) in [
+        (DType::F32, DType::F16),
+        (DType::F16, DType::F32),
+        (DType::F32, DType::U8),
+        (DType::U8, DType::F32),
+        (DType::F32, DType::F8E4M3),
+        (DType::F8E4M3, DType::F32),
+        (DType::F32, DType::F8E5M2),
+        (DType::F8E5M2, DType::F32),
+    ] {
         let elems = (bytes as usize / from.size().max(to.size())).max(1);
         let moved = (elems * (from.size() + to.size())) as u64;
         v.push(ExtraCase::new(Kind::Cast(to), from, vec![elems], &format!("cast_{}", to.name()), moved));
