@@ -127,6 +127,9 @@ def cases(nbytes):
     for e in [2, 4, 8]:
         add("sum_last", "f32", ("bytes", (f // e) * e * 4), [f // e, e], lambda f=f, e=e: (lambda a: (lambda: a.sum(1)))(f32data([f // e, e], torch.float32)))
     add("argmax_last", "f32", ("bytes", f * 4), [1, f], lambda f=f: (lambda a: (lambda: a.argmax(1)))(f32data([1, f], torch.float32)))
+    sq = dims2(f)
+    add("add_row", "f32", ("bytes", 2 * f * 4 + sq[1] * 4), sq, lambda sq=sq: (lambda a, b: (lambda: a + b))(f32data(sq, torch.float32), f32data([sq[1]], torch.float32)))
+    add("mul_column", "f32", ("bytes", 2 * f * 4 + sq[0] * 4), sq, lambda sq=sq: (lambda a, b: (lambda: a * b))(f32data(sq, torch.float32), f32data([sq[0], 1], torch.float32)))
     u = nbytes
     add("transpose", "u8", ("bytes", 2 * u), dims2(u), lambda u=u: (lambda v: (lambda: v.contiguous()))(f32data(dims2(u), torch.uint8).t()))
     return out

@@ -55,6 +55,7 @@ fn cuda_perf_runs_end_to_end_on_the_standin() {
         "spmm/f32",
         "add_out/u8",
         "cast_f16/f32",
+        "add_row/f32",
     ] {
         assert!(stdout.contains(key), "the table has no {key} row");
     }

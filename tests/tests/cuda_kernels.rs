@@ -187,6 +187,19 @@ fn map_cases() -> Vec<Case> {
             out_dtype,
             true,
         ));
+        // more elements than the grid (five blocks of 256 threads, four elements each) takes
+        // in a round: whole rounds, a partial one, every thread's four elements
+        let long = [23usize, 301];
+        cases.push(map_case(
+            name("strided, several rounds"),
+            spec,
+            row,
+            mk(&[Stepped, Flipped], &long),
+            Stepped,
+            &long,
+            out_dtype,
+            false,
+        ));
         // broadcast: the last input is a row (strided kernel) or a single element (scalar mask)
         for (bshape, tag) in [(vec![37usize], "row"), (vec![1usize], "element")] {
             let mut ins = mk(&[Contiguous], &shape);

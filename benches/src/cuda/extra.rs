@@ -2,7 +2,8 @@
 //! casts (which need 16-byte packed accesses to reach bandwidth), the 8-bit floats' maps and
 //! casts (issue 35 asks them at 0.9 of a memcpy), the one-byte transpose
 //! (words along both dims), softmax over row lengths
-//! from 32 to 64 Ki columns and the attention shapes, reductions over 2–8 element extents,
+//! from 32 to 64 Ki columns and the attention shapes, maps with a broadcast row or column (a
+//! bias, a per-row scale: the strided kernel), reductions over 2–8 element extents,
 //! and argmax of one long row. `benches/gpu/torch_peers.py` times the same keys on PyTorch.
 
 use crate::error::BenchResult;
@@ -40,6 +41,10 @@ enum Kind {
     ArgmaxLast,
     /// `a.t().contiguous()`.
     Transpose,
+    /// `a + b` with `b` a row `[cols]` (a bias: the strided kernel, `b` broadcast down).
+    AddRow,
+    /// `a * b` with `b` a column `[rows, 1]` (a per-channel scale, broadcast along rows).
+    MulColumn,
 }
 
 /// Row lengths of the softmax cases at every size.
@@ -93,6 +98,14 @@ impl ExtraCase {
                 let a = mk(&shape)?;
                 Box::new(move || keep(a.t()?.contiguous()?))
             }
+            Kind::AddRow => {
+                let (a, b) = (mk(&shape)?, mk(&shape[1..])?);
+                Box::new(move || keep(a.add(&b)?))
+            }
+            Kind::MulColumn => {
+                let (a, b) = (mk(&shape)?, mk(&[shape[0], 1])?);
+                Box::new(move || keep(a.mul(&b)?))
+            }
         })
     }
 }
@@ -113,6 +126,7 @@ fn keep(t: Tensor) -> BenchResult<()> {
 /// assert!(keys.contains(&"argmax_last/f32/1x262144".to_string()));
 /// assert!(keys.contains(&"transpose/u8/1024x1024".to_string()));
 /// assert!(keys.contains(&"add_out/f8e4m3/1048576".to_string()));
+/// assert!(keys.contains(&"add_row/f32/512x512".to_string()));
 /// assert!(keys.contains(&"cast_f8e5m2/f32/262144".to_string()));
 /// ```
 pub fn extra_set(bytes: u64) -> Vec<ExtraCase> {
@@ -160,6 +174,11 @@ pub fn extra_set(bytes: u64) -> Vec<ExtraCase> {
         v.push(ExtraCase::new(Kind::SumLast, DType::F32, vec![f / e, e], "sum_last", (f / e * e * 4) as u64));
     }
     v.push(ExtraCase::new(Kind::ArgmaxLast, DType::F32, vec![1, f], "argmax_last", (f * 4) as u64));
+    // maps with a broadcast operand (the strided kernel): a bias row, a per-row scale
+    let [rows, cols] = crate::shapes::dims2(f);
+    let moved = (2 * rows * cols * 4) as u64;
+    v.push(ExtraCase::new(Kind::AddRow, DType::F32, vec![rows, cols], "add_row", moved + (cols * 4) as u64));
+    v.push(ExtraCase::new(Kind::MulColumn, DType::F32, vec![rows, cols], "mul_column", moved + (rows * 4) as u64));
     let u = n(DType::U8);
     let shape = crate::shapes::dims2(u).to_vec();
     v.push(ExtraCase::new(Kind::Transpose, DType::U8, shape, "transpose", 2 * u as u64));

@@ -57,10 +57,11 @@ fn on_standin(case: &Case) -> bool {
     plain && (!case.dtype.is_quantized() || case.op == Op::CastFromF32)
 }
 
-/// Whether the stand-in runs a GPU-only case: a packed 1-byte map and a cast (each other
-/// case's kernel costs the stand-in a host compile; `tests/tests/cuda_device.rs` runs them).
+/// Whether the stand-in runs a GPU-only case: a packed 1-byte map, a cast and a map with a
+/// broadcast row (each other case's kernel costs the stand-in a host compile;
+/// `tests/tests/cuda_device.rs` runs them).
 fn extra_on_standin(key: &str) -> bool {
-    key.starts_with("add_out/u8/") || key.starts_with("cast_f16/")
+    key.starts_with("add_out/u8/") || key.starts_with("cast_f16/") || key.starts_with("add_row/")
 }
 
 /// Opens the GPU, or says why there is none (`Ok(None)`: the runner exits 0).

@@ -19,7 +19,7 @@ use crate::kernel::CudaMapKernel;
 use tensor_core::{DType, Error, Result};
 
 use super::ctype::{is_ident, CType};
-pub use super::map_templates::{contig_unroll, Index, BLOCK, CONTIG_UNROLL, TILE, TILE_ROWS};
+pub use super::map_templates::{contig_unroll, Index, BLOCK, CONTIG_UNROLL, STRIDED_UNROLL, TILE, TILE_ROWS};
 use super::map_templates::{contiguous, strided, tiled, Body};
 pub use super::reduce_codegen::{ChainSource, ReduceFn, ReducePass, SoftmaxForm, SMALL_EXTENT_MAX};
 use super::transpose_templates::{element_wise, word_wise};

@@ -297,34 +297,66 @@ pub(crate) fn tiled(name: &str, body: &Body) -> String {
     s
 }
 
+/// Elements a thread of the strided kernel takes a round: their offsets computed, then all
+/// their loads issued, then computed and stored (`STRIDED_UNROLL` blocks' worth of elements
+/// a block a round, each of a thread's a block apart so that a warp's accesses stay
+/// adjacent). One element a round kept one load in flight a thread.
+pub const STRIDED_UNROLL: u32 = 4;
+
 pub(crate) fn strided(name: &str, body: &Body, index: Index) -> String {
     let (args, uint, int) = match index {
         Index::I32 => ("tops_strided_args32", "unsigned int", "int"),
         Index::I64 => ("tops_strided_args64", "unsigned long long", "long long"),
     };
+    let u = STRIDED_UNROLL;
     let nops = body.inputs.len() + 1;
     let mut s = String::new();
     let _ = writeln!(s, "extern \"C\" __global__ void {name}({args} a) {{");
     pointers(&mut s, body, "a.ptr");
-    let _ = writeln!(s, "    const {uint} nthreads = ({uint})gridDim.x * blockDim.x;");
-    let _ =
-        writeln!(s, "    for ({uint} i = ({uint})blockIdx.x * blockDim.x + threadIdx.x; i < a.n; i += nthreads) {{");
-    let offs: Vec<String> = (0..nops).map(|k| format!("o{k} = 0")).collect();
+    let _ = writeln!(s, "    const {uint} step = ({uint})gridDim.x * blockDim.x * {u};");
+    let _ = writeln!(
+        s,
+        "    for ({uint} first = ({uint})blockIdx.x * blockDim.x * {u} + threadIdx.x; first < a.n; first += step) {{"
+    );
+    let offs: Vec<String> = (0..nops).map(|k| format!("o{k}[{u}]")).collect();
     let _ = writeln!(s, "        {int} {};", offs.join(", "));
-    let _ = writeln!(s, "        {uint} rem = i;");
+    let _ = writeln!(s, "        bool live[{u}];");
     s.push_str("#pragma unroll\n");
-    s.push_str("        for (int d = 0; d < TOPS_MAX_DIMS; ++d) {\n");
-    s.push_str("            if (d == a.ndim) break;\n");
-    let _ = writeln!(s, "            const {uint} q = tops_fastdiv<{uint}>(rem, a.magic[d], a.shift[d]);");
-    let _ = writeln!(s, "            const {int} r = ({int})(rem - q * a.size[d]);");
+    let _ = writeln!(s, "        for (int u = 0; u < {u}; ++u) {{");
+    let _ = writeln!(s, "            const {uint} i = first + ({uint})u * blockDim.x;");
+    s.push_str("            live[u] = i < a.n;\n");
     for k in 0..nops {
-        let _ = writeln!(s, "            o{k} += r * a.stride[{k}][d];");
+        let _ = writeln!(s, "            o{k}[u] = 0;");
     }
-    s.push_str("            rem = q;\n        }\n");
+    // (an element past the end gets element 0's offsets: computed, never used)
+    let _ = writeln!(s, "            {uint} rem = live[u] ? i : 0;");
+    s.push_str("#pragma unroll\n");
+    s.push_str("            for (int d = 0; d < TOPS_MAX_DIMS; ++d) {\n");
+    s.push_str("                if (d == a.ndim) break;\n");
+    let _ = writeln!(s, "                const {uint} q = tops_fastdiv<{uint}>(rem, a.magic[d], a.shift[d]);");
+    let _ = writeln!(s, "                const {int} r = ({int})(rem - q * a.size[d]);");
+    for k in 0..nops {
+        let _ = writeln!(s, "                o{k}[u] += r * a.stride[{k}][d];");
+    }
+    s.push_str("                rem = q;\n            }\n        }\n");
+    // every load of the round before any store (an in-place output is the input itself:
+    // each element is read, then written, by one thread)
     for (i, (_, ct)) in body.inputs.iter().enumerate() {
-        let _ = writeln!(s, "        const {} x{i} = {};", ct.name, body.load(i, &format!("in{i}[o{}]", i + 1)));
+        let _ = writeln!(s, "        {} v{i}[{u}];", ct.name);
+        s.push_str("#pragma unroll\n");
+        let _ = writeln!(
+            s,
+            "        for (int u = 0; u < {u}; ++u) if (live[u]) v{i}[u] = {};",
+            body.load(i, &format!("in{i}[o{}[u]]", i + 1))
+        );
     }
-    let _ = writeln!(s, "        out[o0] = {};", store_expr(body));
-    s.push_str("    }\n}\n");
+    s.push_str("#pragma unroll\n");
+    let _ = writeln!(s, "        for (int u = 0; u < {u}; ++u) {{");
+    s.push_str("            if (!live[u]) continue;\n");
+    for (i, (_, ct)) in body.inputs.iter().enumerate() {
+        let _ = writeln!(s, "            const {} x{i} = v{i}[u];", ct.name);
+    }
+    let _ = writeln!(s, "            out[o0[u]] = {};", store_expr(body));
+    s.push_str("        }\n    }\n}\n");
     s
 }

@@ -23,7 +23,9 @@ use tensor_core::{with_dtype, DType, Element, Error, Result, Scalar};
 use super::args::{
     fits_i32, AffineArgs, ContigArgs, KernelParam, StridedArgs32, StridedArgs64, TransposeArgs, MAX_DIMS, MAX_OPERANDS,
 };
-use super::codegen::{packed_elements, packed_fits, DeviceFn, Index, KernelSpec, MapLayout, BLOCK, TILE, TILE_ROWS};
+use super::codegen::{
+    packed_elements, packed_fits, DeviceFn, Index, KernelSpec, MapLayout, BLOCK, STRIDED_UNROLL, TILE, TILE_ROWS,
+};
 /// Smallest rows and columns a copy needs to go through the tiled transpose.
 pub const TRANSPOSE_MIN: usize = 16;
 
@@ -172,7 +174,8 @@ impl Elementwise<'_> {
             a.q = self.q;
             (MapLayout::Strided(Index::I64), Args::Strided64(a))
         };
-        let grid = blocks(n, BLOCK as usize, self.max_blocks);
+        // each thread takes STRIDED_UNROLL elements a round
+        let grid = blocks(n, (BLOCK * STRIDED_UNROLL) as usize, self.max_blocks);
         steps.push(Step::Kernel(Launch { spec: (self.spec)(layout), grid, block: (BLOCK, 1), args }));
         Ok(())
     }
