@@ -134,8 +134,9 @@ pub(crate) fn contiguous(name: &str, body: &Body) -> String {
     // split as it arrived made ptxas wait for it before issuing the next input's load (two
     // loads in turn instead of together, in every u8/i8/bf16/i16 map of two inputs). Inputs
     // of 4- and 8-byte elements arrive in a register an element and load as elements.
+    let as_words = |st: &CType| st.size < 4;
     let vector_type = |st: &CType| {
-        let kind = if st.size < 4 { "tops_raw" } else { "tops_pack" };
+        let kind = if as_words(st) { "tops_raw" } else { "tops_pack" };
         format!("{kind}<{}, {vec}>", st.name)
     };
     for (i, (st, ct)) in body.inputs.iter().enumerate() {
@@ -180,7 +181,7 @@ pub(crate) fn contiguous(name: &str, body: &Body) -> String {
     let _ = writeln!(s, "            tops_pack<{}, {vec}> po;", body.out.name);
     for (i, (st, _)) in body.inputs.iter().enumerate() {
         let split =
-            if st.size < 4 { format!("tops_from_raw<{}, {vec}>(p{i}[u])", st.name) } else { format!("p{i}[u]") };
+            if as_words(st) { format!("tops_from_raw<{}, {vec}>(p{i}[u])", st.name) } else { format!("p{i}[u]") };
         let _ = writeln!(s, "            const tops_pack<{}, {vec}> e{i} = {split};", st.name);
     }
     s.push_str("#pragma unroll\n");
