@@ -11,7 +11,8 @@
 #   per-call probe, LAT=0 both; TESTS=0 skips the device tests, PERF=0 the full cuda-perf run.
 #   AB_BASE=.device/<older cuda-perf> AB_FILTER=<keys> AB_SIZES=<MiB,...>: the older build and
 #   this one, twice each (AB_ROUNDS), alternated, on the filtered cases and sizes (ab.log): a
-#   paired before/after on one GPU. FULL=0 stops after it (no cuda-perf --record, PyTorch,
+#   paired before/after on one GPU. AB_BUILDS=".device/a .device/b ..." instead compares
+#   those builds (variants of one change), each line of ab.log after its "== build" header. FULL=0 stops after it (no cuda-perf --record, PyTorch,
 #   per-call probes); PERF_SIZES / TORCH_SIZES pick the full run's sizes, PERF_FILTER /
 #   TORCH_FILTER its cases (comma-separated key substrings).
 set -u
@@ -41,11 +42,17 @@ export PYTHONUNBUFFERED=1
   fi
 } > "$O/tests.log" 2>&1
 grep -E "^test result|FAILED|panicked|rc [0-9]|real" "$O/tests.log" | head -20
-if [ -n "${AB_BASE:-}" ] && [ -x "$AB_BASE" ]; then
+AB_LIST=()
+if [ -n "${AB_BUILDS:-}" ]; then
+  read -r -a AB_LIST <<< "$AB_BUILDS"
+elif [ -n "${AB_BASE:-}" ] && [ -x "$AB_BASE" ]; then
+  AB_LIST=("$AB_BASE" "$B/cuda-perf")
+fi
+if [ ${#AB_LIST[@]} -gt 0 ]; then
   AB_SIZE_ARGS=()
   [ -n "${AB_SIZES:-}" ] && AB_SIZE_ARGS=(--sizes "$AB_SIZES")
   for round in $(seq 1 "${AB_ROUNDS:-2}"); do
-    for bin in "$AB_BASE" "$B/cuda-perf"; do
+    for bin in "${AB_LIST[@]}"; do
       echo "== $bin (round $round)"
       timeout "${AB_LIMIT:-90}" "$bin" --filter "${AB_FILTER:-add}" "${AB_SIZE_ARGS[@]}" --out /tmp/ab --baseline-dir /tmp/ab-none 2>&1 | grep "GB/s"
     done
