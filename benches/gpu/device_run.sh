@@ -5,7 +5,8 @@
 # probes of both, and the comparison. Results go to $OUT (at most 8 files come back).
 #   TEST_LIMIT / PERF_LIMIT / TORCH_LIMIT: seconds for each stage (tests 300: on a bare
 #   machine NVRTC builds every kernel at its first launch; the whole binary took 177 s on an
-#   H200 machine's 16 cores, 2026-11-28, the every-op checks building on 8 threads);
+#   H200 machine's 16 cores, 2026-11-28, the every-op checks building on 8 threads, two
+#   tests at a time: the harness now runs up to 8 at once on a GPU);
 #   TORCH_SIZES: MiB list;
 #   TEST_SPLIT=1: the device tests as two processes at once; LAT_TORCH=0 skips PyTorch's
 #   per-call probe, LAT=0 both; TESTS=0 skips the device tests, PERF=0 the full cuda-perf run.

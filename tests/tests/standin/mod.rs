@@ -9,9 +9,11 @@
 //! - Without a host C++ compiler or the CUDA headers (they come with
 //!   `.ci/install-nvrtc.sh`) each test is reported as ignored with the fix — a failure under `CI`.
 //! - Arguments as libtest's: name filters, `--exact`, `--list`, `--ignored`,
-//!   `--include-ignored`; the others (`--nocapture`, `--test-threads N`, ...) are accepted.
-//! - Tests run on two threads; `serial` ones (fault injection, the stand-in's checks) run
-//!   alone afterwards. Under the stand-in, a check that fires during a test fails it, even
+//!   `--include-ignored`, `--test-threads N`; the others (`--nocapture`, ...) are accepted.
+//! - Tests run on two threads under the stand-in, and on as many as the machine has cores
+//!   (2 to 8) on a real GPU, where most of their time is NVRTC building each kernel at its
+//!   first launch (a lent machine's device time is short); `serial` ones (fault injection,
+//!   the stand-in's checks) run alone afterwards. Under the stand-in, a check that fires during a test fails it, even
 //!   when the backend did not surface the error.
 
 use std::io::Write;
@@ -105,6 +107,7 @@ fn reexec_under_standin() -> Result<ExitCode, &'static str> {
 
 struct Options {
     filters: Vec<String>,
+    threads: Option<usize>,
     exact: bool,
     list: bool,
     ignored: bool,
@@ -112,7 +115,14 @@ struct Options {
 }
 
 fn options(args: &[String]) -> Options {
-    let mut o = Options { filters: Vec::new(), exact: false, list: false, ignored: false, include_ignored: false };
+    let mut o = Options {
+        filters: Vec::new(),
+        threads: None,
+        exact: false,
+        list: false,
+        ignored: false,
+        include_ignored: false,
+    };
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -120,8 +130,12 @@ fn options(args: &[String]) -> Options {
             "--list" => o.list = true,
             "--ignored" => o.ignored = true,
             "--include-ignored" => o.include_ignored = true,
-            "--test-threads" | "--color" | "--format" | "--skip" | "-Z" | "--logfile" | "--report-time" => {
+            "--test-threads" => o.threads = it.next().and_then(|n| n.parse().ok()).filter(|&n: &usize| n > 0),
+            "--color" | "--format" | "--skip" | "-Z" | "--logfile" | "--report-time" => {
                 it.next();
+            }
+            s if s.starts_with("--test-threads=") => {
+                o.threads = s["--test-threads=".len()..].parse().ok().filter(|&n: &usize| n > 0)
             }
             s if s.starts_with('-') => {}
             s => o.filters.push(s.to_string()),
@@ -202,8 +216,12 @@ fn run(tests: Vec<Test>, args: &[String], mode: Mode) -> ExitCode {
     // the parallel phase
     let parallel: Vec<&Test> = selected.iter().filter(|t| !t.serial).collect();
     let next = AtomicUsize::new(0);
+    let threads = o.threads.unwrap_or(match mode {
+        Mode::Gpu => std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(2, 8),
+        _ => 2,
+    });
     std::thread::scope(|s| {
-        for _ in 0..2 {
+        for _ in 0..threads {
             s.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(t) = parallel.get(i) else { break };
