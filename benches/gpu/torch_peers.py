@@ -159,6 +159,17 @@ def sparse_cases():
         out.append((key, moved, lambda rows=rows, n=n, index=index: (lambda a, b: (lambda: torch.mm(a, b)))(csr(rows, 16, index), torch.rand(rows, n, device=dev))))
     return out
 
+def report(key, moved, make, limit):
+    """Times the call `make()` builds and prints its line (or the error, and goes on)."""
+    try:
+        t0 = time.time()
+        secs = timed(make())
+        gbps = moved / secs / 1e9
+        print(f"{key} {gbps:.1f} GB/s ratio {gbps / limit:.3f}  (setup+time {time.time() - t0:.1f}s)", flush=True)
+    except Exception as e:  # report, keep going
+        print(f"{key} ERROR {type(e).__name__}: {str(e)[:200]}", flush=True)
+    torch.cuda.empty_cache()
+
 def main():
     sizes = [int(x) for x in sys.argv[1:]] or [1024]
     keep = [k for k in os.environ.get("FILTER", "").split(",") if k]
@@ -172,31 +183,12 @@ def main():
         del src, dst
         for name, dt, pat, shape, make in cases(nbytes):
             key = f"{name}/{dt}/{'x'.join(map(str, shape))}"
-            if keep and not any(k in key for k in keep):
-                continue
-            try:
-                t0 = time.time()
-                f = make()
-                secs = timed(f)
-                moved = pat[1] if isinstance(pat, tuple) else PAT[pat] * nbytes
-                gbps = moved / secs / 1e9
-                print(f"{key} {gbps:.1f} GB/s ratio {gbps / limit:.3f}  (setup+time {time.time() - t0:.1f}s)", flush=True)
-                del f
-            except Exception as e:  # report, keep going
-                print(f"{key} ERROR {type(e).__name__}: {str(e)[:200]}", flush=True)
-            torch.cuda.empty_cache()
+            if not keep or any(k in key for k in keep):
+                report(key, pat[1] if isinstance(pat, tuple) else PAT[pat] * nbytes, make, limit)
     # the sparse cases have one size (2^24 entries); their ratio is over the largest memcpy
     if os.environ.get("SPARSE", "1") != "0":
         for key, moved, make in sparse_cases():
-            if keep and not any(k in key for k in keep):
-                continue
-            try:
-                t0 = time.time()
-                secs = timed(make())
-                gbps = moved / secs / 1e9
-                print(f"{key} {gbps:.1f} GB/s ratio {gbps / limit:.3f}  (setup+time {time.time() - t0:.1f}s)", flush=True)
-            except Exception as e:  # report, keep going
-                print(f"{key} ERROR {type(e).__name__}: {str(e)[:200]}", flush=True)
-            torch.cuda.empty_cache()
+            if not keep or any(k in key for k in keep):
+                report(key, moved, make, limit)
 
 main()

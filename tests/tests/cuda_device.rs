@@ -199,14 +199,6 @@ fn threads_building_one_new_kernel_at_once_all_load() {
     }
 }
 
-/// Threads for the tests that launch every op's kernels: most of their time goes into
-/// building each kernel at its first launch (NVRTC, one core each), so as many as the machine
-/// has cores, two to eight (the harness runs two tests at once; a lent GPU machine has 16
-/// cores, where two threads did not finish in 150 s).
-fn builder_threads() -> usize {
-    std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(2, 8)
-}
-
 /// Every CUDA elementwise row (op × dtype) on contiguous, misaligned, transposed with a
 /// broadcast row, and 0-dim scalar inputs into `_out` tensors (the layout classes of the
 /// contiguous and 32-bit strided kernels; the 64-bit ones need > 2^31 elements and are run
@@ -214,7 +206,8 @@ fn builder_threads() -> usize {
 fn ops_match_the_cpu_for_every_op_and_dtype() {
     let rows = common::cuda_rows_of::<CudaMapKernel>();
     assert!(rows.len() > 100, "{} CUDA map rows", rows.len());
-    let parts = builder_threads();
+    // most of the time goes into building each kernel at its first launch
+    let parts = standin::cores();
     std::thread::scope(|s| {
         for part in 0..parts {
             let rows = &rows;
@@ -310,7 +303,8 @@ fn round_trips_copies_transposes_casts_and_fills() {
 /// into a poisoned tensor — and softmax, including a split 2^22-element extent.
 fn reductions_match_the_cpu_for_every_op_and_dtype() {
     let rows = reduce_rows();
-    let parts = builder_threads();
+    // most of the time goes into building each kernel at its first launch
+    let parts = standin::cores();
     std::thread::scope(|s| {
         for part in 0..parts {
             let rows = &rows;

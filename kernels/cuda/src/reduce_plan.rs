@@ -6,10 +6,10 @@
 //! Its dims split into kept and reduced, each innermost first. An extent of at most
 //! [`SMALL_EXTENT_MAX`] elements along one dim is folded whole by a thread per output (the
 //! small pass, several outputs a thread). Otherwise, when the innermost dim is reduced, the
-//! row kernel runs a block per output, of as many threads (32 to [`REDUCE_BLOCK`]) as give each
-//! a round of four 16-byte vectors (a row of 2 Ki f32: 128; 256 did not fill the rounds and
-//! ran argmax, var and logsumexp at two thirds of the speed, H200 2026-11-28); else the column kernel runs a thread per output with
-//! threadIdx.y splitting the extent. A long extent with too few outputs to fill the device is
+//! row kernel runs a block per output, of as many threads (32 to [`REDUCE_BLOCK`]) as give
+//! each a round of four 16-byte vectors (a row of 2 Ki f32: 128; 256 did not fill the rounds
+//! and ran argmax, var and logsumexp at two thirds of the speed, H200 2026-11-28); else the
+//! column kernel runs a thread per output with threadIdx.y splitting the extent. A long extent with too few outputs to fill the device is
 //! cut into slices whose partials go to a workspace and a second pass combines them in slice
 //! order (a block per output when outputs are few and partials many); no thread folds more than [`MAX_SEQUENTIAL`] elements in one
 //! running accumulator (f32 sums stay blocked at any size).

@@ -10,11 +10,11 @@
 //!   `.ci/install-nvrtc.sh`) each test is reported as ignored with the fix — a failure under `CI`.
 //! - Arguments as libtest's: name filters, `--exact`, `--list`, `--ignored`,
 //!   `--include-ignored`, `--test-threads N`; the others (`--nocapture`, ...) are accepted.
-//! - Tests run on two threads under the stand-in, and on as many as the machine has cores
-//!   (2 to 8) on a real GPU, where most of their time is NVRTC building each kernel at its
-//!   first launch (a lent machine's device time is short); `serial` ones (fault injection,
-//!   the stand-in's checks) run alone afterwards. Under the stand-in, a check that fires during a test fails it, even
-//!   when the backend did not surface the error.
+//! - Tests run on two threads under the stand-in, and on [`cores`] on a real GPU, where most
+//!   of their time is NVRTC building each kernel at its first launch (a lent machine's
+//!   device time is short); `serial` ones (fault injection, the stand-in's checks) run alone
+//!   afterwards. Under the stand-in, a check that fires during a test fails it, even when the
+//!   backend did not surface the error.
 
 use std::io::Write;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -48,6 +48,13 @@ enum Mode {
     Gpu,
     /// Neither: every test is reported as ignored, with this reason and the fix.
     Unavailable(&'static str),
+}
+
+/// As many threads as the machine has cores, two to eight: for work that is mostly NVRTC
+/// building kernels (one core each), the harness's tests on a real GPU and the tests that
+/// launch every op's kernels.
+pub fn cores() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(2, 8)
 }
 
 /// The stand-in's controls (`None` on a real GPU).
@@ -123,6 +130,8 @@ fn options(args: &[String]) -> Options {
         ignored: false,
         include_ignored: false,
     };
+    // a thread count as libtest takes it (0 or unreadable: the default)
+    let count = |v: &str| v.parse().ok().filter(|&n: &usize| n > 0);
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -130,13 +139,11 @@ fn options(args: &[String]) -> Options {
             "--list" => o.list = true,
             "--ignored" => o.ignored = true,
             "--include-ignored" => o.include_ignored = true,
-            "--test-threads" => o.threads = it.next().and_then(|n| n.parse().ok()).filter(|&n: &usize| n > 0),
+            "--test-threads" => o.threads = it.next().and_then(|n| count(n)),
             "--color" | "--format" | "--skip" | "-Z" | "--logfile" | "--report-time" => {
                 it.next();
             }
-            s if s.starts_with("--test-threads=") => {
-                o.threads = s["--test-threads=".len()..].parse().ok().filter(|&n: &usize| n > 0)
-            }
+            s if s.starts_with("--test-threads=") => o.threads = count(&s["--test-threads=".len()..]),
             s if s.starts_with('-') => {}
             s => o.filters.push(s.to_string()),
         }
@@ -216,10 +223,7 @@ fn run(tests: Vec<Test>, args: &[String], mode: Mode) -> ExitCode {
     // the parallel phase
     let parallel: Vec<&Test> = selected.iter().filter(|t| !t.serial).collect();
     let next = AtomicUsize::new(0);
-    let threads = o.threads.unwrap_or(match mode {
-        Mode::Gpu => std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(2, 8),
-        _ => 2,
-    });
+    let threads = o.threads.unwrap_or(if mode == Mode::Gpu { cores() } else { 2 });
     std::thread::scope(|s| {
         for _ in 0..threads {
             s.spawn(|| loop {
