@@ -5,17 +5,22 @@
 //! the high and the low byte of the bfloat16, the sign bit is merged in, and two rounds of
 //! unpacking with zeros widen the 64 bfloat16s to four registers of f32: about 2.5
 //! instructions per 16 values where [`crate::convert_f8::avx512::decode16`]'s arithmetic
-//! takes twelve. Encoding keeps `convert_f8`'s rounding on each register
-//! ([`avx512::magnitude16`]) and narrows with saturating packs, which also carry the signs
-//! (a signed pack keeps a 32-bit lane's sign), instead of four `vpmovdb` and a sign
-//! extraction per register.
+//! takes twelve. Encoding rounds each register with one fused multiply-add whose addend's
+//! ulp is the format's ulp at the value's exponent ([`magnitude_codes`]: the normal and
+//! the subnormal range in one path, nine instructions per 16 values where
+//! `convert_f8::avx512::magnitude16`'s two paths take thirteen) and narrows with saturating
+//! packs, which also carry the signs (a signed pack keeps a 32-bit lane's sign) and turn a
+//! NaN's large code into `0x7f`, instead of four `vpmovdb` and a sign extraction per
+//! register.
 //!
 //! Unpacks and packs work within 128-bit lanes; one `vpermb` by [`LANE_ORDER`] on the
-//! codes puts the values in memory order both ways. The results are `convert_f8`'s
+//! codes puts the values in memory order both ways (the casts, which store f32). A map's
+//! lanes are independent, so the map loop skips both (`ORDERED = false`): the packs undo
+//! the unpacks' order. The results are `convert_f8`'s
 //! ([`decode`], [`encode`]) bit for bit: the tables are built from `decode` and the tests
 //! compare every code and a sweep of f32 classes.
 
-use crate::convert_f8::{avx512, decode, decode_run, encode_run};
+use crate::convert_f8::{decode, decode_run, encode_run, layout};
 use crate::copy::stream::store_fence;
 use std::arch::x86_64::*;
 
@@ -92,19 +97,29 @@ fn bytes(x: u8) -> __m512i {
     unsafe { _mm512_set1_epi8(x as i8) }
 }
 
+/// `x` in every 32-bit lane.
+#[inline(always)]
+fn dwords(x: u32) -> __m512i {
+    // SAFETY: AVX-512 F is what every caller runs with (their contracts).
+    unsafe { _mm512_set1_epi32(x as i32) }
+}
+
 /// `a | (b & c)`, one `vpternlogd`.
 const OR_AND: i32 = 0xf8;
 
-/// Sixty-four codes (memory order) to their exact values, sixteen per register in memory
-/// order (a NaN to the quiet NaN of its sign, as [`decode`]).
+/// Sixty-four codes (memory order) to their exact values, sixteen per register (a NaN to the
+/// quiet NaN of its sign, as [`decode`]): in memory order when `ORDERED`, else in the
+/// unpacks' order (register `q` holds elements `16j + 4q ..+ 4` for `j` in `0..4`), which
+/// [`encode64`] without `ORDERED` turns back into memory order: a map, whose lanes are
+/// independent, skips both reorderings (three `vpermb` per 64 elements of a two-input map).
 ///
 /// # Safety
 /// The CPU has AVX-512 F/BW/VBMI (the function is inlined into one compiled with them).
 #[inline(always)]
-pub(crate) unsafe fn decode64(t: &Tables, codes: __m512i) -> [__m512; 4] {
+pub(crate) unsafe fn decode64<const ORDERED: bool>(t: &Tables, codes: __m512i) -> [__m512; 4] {
     // SAFETY: AVX-512 F/BW/VBMI per the caller.
     unsafe {
-        let x = _mm512_permutexvar_epi8(t.order, codes);
+        let x = if ORDERED { _mm512_permutexvar_epi8(t.order, codes) } else { codes };
         // bit 6 picks the table half, bits 0..6 the byte; bit 7 (the sign) is ignored
         let high = _mm512_permutex2var_epi8(t.high[0], x, t.high[1]);
         let low = _mm512_permutex2var_epi8(t.low[0], x, t.low[1]);
@@ -120,25 +135,69 @@ pub(crate) unsafe fn decode64(t: &Tables, codes: __m512i) -> [__m512; 4] {
     }
 }
 
-/// Sixty-four values (sixteen per register, memory order) to their codes in memory order,
-/// as [`encode`] (nearest even; E4M3 saturates, E5M2 overflows to infinity; NaN is `0x7f`
-/// with its sign).
+/// Each lane's code without its sign, by one fused multiply-add that rounds every range at
+/// once: `0..=0x7e` (E5M2 `0..=0x7c`) for a number, more than `0x7f` for a NaN (which the
+/// signed packs of [`encode64`] saturate to `0x7f`).
+///
+/// The magnitude `a` is first clamped to the midpoint above the largest finite value
+/// (E4M3 464, which rounds to 448: saturation; E5M2 61440, which rounds to 2^16:
+/// infinity), so every exponent below stays small; a NaN passes the clamp. With `P =
+/// 2^e`, `e` the exponent of `a` but at least the smallest normal's, `a · 2^(mant − 23) +
+/// P` is rounded once, at `P`'s ulp `2^(e − 23)`: `a`'s at `2^(e − mant)`, the format's ulp
+/// at `e` (its smallest subnormal below the normal range), so the hardware's
+/// round-to-nearest-even is the format's. The sum's bits are `bits(P) + ulps`: the
+/// mantissa field counts the rounded value in those ulps (`2^mant ..= 2^(mant+1)` for a
+/// normal, the code itself for a subnormal), and the exponent field shifted down to the
+/// code's exponent bits, less the smallest normal's, is the code's exponent part. Nine
+/// instructions per sixteen values where `convert_f8::avx512::magnitude16`'s separate
+/// normal and subnormal paths take thirteen; the same codes (the tests compare every f32).
 ///
 /// # Safety
-/// The CPU has AVX-512 F/BW/VBMI (the function is inlined into one compiled with them).
+/// The CPU has AVX-512 F/DQ and FMA (the function is inlined into one compiled with them).
 #[inline(always)]
-pub(crate) unsafe fn encode64<const E4: bool>(t: &Tables, v: [__m512; 4]) -> __m512i {
-    // SAFETY: AVX-512 F/BW/VBMI per the caller.
+unsafe fn magnitude_codes<const E4: bool>(x: __m512) -> __m512i {
+    let f = const { layout::<E4>() };
+    let limit: f32 = if E4 { 464.0 } else { 61440.0 };
+    // SAFETY: AVX-512 F/DQ and FMA per the caller.
+    unsafe {
+        let c = dwords;
+        // (minps returns its second operand when either is NaN: a NaN stays NaN; vrangeps
+        // would return the limit)
+        let abs = _mm512_and_si512(_mm512_castps_si512(x), c(0x7fff_ffff));
+        let a = _mm512_min_ps(_mm512_set1_ps(limit), _mm512_castsi512_ps(abs));
+        // P = 2^e, at least the smallest normal (a NaN's: +inf, and the sum stays NaN)
+        let p = _mm512_max_epu32(_mm512_and_si512(_mm512_castps_si512(a), c(0x7f80_0000)), c(f.min_normal));
+        let unit = _mm512_castsi512_ps(c((127 + f.mant - 23) << 23));
+        let sum = _mm512_castps_si512(_mm512_fmadd_ps(a, unit, _mm512_castsi512_ps(p)));
+        // ulps: at most 2^(mant+1), in the low byte; the exponent field, shifted down to
+        // the code's exponent bits, less the smallest normal's: the code's exponent part
+        let ulps = _mm512_and_si512(sum, c(0xff));
+        let scale = _mm512_srl_epi32(sum, _mm_cvtsi32_si128(f.shift as i32));
+        _mm512_add_epi32(ulps, _mm512_sub_epi32(scale, c(f.min_normal >> f.shift)))
+    }
+}
+
+/// Sixty-four values (sixteen per register: in memory order when `ORDERED`, else in
+/// [`decode64`]'s unpack order) to their codes in memory order, as [`encode`] (nearest
+/// even; E4M3 saturates, E5M2 overflows to infinity; NaN is `0x7f` with its sign).
+///
+/// # Safety
+/// The CPU has AVX-512 F/BW/DQ/VBMI and FMA (the function is inlined into one compiled
+/// with them).
+#[inline(always)]
+pub(crate) unsafe fn encode64<const E4: bool, const ORDERED: bool>(t: &Tables, v: [__m512; 4]) -> __m512i {
+    // SAFETY: AVX-512 F/BW/DQ/VBMI and FMA per the caller.
     unsafe {
         // (no closures: they would not inherit the caller's target features)
         let m = [
-            avx512::magnitude16::<E4>(v[0]),
-            avx512::magnitude16::<E4>(v[1]),
-            avx512::magnitude16::<E4>(v[2]),
-            avx512::magnitude16::<E4>(v[3]),
+            magnitude_codes::<E4>(v[0]),
+            magnitude_codes::<E4>(v[1]),
+            magnitude_codes::<E4>(v[2]),
+            magnitude_codes::<E4>(v[3]),
         ];
-        // magnitudes are 0..=0x7f: the unsigned packs are exact
-        let codes = _mm512_packus_epi16(_mm512_packus_epi32(m[0], m[1]), _mm512_packus_epi32(m[2], m[3]));
+        // numbers' codes are 0..=0x7e and stay; a NaN's (0x7f9.. and up, below 2^15)
+        // saturates to 0x7f in the second pack
+        let codes = _mm512_packs_epi16(_mm512_packs_epi32(m[0], m[1]), _mm512_packs_epi32(m[2], m[3]));
         // the signed packs keep each lane's sign bit (a negative lane saturates negative)
         let b = [
             _mm512_castps_si512(v[0]),
@@ -147,7 +206,12 @@ pub(crate) unsafe fn encode64<const E4: bool>(t: &Tables, v: [__m512; 4]) -> __m
             _mm512_castps_si512(v[3]),
         ];
         let signs = _mm512_packs_epi16(_mm512_packs_epi32(b[0], b[1]), _mm512_packs_epi32(b[2], b[3]));
-        _mm512_permutexvar_epi8(t.order, _mm512_ternarylogic_epi32::<OR_AND>(codes, signs, bytes(0x80)))
+        let codes = _mm512_ternarylogic_epi32::<OR_AND>(codes, signs, bytes(0x80));
+        if ORDERED {
+            _mm512_permutexvar_epi8(t.order, codes)
+        } else {
+            codes
+        }
     }
 }
 
@@ -171,7 +235,7 @@ pub(crate) unsafe fn decode_f8<const E4: bool>(dst: *mut f32, src: *const u8, n:
         // SAFETY: k + 64 <= n; AVX-512 F/BW/VBMI per the contract; with `stream`, dst + k
         // is 64-byte aligned (k - head is a multiple of 64 elements).
         unsafe {
-            let v = decode64(&t, _mm512_loadu_si512(src.add(k).cast()));
+            let v = decode64::<true>(&t, _mm512_loadu_si512(src.add(k).cast()));
             for (q, x) in v.into_iter().enumerate() {
                 if stream {
                     _mm512_stream_ps(dst.add(k + 16 * q), x);
@@ -191,9 +255,9 @@ pub(crate) unsafe fn decode_f8<const E4: bool>(dst: *mut f32, src: *const u8, n:
 /// Converts `n` contiguous f32 to f8 (bits); `stream` as for [`decode_f8`].
 ///
 /// # Safety
-/// The CPU has AVX-512 F/BW/VL/VBMI; `src` valid for `n` reads, `dst` for `n` writes (any
-/// alignment).
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vbmi,avx2")]
+/// The CPU has AVX-512 F/BW/DQ/VL/VBMI and FMA; `src` valid for `n` reads, `dst` for `n`
+/// writes (any alignment).
+#[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx512vbmi,avx2,fma")]
 pub(crate) unsafe fn encode_f8<const E4: bool>(dst: *mut u8, src: *const f32, n: usize, stream: bool) {
     // SAFETY: AVX-512 F/BW/VBMI per the contract.
     let t = unsafe { Tables::new::<E4>() };
@@ -207,7 +271,7 @@ pub(crate) unsafe fn encode_f8<const E4: bool>(dst: *mut u8, src: *const f32, n:
         unsafe {
             let at = |q: usize| src.add(k + 16 * q);
             let v = [_mm512_loadu_ps(at(0)), _mm512_loadu_ps(at(1)), _mm512_loadu_ps(at(2)), _mm512_loadu_ps(at(3))];
-            let codes = encode64::<E4>(&t, v);
+            let codes = encode64::<E4, true>(&t, v);
             if stream {
                 _mm512_stream_si512(dst.add(k).cast(), codes);
             } else {

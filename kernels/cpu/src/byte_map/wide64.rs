@@ -19,8 +19,10 @@ use crate::map::{no_loop_vectorize, prefetch, MapBody, PREFETCH_BYTES};
 use crate::value::F32x16;
 use std::arch::x86_64::*;
 
-/// Sixty-four codes to values and back in four AVX-512 registers (memory order), with
-/// the sixteen-lane codec for the ends.
+/// Sixty-four codes to values and back in four AVX-512 registers, with the sixteen-lane
+/// codec for the ends. The registers may hold the elements in any order of the codec's
+/// choosing that its `encode64` puts back (the same for every operand: a map's lanes are
+/// independent).
 pub(super) trait Codec64 {
     /// What the loop builds once (in registers) before its steps.
     type State: Copy;
@@ -36,20 +38,21 @@ pub(super) trait Codec64 {
     /// The codec's instruction set is available (inlined into a function compiled with it).
     unsafe fn state(&self) -> Self::State;
 
-    /// Operand `k`'s (0: the output) 64 codes at `src` as values.
+    /// Operand `k`'s (0: the output) 64 codes at `src` as values, in the codec's order.
     ///
     /// # Safety
     /// As [`Codec64::state`]; `src` valid for 64 reads.
     unsafe fn decode64(&self, s: &Self::State, k: usize, src: *const u8) -> [__m512; 4];
 
-    /// 64 results as the output's codes, in memory order.
+    /// 64 results (in the codec's order) as the output's codes, in memory order.
     ///
     /// # Safety
     /// As [`Codec64::state`].
     unsafe fn encode64(&self, s: &Self::State, v: [__m512; 4]) -> __m512i;
 }
 
-/// The 8-bit floats by table lookup (AVX-512 VBMI).
+/// The 8-bit floats by table lookup (AVX-512 VBMI), in the unpacks' order (no `vpermb`
+/// either way).
 pub(super) struct F8Vbmi<const E4: bool>(pub(super) F8<E4>);
 
 impl<const E4: bool> Codec64 for F8Vbmi<E4> {
@@ -70,13 +73,13 @@ impl<const E4: bool> Codec64 for F8Vbmi<E4> {
     #[inline(always)]
     unsafe fn decode64(&self, t: &Tables, _k: usize, src: *const u8) -> [__m512; 4] {
         // SAFETY: AVX-512 F/BW/VBMI per the caller; src .. +64 are the caller's.
-        unsafe { decode64(t, _mm512_loadu_si512(src.cast())) }
+        unsafe { decode64::<false>(t, _mm512_loadu_si512(src.cast())) }
     }
 
     #[inline(always)]
     unsafe fn encode64(&self, t: &Tables, v: [__m512; 4]) -> __m512i {
         // SAFETY: AVX-512 F/BW/VBMI per the caller.
-        unsafe { encode64::<E4>(t, v) }
+        unsafe { encode64::<E4, false>(t, v) }
     }
 }
 
