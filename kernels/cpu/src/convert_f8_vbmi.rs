@@ -122,8 +122,8 @@ pub(crate) unsafe fn decode64<const ORDERED: bool>(t: &Tables, codes: __m512i) -
         let x = if ORDERED { _mm512_permutexvar_epi8(t.order, codes) } else { codes };
         // bit 6 picks the table half, bits 0..6 the byte; bit 7 (the sign) is ignored
         let high = _mm512_permutex2var_epi8(t.high[0], x, t.high[1]);
-        let low = _mm512_permutex2var_epi8(t.low[0], x, t.low[1]);
         let high = _mm512_ternarylogic_epi32::<OR_AND>(high, x, bytes(0x80));
+        let low = _mm512_permutex2var_epi8(t.low[0], x, t.low[1]);
         let (words_lo, words_hi) = (_mm512_unpacklo_epi8(low, high), _mm512_unpackhi_epi8(low, high));
         let zero = _mm512_setzero_si512();
         [
