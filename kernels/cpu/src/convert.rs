@@ -297,7 +297,7 @@ pub(crate) unsafe fn f32_to_f8<const E4: bool>(dst: *mut u8, src: *const f32, n:
             // SAFETY: AVX2 (the level) and F16C (checked) are available; pointers per the caller.
             return unsafe { convert_f8::f16c::encode_e5m2(dst, src, n) };
         }
-        // SAFETY: as above.
+        // SAFETY: the level says AVX2 and FMA; pointers per the caller.
         SimdLevel::Avx2 => return unsafe { convert_f8::avx2::encode::<E4>(dst, src, n) },
         SimdLevel::Baseline => {}
     }

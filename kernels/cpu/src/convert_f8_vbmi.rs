@@ -7,8 +7,7 @@
 //! instructions per 16 values where [`crate::convert_f8::avx512::decode16`]'s arithmetic
 //! takes twelve. Encoding rounds each register with one fused multiply-add whose addend's
 //! ulp is the format's ulp at the value's exponent ([`magnitude_codes`]: the normal and
-//! the subnormal range in one path, nine instructions per 16 values where
-//! `convert_f8::avx512::magnitude16`'s two paths take thirteen) and narrows with saturating
+//! the subnormal range in one path, nine instructions per 16 values) and narrows with saturating
 //! packs, which also carry the signs (a signed pack keeps a 32-bit lane's sign) and turn a
 //! NaN's large code into `0x7f`, instead of four `vpmovdb` and a sign extraction per
 //! register.
@@ -20,7 +19,8 @@
 //! ([`decode`], [`encode`]) bit for bit: the tables are built from `decode` and the tests
 //! compare every code and a sweep of f32 classes.
 
-use crate::convert_f8::{decode, decode_run, encode_run, layout};
+use crate::convert_f8::avx512::magnitude_codes;
+use crate::convert_f8::{decode, decode_run, encode_run};
 use crate::copy::stream::store_fence;
 use std::arch::x86_64::*;
 
@@ -97,13 +97,6 @@ fn bytes(x: u8) -> __m512i {
     unsafe { _mm512_set1_epi8(x as i8) }
 }
 
-/// `x` in every 32-bit lane.
-#[inline(always)]
-fn dwords(x: u32) -> __m512i {
-    // SAFETY: AVX-512 F is what every caller runs with (their contracts).
-    unsafe { _mm512_set1_epi32(x as i32) }
-}
-
 /// `a | (b & c)`, one `vpternlogd`.
 const OR_AND: i32 = 0xf8;
 
@@ -132,48 +125,6 @@ pub(crate) unsafe fn decode64<const ORDERED: bool>(t: &Tables, codes: __m512i) -
             _mm512_castsi512_ps(_mm512_unpacklo_epi16(zero, words_hi)),
             _mm512_castsi512_ps(_mm512_unpackhi_epi16(zero, words_hi)),
         ]
-    }
-}
-
-/// Each lane's code without its sign, by one fused multiply-add that rounds every range at
-/// once: `0..=0x7e` (E5M2 `0..=0x7c`) for a number, more than `0x7f` for a NaN (which the
-/// signed packs of [`encode64`] saturate to `0x7f`).
-///
-/// The magnitude `a` is first clamped to the midpoint above the largest finite value
-/// (E4M3 464, which rounds to 448: saturation; E5M2 61440, which rounds to 2^16:
-/// infinity), so every exponent below stays small; a NaN passes the clamp. With `P =
-/// 2^e`, `e` the exponent of `a` but at least the smallest normal's, `a · 2^(mant − 23) +
-/// P` is rounded once, at `P`'s ulp `2^(e − 23)`: `a`'s at `2^(e − mant)`, the format's ulp
-/// at `e` (its smallest subnormal below the normal range), so the hardware's
-/// round-to-nearest-even is the format's. The sum's bits are `bits(P) + ulps`: the
-/// mantissa field counts the rounded value in those ulps (`2^mant ..= 2^(mant+1)` for a
-/// normal, the code itself for a subnormal), and the exponent field shifted down to the
-/// code's exponent bits, less the smallest normal's, is the code's exponent part. Nine
-/// instructions per sixteen values where `convert_f8::avx512::magnitude16`'s separate
-/// normal and subnormal paths take thirteen; the same codes (the tests compare every f32).
-///
-/// # Safety
-/// The CPU has AVX-512 F/DQ and FMA (the function is inlined into one compiled with them).
-#[inline(always)]
-unsafe fn magnitude_codes<const E4: bool>(x: __m512) -> __m512i {
-    let f = const { layout::<E4>() };
-    let limit: f32 = if E4 { 464.0 } else { 61440.0 };
-    // SAFETY: AVX-512 F/DQ and FMA per the caller.
-    unsafe {
-        let c = dwords;
-        // (minps returns its second operand when either is NaN: a NaN stays NaN; vrangeps
-        // would return the limit)
-        let abs = _mm512_and_si512(_mm512_castps_si512(x), c(0x7fff_ffff));
-        let a = _mm512_min_ps(_mm512_set1_ps(limit), _mm512_castsi512_ps(abs));
-        // P = 2^e, at least the smallest normal (a NaN's: +inf, and the sum stays NaN)
-        let p = _mm512_max_epu32(_mm512_and_si512(_mm512_castps_si512(a), c(0x7f80_0000)), c(f.min_normal));
-        let unit = _mm512_castsi512_ps(c((127 + f.mant - 23) << 23));
-        let sum = _mm512_castps_si512(_mm512_fmadd_ps(a, unit, _mm512_castsi512_ps(p)));
-        // ulps: at most 2^(mant+1), in the low byte; the exponent field, shifted down to
-        // the code's exponent bits, less the smallest normal's: the code's exponent part
-        let ulps = _mm512_and_si512(sum, c(0xff));
-        let scale = _mm512_srl_epi32(sum, _mm_cvtsi32_si128(f.shift as i32));
-        _mm512_add_epi32(ulps, _mm512_sub_epi32(scale, c(f.min_normal >> f.shift)))
     }
 }
 
