@@ -445,7 +445,7 @@ mod tests {
     }
 
     /// The AVX2 and the sixteen-lane AVX-512 encoders against the scalar rule for f32 bit
-    /// patterns `start, start + step, …` (with their neighbours), both formats.
+    /// patterns `start, start + step, …`, both formats.
     fn vector_encoders_match_the_rule(start: u64, step: u64) {
         use std::arch::is_x86_feature_detected as has;
         let avx2 = has!("avx2") && has!("fma");
