@@ -26,6 +26,9 @@ pub(crate) struct F8Layout {
     pub(crate) mant: u32,
     /// True for E4M3 (`0x7f` is its only NaN; no infinities).
     pub(crate) finite_only: bool,
+    /// The midpoint above the largest finite value (E4M3 464, which rounds to 448; E5M2
+    /// 61440, which rounds to infinity): the vector encoders clamp magnitudes to it.
+    pub(crate) clamp: f32,
 }
 
 /// The layout of E4M3 (`E4 = true`) or E5M2, as a constant for the generic code.
@@ -46,6 +49,7 @@ pub(crate) const E4M3: F8Layout = F8Layout {
     overflow: 0x7e,
     mant: 3,
     finite_only: true,
+    clamp: 464.0,
 };
 /// E5M2.
 pub(crate) const E5M2: F8Layout = F8Layout {
@@ -56,6 +60,7 @@ pub(crate) const E5M2: F8Layout = F8Layout {
     overflow: 0x7c,
     mant: 2,
     finite_only: false,
+    clamp: 61440.0,
 };
 
 /// One f32 to its f8 bits, without branches.
@@ -131,7 +136,6 @@ pub(crate) mod avx2 {
     #[inline(always)]
     pub(crate) unsafe fn encode8<const E4: bool>(x: __m256) -> __m256i {
         let f = const { layout::<E4>() };
-        let limit: f32 = if E4 { 464.0 } else { 61440.0 };
         // SAFETY: AVX2 and FMA per the caller.
         unsafe {
             let c = |x: u32| _mm256_set1_epi32(x as i32);
@@ -140,7 +144,7 @@ pub(crate) mod avx2 {
             // `avx512::magnitude_codes`' rule (see there): the clamp keeps a NaN, one fused
             // multiply-add rounds at the format's ulp, the sum's bits are the code
             let abs = _mm256_and_si256(b, c(0x7fff_ffff));
-            let a = _mm256_min_ps(_mm256_set1_ps(limit), _mm256_castsi256_ps(abs));
+            let a = _mm256_min_ps(_mm256_set1_ps(f.clamp), _mm256_castsi256_ps(abs));
             let p = _mm256_max_epu32(_mm256_and_si256(_mm256_castps_si256(a), c(0x7f80_0000)), c(f.min_normal));
             let unit = _mm256_castsi256_ps(c((127 + f.mant - 23) << 23));
             let sum = _mm256_castps_si256(_mm256_fmadd_ps(a, unit, _mm256_castsi256_ps(p)));
@@ -281,7 +285,7 @@ pub(crate) mod avx512 {
     /// The magnitude `a` is first clamped to the midpoint above the largest finite value
     /// (E4M3 464, which rounds to 448: saturation; E5M2 61440, which rounds to 2^16:
     /// infinity), so every exponent below stays small; a NaN passes the clamp (`minps`
-    /// returns its second operand when either is NaN; `vrangeps` would return the limit).
+    /// returns its second operand when either is NaN; `vrangeps` would return the clamp).
     /// With `P = 2^e`, `e` the exponent of `a` but at least the smallest normal's,
     /// `a · 2^(mant − 23) + P` is rounded once, at `P`'s ulp `2^(e − 23)`: `a`'s at
     /// `2^(e − mant)`, the format's ulp at `e` (its smallest subnormal below the normal
@@ -298,11 +302,10 @@ pub(crate) mod avx512 {
     #[inline(always)]
     pub(crate) unsafe fn magnitude_codes<const E4: bool>(x: __m512) -> __m512i {
         let f = const { layout::<E4>() };
-        let limit: f32 = if E4 { 464.0 } else { 61440.0 };
         // SAFETY: AVX-512 F per the caller.
         unsafe {
             let abs = _mm512_and_si512(_mm512_castps_si512(x), splat(0x7fff_ffff));
-            let a = _mm512_min_ps(_mm512_set1_ps(limit), _mm512_castsi512_ps(abs));
+            let a = _mm512_min_ps(_mm512_set1_ps(f.clamp), _mm512_castsi512_ps(abs));
             // P = 2^e, at least the smallest normal (a NaN's: +inf, and the sum stays NaN)
             let p = _mm512_max_epu32(_mm512_and_si512(_mm512_castps_si512(a), splat(0x7f80_0000)), splat(f.min_normal));
             let unit = _mm512_castsi512_ps(splat((127 + f.mant - 23) << 23));

@@ -7,17 +7,16 @@
 //! instructions per 16 values where [`crate::convert_f8::avx512::decode16`]'s arithmetic
 //! takes twelve. Encoding rounds each register with one fused multiply-add whose addend's
 //! ulp is the format's ulp at the value's exponent ([`magnitude_codes`]: the normal and
-//! the subnormal range in one path, nine instructions per 16 values) and narrows with saturating
-//! packs, which also carry the signs (a signed pack keeps a 32-bit lane's sign) and turn a
-//! NaN's large code into `0x7f`, instead of four `vpmovdb` and a sign extraction per
-//! register.
+//! the subnormal range in one path, nine instructions per 16 values) and narrows with
+//! saturating packs, which also carry the signs (a signed pack keeps a 32-bit lane's sign)
+//! and turn a NaN's large code into `0x7f`, instead of four `vpmovdb` and a sign
+//! extraction per register.
 //!
 //! Unpacks and packs work within 128-bit lanes; one `vpermb` by [`LANE_ORDER`] on the
 //! codes puts the values in memory order both ways (the casts, which store f32). A map's
 //! lanes are independent, so the map loop skips both (`ORDERED = false`): the packs undo
-//! the unpacks' order. The results are `convert_f8`'s
-//! ([`decode`], [`encode`]) bit for bit: the tables are built from `decode` and the tests
-//! compare every code and a sweep of f32 classes.
+//! the unpacks' order. The results are `convert_f8`'s ([`decode`], [`encode`]) bit for bit:
+//! the tables are built from `decode` and the tests compare every code and every f32.
 
 use crate::convert_f8::avx512::magnitude_codes;
 use crate::convert_f8::{decode, decode_run, encode_run};
@@ -133,11 +132,10 @@ pub(crate) unsafe fn decode64<const ORDERED: bool>(t: &Tables, codes: __m512i) -
 /// even; E4M3 saturates, E5M2 overflows to infinity; NaN is `0x7f` with its sign).
 ///
 /// # Safety
-/// The CPU has AVX-512 F/BW/DQ/VBMI and FMA (the function is inlined into one compiled
-/// with them).
+/// The CPU has AVX-512 F/BW/VBMI (the function is inlined into one compiled with them).
 #[inline(always)]
 pub(crate) unsafe fn encode64<const E4: bool, const ORDERED: bool>(t: &Tables, v: [__m512; 4]) -> __m512i {
-    // SAFETY: AVX-512 F/BW/DQ/VBMI and FMA per the caller.
+    // SAFETY: AVX-512 F/BW/VBMI per the caller.
     unsafe {
         // (no closures: they would not inherit the caller's target features)
         let m = [
@@ -146,7 +144,7 @@ pub(crate) unsafe fn encode64<const E4: bool, const ORDERED: bool>(t: &Tables, v
             magnitude_codes::<E4>(v[2]),
             magnitude_codes::<E4>(v[3]),
         ];
-        // numbers' codes are 0..=0x7e and stay; a NaN's (0x7f9.. and up, below 2^15)
+        // numbers' codes are 0..=0x7e and stay; a NaN's (above 0x7f, below 2^15)
         // saturates to 0x7f in the second pack
         let codes = _mm512_packs_epi16(_mm512_packs_epi32(m[0], m[1]), _mm512_packs_epi32(m[2], m[3]));
         // the signed packs keep each lane's sign bit (a negative lane saturates negative)
@@ -206,9 +204,9 @@ pub(crate) unsafe fn decode_f8<const E4: bool>(dst: *mut f32, src: *const u8, n:
 /// Converts `n` contiguous f32 to f8 (bits); `stream` as for [`decode_f8`].
 ///
 /// # Safety
-/// The CPU has AVX-512 F/BW/DQ/VL/VBMI and FMA; `src` valid for `n` reads, `dst` for `n`
-/// writes (any alignment).
-#[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx512vbmi,avx2,fma")]
+/// The CPU has AVX-512 F/BW/VL/VBMI; `src` valid for `n` reads, `dst` for `n` writes (any
+/// alignment).
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512vbmi,avx2")]
 pub(crate) unsafe fn encode_f8<const E4: bool>(dst: *mut u8, src: *const f32, n: usize, stream: bool) {
     // SAFETY: AVX-512 F/BW/VBMI per the contract.
     let t = unsafe { Tables::new::<E4>() };
