@@ -7,8 +7,9 @@ use tensor_core::DType;
 use tensor_kernels_cpu::convert::f8_slices;
 
 fn main() {
-    let n = 1 << 14;
-    let reps = 3000;
+    // F8_PROBE_N elements (default 2^14: in L2; 4096 fits L1)
+    let n: usize = std::env::var("F8_PROBE_N").ok().and_then(|v| v.parse().ok()).unwrap_or(1 << 14);
+    let reps = (3000 << 14) / n;
     let xs: Vec<f32> = (0..n).map(|i| ((i % 2048) as f32 - 1024.0) / 256.0).collect();
     let mut bytes = vec![0u8; n];
     let mut back = vec![0f32; n];

@@ -9,10 +9,10 @@
 //! `vcvtneps2bf16`, which flushes subnormals). The level is [`simd_level`]'s.
 
 use super::convert_f8::{self, decode_run, encode_run};
-#[cfg(target_arch = "x86_64")]
-use super::convert_f8_vbmi;
 use super::convert_int::f32_to_int;
 use super::simd_level::{has_avx512_vbmi, simd_level, SimdLevel};
+#[cfg(target_arch = "x86_64")]
+use super::{convert_f8_avx2, convert_f8_vbmi};
 use tensor_core::{with_dtype, DType, Element};
 
 /// Reads `n` elements of `sdt` at `src` with element stride `stride`, casting into `dst`
@@ -75,9 +75,10 @@ pub unsafe fn scatter_cast(dst: *mut u8, ddt: DType, stride: isize, src: *const 
 
 /// Casts `n` contiguous elements between `f32` and an 8-bit float for an output larger
 /// than the cache: as [`gather_cast`]/[`scatter_cast`], with non-temporal stores (no
-/// read-for-ownership of the output's lines) and fenced. With AVX-512 VBMI the conversion
-/// streams its own registers; at other levels it converts 4 KiB of output at a time into
-/// an L1 buffer and streams that out. `false` (nothing written) for any other pair of dtypes.
+/// read-for-ownership of the output's lines) and fenced. With AVX-512 VBMI or AVX2 the
+/// conversion streams its own registers (`convert_f8_vbmi`, `convert_f8_avx2`); below
+/// them it converts 4 KiB of output at a time into an L1 buffer and streams that out.
+/// `false` (nothing written) for any other pair of dtypes.
 ///
 /// # Safety
 /// `src` valid for `n` reads of `sdt`, `dst` for `n` writes of `ddt`; no overlap.
@@ -100,12 +101,25 @@ pub(crate) unsafe fn f8_run_streamed(dst: *mut u8, ddt: DType, src: *const u8, s
         }
         return true;
     }
+    #[cfg(target_arch = "x86_64")]
+    if simd_level() == SimdLevel::Avx2 {
+        use convert_f8_avx2::{decode_f8, encode_f8};
+        // SAFETY (each arm): AVX2 and FMA (the level); the pointers per the caller, each
+        // of its arm's element type.
+        match (sdt, ddt) {
+            (DType::F8E4M3, _) => unsafe { decode_f8::<true>(dst.cast(), src, n, true) },
+            (DType::F8E5M2, _) => unsafe { decode_f8::<false>(dst.cast(), src, n, true) },
+            (_, DType::F8E4M3) => unsafe { encode_f8::<true>(dst, src.cast(), n, true) },
+            _ => unsafe { encode_f8::<false>(dst, src.cast(), n, true) },
+        }
+        return true;
+    }
     // SAFETY: forwarded.
     unsafe { f8_run_staged(dst, ddt, src, sdt, n) };
     true
 }
 
-/// [`f8_run_streamed`] below VBMI: 4 KiB of output at a time converted into an L1 buffer
+/// [`f8_run_streamed`] below AVX2: 4 KiB of output at a time converted into an L1 buffer
 /// ([`gather_cast`]/[`scatter_cast`]) and streamed out, fenced.
 ///
 /// # Safety
@@ -266,12 +280,8 @@ pub(crate) unsafe fn f8_to_f32<const E4: bool>(dst: *mut f32, src: *const u8, n:
         }
         // SAFETY: the level says AVX-512 F/BW/DQ/VL; pointers per the caller.
         SimdLevel::Avx512 => return unsafe { convert_f8::avx512::decode::<E4>(dst, src, n) },
-        SimdLevel::Avx2 if !E4 && std::arch::is_x86_feature_detected!("f16c") => {
-            // SAFETY: AVX2 (the level) and F16C (checked) are available; pointers per the caller.
-            return unsafe { convert_f8::f16c::decode_e5m2(dst, src, n) };
-        }
-        // SAFETY: as above.
-        SimdLevel::Avx2 => return unsafe { convert_f8::avx2::decode::<E4>(dst, src, n) },
+        // SAFETY: the level says AVX2 and FMA; pointers per the caller.
+        SimdLevel::Avx2 => return unsafe { convert_f8_avx2::decode_f8::<E4>(dst, src, n, false) },
         SimdLevel::Baseline => {}
     }
     // SAFETY: forwarded.
@@ -293,12 +303,8 @@ pub(crate) unsafe fn f32_to_f8<const E4: bool>(dst: *mut u8, src: *const f32, n:
         }
         // SAFETY: the level says AVX-512 F/BW/DQ/VL; pointers per the caller.
         SimdLevel::Avx512 => return unsafe { convert_f8::avx512::encode::<E4>(dst, src, n) },
-        SimdLevel::Avx2 if !E4 && std::arch::is_x86_feature_detected!("f16c") => {
-            // SAFETY: AVX2 (the level) and F16C (checked) are available; pointers per the caller.
-            return unsafe { convert_f8::f16c::encode_e5m2(dst, src, n) };
-        }
         // SAFETY: the level says AVX2 and FMA; pointers per the caller.
-        SimdLevel::Avx2 => return unsafe { convert_f8::avx2::encode::<E4>(dst, src, n) },
+        SimdLevel::Avx2 => return unsafe { convert_f8_avx2::encode_f8::<E4>(dst, src, n, false) },
         SimdLevel::Baseline => {}
     }
     // SAFETY: forwarded.

@@ -119,12 +119,14 @@ pub(crate) unsafe fn encode_run<const E4: bool>(dst: *mut u8, src: *const f32, n
     }
 }
 
-/// The same conversions eight lanes at a time with AVX2 (the autovectorizer turns the
-/// scalar selects into branches): the decode is the scalar function's steps, lane-wise;
-/// the encode rounds by one fused multiply-add (`avx512::magnitude_codes`' rule).
+/// The encode eight lanes at a time with AVX2, rounding by one fused multiply-add
+/// (`avx512::magnitude_codes`' rule): the sixteen-lane map codec's (`byte_map::f8_avx2`,
+/// the ends of a run). The casts and the maps' 32-element steps run `convert_f8_avx2`.
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod avx2 {
-    use super::{decode_run, encode_run, layout};
+    #[cfg(test)]
+    use super::encode_run;
+    use super::layout;
     use std::arch::x86_64::*;
 
     /// Eight values to their codes (with their signs, `0..=255` in each 32-bit lane),
@@ -156,11 +158,13 @@ pub(crate) mod avx2 {
         }
     }
 
-    /// Converts `n` contiguous f32 to f8 (bits).
+    /// Converts `n` contiguous f32 to f8 (bits) (the tests' driver of [`encode8`]; the
+    /// casts run `convert_f8_avx2`).
     ///
     /// # Safety
     /// The CPU has AVX2 and FMA; `src` valid for `n` reads, `dst` for `n` writes (any
     /// alignment).
+    #[cfg(test)]
     #[target_feature(enable = "avx2,fma")]
     pub(crate) unsafe fn encode<const E4: bool>(dst: *mut u8, src: *const f32, n: usize) {
         let body = n - n % 8;
@@ -173,38 +177,6 @@ pub(crate) mod avx2 {
         }
         // SAFETY: the tail's elements are the caller's.
         unsafe { encode_run::<E4>(dst.add(body), src.add(body), n - body) }
-    }
-
-    /// Converts `n` contiguous f8 (bits) to f32.
-    ///
-    /// # Safety
-    /// The CPU has AVX2; `src` valid for `n` reads, `dst` for `n` writes (any alignment).
-    #[target_feature(enable = "avx2")]
-    pub(crate) unsafe fn decode<const E4: bool>(dst: *mut f32, src: *const u8, n: usize) {
-        let f = const { layout::<E4>() };
-        let c = |x: u32| _mm256_set1_epi32(x as i32);
-        let mshift = _mm_cvtsi32_si128(23 - f.mant as i32);
-        let unit = _mm256_castsi256_ps(c(f.denorm_magic - (23 << 23)));
-        let body = n - n % 8;
-        for k in (0..body).step_by(8) {
-            // SAFETY: k + 8 <= n.
-            let b = _mm256_cvtepu8_epi32(unsafe { _mm_loadl_epi64(src.add(k).cast()) });
-            let sign = _mm256_slli_epi32::<24>(_mm256_and_si256(b, c(0x80)));
-            let mag = _mm256_and_si256(b, c(0x7f));
-            let normal = _mm256_add_epi32(_mm256_sll_epi32(mag, mshift), c(f.rebias << (23 - f.mant)));
-            let sub = _mm256_castps_si256(_mm256_mul_ps(_mm256_cvtepi32_ps(mag), unit));
-            let mut v = _mm256_blendv_epi8(normal, sub, _mm256_cmpgt_epi32(c(1 << f.mant), mag));
-            if f.finite_only {
-                v = _mm256_blendv_epi8(v, c(0x7fc0_0000), _mm256_cmpeq_epi32(mag, c(0x7f)));
-            } else {
-                v = _mm256_blendv_epi8(v, c(0x7f80_0000), _mm256_cmpeq_epi32(mag, c(0x7c)));
-                v = _mm256_blendv_epi8(v, c(0x7fc0_0000), _mm256_cmpgt_epi32(mag, c(0x7c)));
-            }
-            // SAFETY: k + 8 <= n.
-            unsafe { _mm256_storeu_si256(dst.add(k).cast(), _mm256_or_si256(v, sign)) };
-        }
-        // SAFETY: the tail's elements are the caller's.
-        unsafe { decode_run::<E4>(dst.add(body), src.add(body), n - body) }
     }
 }
 
@@ -351,101 +323,9 @@ pub(crate) mod avx512 {
     }
 }
 
-/// E5M2 through the F16C conversions: an E5M2 code is the top byte of an f16 with the same
-/// value, so decoding is a shift and `vcvtph2ps`, and encoding is `vcvtps2ph` rounding toward
-/// zero with the inexact bit kept in the lowest bit (round to odd: 8 spare bits make the
-/// second rounding, to nearest even at the top byte, exact), about two thirds of the generic
-/// AVX2 steps. NaNs become the scalar rule's (the quiet NaN of their sign both ways).
-#[cfg(target_arch = "x86_64")]
-pub(crate) mod f16c {
-    use super::{decode_run, encode_run};
-    use std::arch::x86_64::*;
-
-    /// Converts `n` contiguous f32 to E5M2 (bits).
-    ///
-    /// # Safety
-    /// The CPU has AVX2 and F16C; `src` valid for `n` reads, `dst` for `n` writes (any
-    /// alignment).
-    #[target_feature(enable = "avx2,f16c")]
-    pub(crate) unsafe fn encode_e5m2(dst: *mut u8, src: *const f32, n: usize) {
-        let c = |x: u16| _mm_set1_epi16(x as i16);
-        let half = |m: __m256i| _mm_packs_epi32(_mm256_castsi256_si128(m), _mm256_extracti128_si256::<1>(m));
-        let body = n - n % 8;
-        for k in (0..body).step_by(8) {
-            // SAFETY: k + 8 <= n.
-            let x = unsafe { _mm256_loadu_ps(src.add(k)) };
-            let t = _mm256_cvtps_ph::<_MM_FROUND_TO_ZERO>(x);
-            // Inexact (or NaN): set the lowest bit. A finite overflow truncates to 65504,
-            // whose odd code then rounds to infinity, as the rule's overflow does.
-            let inexact = half(_mm256_castps_si256(_mm256_cmp_ps::<_CMP_NEQ_UQ>(x, _mm256_cvtph_ps(t))));
-            let odd = _mm_or_si128(t, _mm_and_si128(inexact, c(1)));
-            // Round to nearest even at bit 8 (no carry reaches the sign: magnitudes ≤ 0x7c00).
-            let kept = _mm_and_si128(_mm_srli_epi16::<8>(odd), c(1));
-            let r = _mm_srli_epi16::<8>(_mm_add_epi16(_mm_add_epi16(odd, c(0x7f)), kept));
-            let nan = half(_mm256_castps_si256(_mm256_cmp_ps::<_CMP_UNORD_Q>(x, x)));
-            let quiet = _mm_or_si128(_mm_srli_epi16::<8>(_mm_and_si128(t, c(0x8000))), c(0x7f));
-            let r = _mm_blendv_epi8(r, quiet, nan);
-            // SAFETY: k + 8 <= n.
-            unsafe { _mm_storel_epi64(dst.add(k).cast(), _mm_packus_epi16(r, r)) };
-        }
-        // SAFETY: the tail's elements are the caller's.
-        unsafe { encode_run::<false>(dst.add(body), src.add(body), n - body) }
-    }
-
-    /// Converts `n` contiguous E5M2 (bits) to f32.
-    ///
-    /// # Safety
-    /// As [`encode_e5m2`], with `src` valid for `n` byte reads and `dst` for `n` f32 writes.
-    #[target_feature(enable = "avx2,f16c")]
-    pub(crate) unsafe fn decode_e5m2(dst: *mut f32, src: *const u8, n: usize) {
-        let body = n - n % 8;
-        for k in (0..body).step_by(8) {
-            // SAFETY: k + 8 <= n.
-            let b = _mm_cvtepu8_epi16(unsafe { _mm_loadl_epi64(src.add(k).cast()) });
-            let v = _mm256_cvtph_ps(_mm_slli_epi16::<8>(b));
-            // A NaN keeps its sign and the quiet bit, not its payload.
-            let nan = _mm256_cmp_ps::<_CMP_UNORD_Q>(v, v);
-            let quiet = _mm256_and_ps(v, _mm256_castsi256_ps(_mm256_set1_epi32(0xffc0_0000u32 as i32)));
-            // SAFETY: k + 8 <= n.
-            unsafe { _mm256_storeu_ps(dst.add(k), _mm256_blendv_ps(v, quiet, nan)) };
-        }
-        // SAFETY: the tail's elements are the caller's.
-        unsafe { decode_run::<false>(dst.add(body), src.add(body), n - body) }
-    }
-}
-
 #[cfg(all(test, target_arch = "x86_64"))]
 mod tests {
     use super::*;
-
-    /// Every f32 bit pattern through the F16C E5M2 encoder against the scalar rule, and every
-    /// E5M2 pattern through the decoder (`cargo test --release -p tensor-kernels-cpu --lib
-    /// -- --ignored f16c`: 2^32 values, seconds in release, minutes in a debug build).
-    #[test]
-    #[ignore = "exhaustive over 2^32 f32 values: run in release with --ignored"]
-    fn f16c_e5m2_matches_the_rule_for_every_pattern() {
-        if !(std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("f16c")) {
-            return;
-        }
-        let bytes: Vec<u8> = (0..=255).collect();
-        let mut wide = vec![0f32; 256];
-        // SAFETY: AVX2 and F16C checked; both hold 256 elements.
-        unsafe { f16c::decode_e5m2(wide.as_mut_ptr(), bytes.as_ptr(), 256) };
-        for (b, w) in bytes.iter().zip(&wide) {
-            assert_eq!(w.to_bits(), decode::<false>(*b).to_bits(), "{b:#04x}");
-        }
-        const CHUNK: u64 = 1 << 20;
-        let mut xs = vec![0f32; CHUNK as usize];
-        let mut out = vec![0u8; CHUNK as usize];
-        for start in (0..1u64 << 32).step_by(CHUNK as usize) {
-            xs.iter_mut().enumerate().for_each(|(i, x)| *x = f32::from_bits((start + i as u64) as u32));
-            // SAFETY: as above; both hold CHUNK elements.
-            unsafe { f16c::encode_e5m2(out.as_mut_ptr(), xs.as_ptr(), xs.len()) };
-            for (x, o) in xs.iter().zip(&out) {
-                assert_eq!(*o, encode::<false>(*x), "{:#010x}", x.to_bits());
-            }
-        }
-    }
 
     /// The AVX2 and the sixteen-lane AVX-512 encoders against the scalar rule for f32 bit
     /// patterns `start, start + step, …`, both formats.

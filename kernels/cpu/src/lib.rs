@@ -28,6 +28,8 @@ mod byte_table;
 pub mod convert;
 mod convert_f8;
 #[cfg(target_arch = "x86_64")]
+mod convert_f8_avx2;
+#[cfg(target_arch = "x86_64")]
 mod convert_f8_vbmi;
 mod convert_int;
 pub mod copy;

@@ -9,7 +9,6 @@
 
 use super::Codec16;
 use crate::convert_f8::avx2;
-use crate::map::MapBody;
 use std::arch::x86_64::*;
 
 /// E4M3 (`E4`) or E5M2 codes.
@@ -57,20 +56,4 @@ impl<const E4: bool> Codec16 for F8Avx2<E4> {
     }
 
     f8_one_code_steps!(E4);
-}
-
-/// [`super::run`] with [`F8Avx2`], compiled with AVX2, FMA and F16C.
-///
-/// # Safety
-/// The CPU has AVX2, FMA and F16C; otherwise as [`super::map_bytes`].
-#[target_feature(enable = "avx2,fma,f16c")]
-pub(super) unsafe fn run_f8_avx2<const N: usize, B: MapBody<N>, const E4: bool>(
-    out: *mut u8,
-    ins: [*const u8; N],
-    n: usize,
-    body: &B,
-    stream: bool,
-) {
-    // SAFETY: forwarded.
-    unsafe { super::run(out, ins, n, body, &F8Avx2::<E4>, stream) }
 }

@@ -54,6 +54,8 @@ mod f8_avx2;
 #[cfg(target_arch = "x86_64")]
 mod f8_avx512;
 #[cfg(target_arch = "x86_64")]
+mod wide32;
+#[cfg(target_arch = "x86_64")]
 mod wide64;
 
 use crate::byte_codes::{ByteCodes, ByteFamily};
@@ -121,12 +123,8 @@ pub unsafe fn map_bytes<const N: usize, B: MapBody<N>>(
                     (false, ByteFamily::QUInt8) => {
                         run_avx2(out, ins, n, body, &avx2::Quantized::<false>::new(affines), stream)
                     }
-                    (false, ByteFamily::F8E4M3) if f16c => {
-                        f8_avx2::run_f8_avx2::<N, B, true>(out, ins, n, body, stream)
-                    }
-                    (false, ByteFamily::F8E5M2) if f16c => {
-                        f8_avx2::run_f8_avx2::<N, B, false>(out, ins, n, body, stream)
-                    }
+                    (false, ByteFamily::F8E4M3) if f16c => wide32::run32_f8::<N, B, true>(out, ins, n, body, stream),
+                    (false, ByteFamily::F8E5M2) if f16c => wide32::run32_f8::<N, B, false>(out, ins, n, body, stream),
                     (false, ByteFamily::F8E4M3 | ByteFamily::F8E5M2) => return false,
                 }
             }
@@ -439,17 +437,17 @@ mod tests {
                     check_with!(run_avx512, avx512, "AVX-512");
                 }
             }
-            // the 8-bit floats' AVX2 loop (F16C) and sixteen-lane AVX-512 loop (map_bytes
-            // runs the 64-step one when the CPU has VBMI)
+            // the 8-bit floats' AVX2 loop (32 a step, F16C at the ends) and sixteen-lane
+            // AVX-512 loop (map_bytes runs the 64-step one when the CPU has VBMI)
             ByteFamily::F8E4M3 | ByteFamily::F8E5M2 if level >= SimdLevel::Avx2 => {
                 if std::arch::is_x86_feature_detected!("f16c") {
                     // SAFETY: AVX2 per the level, F16C checked; n codes each, the output in
                     // `out` (16-byte aligned when streaming).
                     unsafe {
                         if codes.family == ByteFamily::F8E4M3 {
-                            f8_avx2::run_f8_avx2::<2, B, true>(dst, ins, n, body, stream)
+                            wide32::run32_f8::<2, B, true>(dst, ins, n, body, stream)
                         } else {
-                            f8_avx2::run_f8_avx2::<2, B, false>(dst, ins, n, body, stream)
+                            wide32::run32_f8::<2, B, false>(dst, ins, n, body, stream)
                         }
                     }
                     crate::copy::stream::store_fence();
