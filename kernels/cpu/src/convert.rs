@@ -102,10 +102,10 @@ pub(crate) unsafe fn f8_run_streamed(dst: *mut u8, ddt: DType, src: *const u8, s
         return true;
     }
     #[cfg(target_arch = "x86_64")]
-    if simd_level() == SimdLevel::Avx2 {
+    if simd_level() == SimdLevel::Avx2 && std::arch::is_x86_feature_detected!("f16c") {
         use convert_f8_avx2::{decode_f8, encode_f8};
-        // SAFETY (each arm): AVX2 and FMA (the level); the pointers per the caller, each
-        // of its arm's element type.
+        // SAFETY (each arm): AVX2 and FMA (the level), F16C (checked); the pointers per
+        // the caller, each of its arm's element type.
         match (sdt, ddt) {
             (DType::F8E4M3, _) => unsafe { decode_f8::<true>(dst.cast(), src, n, true) },
             (DType::F8E5M2, _) => unsafe { decode_f8::<false>(dst.cast(), src, n, true) },
@@ -280,9 +280,11 @@ pub(crate) unsafe fn f8_to_f32<const E4: bool>(dst: *mut f32, src: *const u8, n:
         }
         // SAFETY: the level says AVX-512 F/BW/DQ/VL; pointers per the caller.
         SimdLevel::Avx512 => return unsafe { convert_f8::avx512::decode::<E4>(dst, src, n) },
-        // SAFETY: the level says AVX2 and FMA; pointers per the caller.
-        SimdLevel::Avx2 => return unsafe { convert_f8_avx2::decode_f8::<E4>(dst, src, n, false) },
-        SimdLevel::Baseline => {}
+        SimdLevel::Avx2 if std::arch::is_x86_feature_detected!("f16c") => {
+            // SAFETY: the level says AVX2 and FMA, F16C is checked; pointers per the caller.
+            return unsafe { convert_f8_avx2::decode_f8::<E4>(dst, src, n, false) };
+        }
+        SimdLevel::Avx2 | SimdLevel::Baseline => {}
     }
     // SAFETY: forwarded.
     unsafe { decode_run::<E4>(dst, src, n) }

@@ -114,11 +114,76 @@ impl Tables {
     }
 }
 
-/// Thirty-two codes to their exact values, eight per register, in the unpacks' order
-/// (register `q`: elements `4q ..+ 4`, then `16 + 4q ..+ 4`). A NaN code becomes a NaN
-/// of its sign: with `EXACT_NAN` the quiet NaN [`decode`](crate::convert_f8::decode)
-/// gives (the casts), else one with another payload (maps, whose NaN results all encode
-/// alike).
+/// Thirty-two codes to their exact values, eight per register: E4M3 in the unpacks' order
+/// (register `q`: elements `4q ..+ 4`, then `16 + 4q ..+ 4`) by [`decode32_bytes`], E5M2
+/// in memory order by [`decode32_f16c`] ([`decodes_in_memory_order`] says which). A NaN
+/// code becomes a NaN of its sign: with `EXACT_NAN` the quiet NaN
+/// [`decode`](crate::convert_f8::decode) gives (the casts), else one with another payload
+/// (maps, whose NaN results all encode alike).
+///
+/// # Safety
+/// The CPU has AVX2 and F16C (the function is inlined into one compiled with them).
+#[inline(always)]
+pub(crate) unsafe fn decode32<const E4: bool, const EXACT_NAN: bool>(t: &Tables, c: __m256i) -> [__m256; 4] {
+    // SAFETY: AVX2 and F16C per the caller.
+    unsafe {
+        if E4 {
+            decode32_bytes::<E4, EXACT_NAN>(t, c)
+        } else {
+            decode32_f16c::<EXACT_NAN>(c)
+        }
+    }
+}
+
+/// Whether [`decode32`] gives registers in memory order for E4M3 (`e4`) or E5M2: then a
+/// map's encode reorders ([`encode32`] with `ORDERED`), else it must not.
+pub(crate) const fn decodes_in_memory_order(e4: bool) -> bool {
+    !e4
+}
+
+/// Thirty-two E5M2 codes to their values through F16C, eight per register in memory
+/// order: an E5M2 code is the high byte of an f16 of the same value, so one unpack with
+/// zeros makes the f16s and `vcvtph2ps` the f32s (subnormals, infinities and NaNs
+/// included; a NaN keeps its sign and the quiet bit, and without `EXACT_NAN` its payload).
+/// Eight instructions per 32 codes.
+///
+/// # Safety
+/// The CPU has AVX2 and F16C (the function is inlined into one compiled with them).
+#[inline(always)]
+unsafe fn decode32_f16c<const EXACT_NAN: bool>(c: __m256i) -> [__m256; 4] {
+    // SAFETY: AVX2 and F16C per the caller.
+    unsafe {
+        let zero = _mm256_setzero_si256();
+        // lane 0 of `low` holds codes 0..8, lane 1 codes 16..24; `high` 8..16 and 24..32
+        let (low, high) = (_mm256_unpacklo_epi8(zero, c), _mm256_unpackhi_epi8(zero, c));
+        let v = [
+            _mm256_cvtph_ps(_mm256_castsi256_si128(low)),
+            _mm256_cvtph_ps(_mm256_castsi256_si128(high)),
+            _mm256_cvtph_ps(_mm256_extracti128_si256::<1>(low)),
+            _mm256_cvtph_ps(_mm256_extracti128_si256::<1>(high)),
+        ];
+        if !EXACT_NAN {
+            return v;
+        }
+        [quiet_nan(v[0]), quiet_nan(v[1]), quiet_nan(v[2]), quiet_nan(v[3])]
+    }
+}
+
+/// `x` with each NaN lane made the scalar rule's NaN: its sign, an all-ones exponent and
+/// the quiet bit only.
+///
+/// # Safety
+/// The CPU has AVX (the function is inlined into one compiled with it).
+#[inline(always)]
+unsafe fn quiet_nan(x: __m256) -> __m256 {
+    // SAFETY: AVX per the caller.
+    unsafe {
+        let quiet = _mm256_and_ps(x, _mm256_castsi256_ps(dwords(0xffc0_0000)));
+        _mm256_blendv_ps(x, quiet, _mm256_cmp_ps::<_CMP_UNORD_Q>(x, x))
+    }
+}
+
+/// [`decode32`] for E4M3 by byte arithmetic, in the unpacks' order.
 ///
 /// A normal code's f32 is its exponent and mantissa bits moved into the f32's fields, the
 /// exponent rebiased: the high byte (sign, exponent's top seven bits) by one `vpshufb` on
@@ -127,12 +192,13 @@ impl Tables {
 /// from two more `vpshufb` on the magnitude. No arithmetic on f32 lanes: an earlier form
 /// that multiplied a scaled f32 by `2^(127 − bias)` ran at half speed on data with
 /// subnormal codes (Zen 3 multiplies f32 subnormals slowly; 19 cycles per 32 codes against
-/// 10, all codes uniformly).
+/// 10, all codes uniformly). Written for both formats (the tests run E5M2 through it too).
 ///
 /// # Safety
 /// The CPU has AVX2 (the function is inlined into one compiled with it).
 #[inline(always)]
-pub(crate) unsafe fn decode32<const E4: bool, const EXACT_NAN: bool>(t: &Tables, c: __m256i) -> [__m256; 4] {
+
+unsafe fn decode32_bytes<const E4: bool, const EXACT_NAN: bool>(t: &Tables, c: __m256i) -> [__m256; 4] {
     let f = const { layout::<E4>() };
     // SAFETY: AVX2 per the caller.
     unsafe {
@@ -238,8 +304,9 @@ pub(crate) unsafe fn encode32<const E4: bool, const ORDERED: bool>(v: [__m256; 4
 /// outputs larger than the cache: no read-for-ownership of the lines written).
 ///
 /// # Safety
-/// The CPU has AVX2; `src` valid for `n` reads, `dst` for `n` writes (any alignment).
-#[target_feature(enable = "avx2")]
+/// The CPU has AVX2 and F16C; `src` valid for `n` reads, `dst` for `n` writes (any
+/// alignment).
+#[target_feature(enable = "avx2,f16c")]
 pub(crate) unsafe fn decode_f8<const E4: bool>(dst: *mut f32, src: *const u8, n: usize, stream: bool) {
     // (an f32 pointer that is not 4-byte aligned never reaches a boundary: all scalar)
     let head = if stream { dst.align_offset(32).min(n) } else { 0 };
@@ -249,10 +316,11 @@ pub(crate) unsafe fn decode_f8<const E4: bool>(dst: *mut f32, src: *const u8, n:
     // SAFETY: eight i32 (an unaligned load); AVX2 per the contract.
     let (order, t) = unsafe { (_mm256_loadu_si256(TO_UNPACK_ORDER.as_ptr().cast()), Tables::new::<E4>()) };
     for k in (head..body).step_by(32) {
-        // SAFETY: k + 32 <= n; AVX2 per the contract; with `stream`, dst + k is 32-byte
-        // aligned (k − head is a multiple of 32 elements).
+        // SAFETY: k + 32 <= n; AVX2 and F16C per the contract; with `stream`, dst + k is
+        // 32-byte aligned (k − head is a multiple of 32 elements).
         unsafe {
-            let codes = _mm256_permutevar8x32_epi32(_mm256_loadu_si256(src.add(k).cast()), order);
+            let codes = _mm256_loadu_si256(src.add(k).cast());
+            let codes = if decodes_in_memory_order(E4) { codes } else { _mm256_permutevar8x32_epi32(codes, order) };
             let v = decode32::<E4, true>(&t, codes);
             for (q, x) in v.into_iter().enumerate() {
                 if stream {
@@ -313,7 +381,8 @@ mod tests {
     use crate::convert_f8::{decode, encode};
 
     fn has_avx2_fma() -> bool {
-        std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+        use std::arch::is_x86_feature_detected as has;
+        has!("avx2") && has!("fma") && has!("f16c")
     }
 
     /// Every code of both formats decodes as the scalar rule, in every position of a
@@ -342,36 +411,51 @@ mod tests {
     }
 
     /// Without `EXACT_NAN` every number decodes to its exact value and every NaN code to a
-    /// NaN of its sign, in the unpacks' order.
+    /// NaN of its sign: the byte route (both formats) in the unpacks' order, the F16C route
+    /// (E5M2) in memory order.
     #[test]
     fn map_decode_keeps_values_and_nan_signs() {
-        if !has_avx2_fma() {
+        if !has_avx2_fma() || !std::arch::is_x86_feature_detected!("f16c") {
             return;
         }
-        #[target_feature(enable = "avx2")]
-        fn each<const E4: bool>() {
+        #[target_feature(enable = "avx2,f16c")]
+        fn each<const E4: bool, const F16C: bool>() {
             for start in (0..256).step_by(32) {
                 let codes: Vec<u8> = (start..start + 32).map(|c| c as u8).collect();
-                // SAFETY: AVX2 checked; 32 bytes.
-                let v =
-                    unsafe { decode32::<E4, false>(&Tables::new::<E4>(), _mm256_loadu_si256(codes.as_ptr().cast())) };
+                // SAFETY: AVX2 and F16C checked; 32 bytes.
+                let v = unsafe {
+                    let c = _mm256_loadu_si256(codes.as_ptr().cast());
+                    if F16C {
+                        decode32_f16c::<false>(c)
+                    } else {
+                        decode32_bytes::<E4, false>(&Tables::new::<E4>(), c)
+                    }
+                };
+                // SAFETY: four __m256 are 32 f32.
                 let v: [f32; 32] = unsafe { std::mem::transmute(v) };
                 for (p, x) in v.iter().enumerate() {
                     let (q, r) = (p / 8, p % 8);
-                    let element = if r < 4 { 4 * q + r } else { 16 + 4 * q + r - 4 };
+                    let element = if F16C {
+                        p
+                    } else if r < 4 {
+                        4 * q + r
+                    } else {
+                        16 + 4 * q + r - 4
+                    };
                     let want = decode::<E4>(codes[element]);
                     if want.is_nan() {
                         assert!(x.is_nan() && x.is_sign_negative() == want.is_sign_negative(), "{element}");
                     } else {
-                        assert_eq!(x.to_bits(), want.to_bits(), "E4 {E4} code {:#04x}", codes[element]);
+                        assert_eq!(x.to_bits(), want.to_bits(), "E4 {E4} F16C {F16C} code {:#04x}", codes[element]);
                     }
                 }
             }
         }
-        // SAFETY: AVX2 checked.
+        // SAFETY: AVX2 and F16C checked.
         unsafe {
-            each::<true>();
-            each::<false>();
+            each::<true, false>();
+            each::<false, false>();
+            each::<false, true>();
         }
     }
 

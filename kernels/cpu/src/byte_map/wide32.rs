@@ -12,7 +12,7 @@
 //! blocks. Results are the same bits as that loop's.
 
 use super::f8_avx2::F8Avx2;
-use crate::convert_f8_avx2::{decode32, encode32, Tables};
+use crate::convert_f8_avx2::{decode32, decodes_in_memory_order, encode32, Tables};
 use crate::map::{no_loop_vectorize, prefetch, MapBody, PREFETCH_BYTES};
 use crate::value::F32x16;
 use std::arch::x86_64::*;
@@ -73,7 +73,8 @@ pub(super) unsafe fn run32_f8<const N: usize, B: MapBody<N>, const E4: bool>(
     }
 }
 
-/// The body's 32 results for the codes at `ins[k] + i`, in the decode's order.
+/// The body's 32 results for the codes at `ins[k] + i`, in the decode's order (E4M3:
+/// the unpacks', E5M2: memory order).
 ///
 /// # Safety
 /// AVX2, FMA and F16C (inlined into [`run32_f8`]); `i + 32` within every input.
@@ -113,7 +114,8 @@ unsafe fn step_values<const N: usize, B: MapBody<N>, const E4: bool>(
 unsafe fn store_codes<const E4: bool>(dst: *mut u8, v: [__m256; 4], stream: bool) {
     // SAFETY: per the contract.
     unsafe {
-        let codes = encode32::<E4, false>(v);
+        // (a register order the decode chose, undone here)
+        let codes = if decodes_in_memory_order(E4) { encode32::<E4, true>(v) } else { encode32::<E4, false>(v) };
         if stream {
             _mm256_stream_si256(dst.cast(), codes);
         } else {
