@@ -1,15 +1,15 @@
 //! The 8-bit floats thirty-two at a time with AVX2 (CPUs without AVX-512: Zen 2 and 3,
 //! Intel before Ice Lake and its small cores).
 //!
-//! Decoding is byte arithmetic on the 32 codes of one register, building the two high
+//! E4M3 decodes by byte arithmetic on the 32 codes of one register, building the two high
 //! bytes of each value's f32 (the low two are zero for every value of both formats): for
 //! a normal code, the exponent's upper bits looked up (`vpshufb`, rebiased) and the
-//! exponent's lowest bit and the mantissa shifted within the byte; the zero and the
-//! subnormals take both bytes from two more lookups on the magnitude; the specials get an
-//! all-ones exponent by one compare; two rounds of unpacking with zeros widen the bytes
-//! to four registers of f32. About 22 instructions per 32 values and no f32 arithmetic
-//! (see [`decode32`] for why), where the F16C route (`byte_map::f8_avx2`) takes about 30
-//! for E4M3.
+//! exponent's lowest bit and the mantissa shifted within the byte; the zero, the
+//! subnormals and the NaN take both bytes from two more lookups picked by one compare;
+//! two rounds of unpacking with zeros widen the bytes to four registers of f32. About 21
+//! instructions per 32 values and no f32 arithmetic (see [`decode32_bytes`] for why),
+//! where the F16C route of `byte_map::f8_avx2` takes about 28. E5M2, an f16's high byte,
+//! decodes through F16C in 8 ([`decode32_f16c`]).
 //!
 //! Encoding rounds each register by `convert_f8::avx512::magnitude_codes`' fused
 //! multiply-add, and reads the code off the sum with one `vpmaddwd` (the exponent half
@@ -19,14 +19,14 @@
 //! per eight values, ten per 32 to narrow (the AVX2 encoder per eight lanes took thirteen,
 //! four to narrow).
 //!
-//! Unpacks and packs work within 128-bit lanes: register `q` of [`decode32`] holds
+//! Unpacks and packs work within 128-bit lanes: register `q` of the E4M3 decode holds
 //! elements `4q ..+ 4` and `16 + 4q ..+ 4`, and [`encode32`]'s packs put those back in
-//! memory order, so a map (whose lanes are independent) needs no reordering; the casts,
-//! which load or store f32 in memory order, reorder the codes with one `vpermd`. Results
-//! are `convert_f8`'s ([`decode`](crate::convert_f8::decode),
-//! [`encode`](crate::convert_f8::encode)) bit for bit (with `EXACT_NAN`; without it a NaN
-//! code decodes to a NaN of its sign with another payload, as F16C's does); the tests
-//! compare every code and every f32.
+//! memory order, so an E4M3 map (whose lanes are independent) needs no reordering; the
+//! E5M2 decode gives memory order, and its maps and the casts (which load or store f32 in
+//! memory order) reorder the codes with one `vpermd`. Results are `convert_f8`'s
+//! ([`decode`](crate::convert_f8::decode), [`encode`](crate::convert_f8::encode)) bit for
+//! bit (with `EXACT_NAN`; without it an E5M2 NaN code decodes to a NaN of its sign with
+//! another payload); the tests compare every code and every f32.
 
 use crate::convert_f8::{decode_run, encode_run, layout};
 use crate::copy::stream::store_fence;
@@ -60,16 +60,18 @@ pub(crate) struct Tables {
     /// A normal code's f32 high byte (without the sign), indexed by the code's exponent
     /// bits above the lowest: `(e >> 1) + (127 − bias) / 2`.
     normal_high: __m256i,
-    /// A subnormal (or zero) code's f32 high byte (without the sign), by magnitude.
+    /// A zero, subnormal or special code's f32 high byte (without the sign), by the
+    /// magnitude's low nibble.
     sub_high: __m256i,
-    /// A subnormal (or zero) code's f32 second byte, by magnitude.
+    /// The same codes' f32 second byte.
     sub_low: __m256i,
 }
 
 /// One byte of the format's f32 values (`HIGH`: the high byte without the sign, else the
 /// second byte; the low two bytes of every value are zero), each entry repeated in both
-/// lanes: with `SUBNORMAL`, entry `m` is magnitude `m` modulo `2^mant` (the zero and the
-/// subnormals: the entries below `2^mant` are the ones looked up); else entry `n` is the
+/// lanes: with `SUBNORMAL`, entry `i` is magnitude `i` below `2^mant` (the zero and the
+/// subnormals) and `0x70 | i` above (the specials among them: E4M3's NaN `0x7f`, E5M2's
+/// infinity `0x7c` and NaNs, with the scalar rule's exact bits); else entry `n` is the
 /// high byte of the normal codes whose exponent's upper bits are `n` (exponents `2n` and
 /// `2n + 1` share it, the bias being even; built from exponent `max(2n, 1)`).
 const fn table<const E4: bool, const SUBNORMAL: bool, const HIGH: bool>() -> [u8; 32] {
@@ -78,7 +80,8 @@ const fn table<const E4: bool, const SUBNORMAL: bool, const HIGH: bool>() -> [u8
     let mut i = 0;
     while i < 16 {
         let code = if SUBNORMAL {
-            (i % (1 << f.mant)) as u8
+            // the zero and the subnormals, then the specials' low nibbles
+            (if i < 1 << f.mant { i } else { 0x70 | i }) as u8
         } else {
             // (entries past the format's exponents are never looked up; kept in range)
             let e = if i == 0 { 1 } else { 2 * i };
@@ -128,7 +131,7 @@ pub(crate) unsafe fn decode32<const E4: bool, const EXACT_NAN: bool>(t: &Tables,
     // SAFETY: AVX2 and F16C per the caller.
     unsafe {
         if E4 {
-            decode32_bytes::<E4, EXACT_NAN>(t, c)
+            decode32_bytes::<E4>(t, c)
         } else {
             decode32_f16c::<EXACT_NAN>(c)
         }
@@ -188,8 +191,9 @@ unsafe fn quiet_nan(x: __m256) -> __m256 {
 /// A normal code's f32 is its exponent and mantissa bits moved into the f32's fields, the
 /// exponent rebiased: the high byte (sign, exponent's top seven bits) by one `vpshufb` on
 /// the exponent's upper bits, the second byte (exponent's lowest bit, mantissa) by a shift
-/// within the byte. The zero and the subnormals (magnitude below `2^mant`) take both bytes
-/// from two more `vpshufb` on the magnitude. No arithmetic on f32 lanes: an earlier form
+/// within the byte. The zero, the subnormals (magnitude below `2^mant`) and the specials
+/// take both bytes from two more `vpshufb` on the magnitude's low nibble (one compare picks
+/// them). No arithmetic on f32 lanes: an earlier form
 /// that multiplied a scaled f32 by `2^(127 − bias)` ran at half speed on data with
 /// subnormal codes (Zen 3 multiplies f32 subnormals slowly; 19 cycles per 32 codes against
 /// 10, all codes uniformly). Written for both formats (the tests run E5M2 through it too).
@@ -198,7 +202,7 @@ unsafe fn quiet_nan(x: __m256) -> __m256 {
 /// The CPU has AVX2 (the function is inlined into one compiled with it).
 #[inline(always)]
 
-unsafe fn decode32_bytes<const E4: bool, const EXACT_NAN: bool>(t: &Tables, c: __m256i) -> [__m256; 4] {
+unsafe fn decode32_bytes<const E4: bool>(t: &Tables, c: __m256i) -> [__m256; 4] {
     let f = const { layout::<E4>() };
     // SAFETY: AVX2 per the caller.
     unsafe {
@@ -210,20 +214,20 @@ unsafe fn decode32_bytes<const E4: bool, const EXACT_NAN: bool>(t: &Tables, c: _
             _mm256_and_si256(_mm256_srl_epi16(c, _mm_cvtsi32_si128(f.mant as i32 + 1)), bytes(0x7f >> (f.mant + 1)));
         let low =
             _mm256_and_si256(_mm256_sll_epi16(c, _mm_cvtsi32_si128(7 - f.mant as i32)), bytes(0xff << (7 - f.mant)));
-        let sub = _mm256_cmpgt_epi8(bytes(1 << f.mant), mag);
-        let hi =
-            _mm256_blendv_epi8(_mm256_shuffle_epi8(t.normal_high, upper), _mm256_shuffle_epi8(t.sub_high, mag), sub);
-        let lo = _mm256_blendv_epi8(low, _mm256_shuffle_epi8(t.sub_low, mag), sub);
-        // the specials (E4M3 0x7f; E5M2 from 0x7c): an all-ones exponent
-        let special = if E4 { _mm256_cmpeq_epi8(mag, bytes(0x7f)) } else { _mm256_cmpgt_epi8(mag, bytes(0x7b)) };
-        let hi = _mm256_or_si256(_mm256_or_si256(hi, sign), _mm256_and_si256(special, bytes(0x7f)));
-        let lo = if EXACT_NAN {
-            // a NaN's mantissa: just the quiet bit (E5M2's infinity, 0x7c, keeps zero)
-            let nan = if E4 { special } else { _mm256_cmpgt_epi8(mag, bytes(0x7c)) };
-            _mm256_blendv_epi8(lo, bytes(0xc0), nan)
-        } else {
-            lo
-        };
+        // the looked-up codes: the zero and the subnormals (below 2^mant) and the specials
+        // (from E4M3 0x7f, E5M2 0x7c), in one signed compare once the specials are moved
+        // past 0x7f
+        let first_special = if E4 { 0x7f } else { 0x7c };
+        let moved = _mm256_add_epi8(mag, bytes(0x80 - first_special));
+        let looked_up = _mm256_cmpgt_epi8(bytes(0x80 - first_special + (1 << f.mant)), moved);
+        let hi = _mm256_blendv_epi8(
+            _mm256_shuffle_epi8(t.normal_high, upper),
+            _mm256_shuffle_epi8(t.sub_high, mag),
+            looked_up,
+        );
+        let hi = _mm256_or_si256(hi, sign);
+        // (the specials get the scalar rule's exact bits, the casts' EXACT_NAN at no cost)
+        let lo = _mm256_blendv_epi8(low, _mm256_shuffle_epi8(t.sub_low, mag), looked_up);
         let (words_lo, words_hi) = (_mm256_unpacklo_epi8(lo, hi), _mm256_unpackhi_epi8(lo, hi));
         let zero = _mm256_setzero_si256();
         [
@@ -428,7 +432,7 @@ mod tests {
                     if F16C {
                         decode32_f16c::<false>(c)
                     } else {
-                        decode32_bytes::<E4, false>(&Tables::new::<E4>(), c)
+                        decode32_bytes::<E4>(&Tables::new::<E4>(), c)
                     }
                 };
                 // SAFETY: four __m256 are 32 f32.
