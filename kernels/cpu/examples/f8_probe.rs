@@ -1,6 +1,7 @@
 //! Times the 8-bit float conversions of the map engine's staging (f8 → f32 and f32 → f8,
 //! vector paths) over an in-cache run, in ns per element: the compute cost an f8 map pays
-//! per operand on this CPU. `cargo run --release -p tensor-kernels-cpu --example f8_probe`.
+//! per operand on this CPU. `cargo run --release -p tensor-kernels-cpu --example f8_probe`
+//! (`F8_PROBE_N=4096` for a run that fits L1).
 
 use std::time::Instant;
 use tensor_core::DType;

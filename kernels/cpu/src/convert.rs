@@ -89,30 +89,32 @@ pub(crate) unsafe fn f8_run_streamed(dst: *mut u8, ddt: DType, src: *const u8, s
         return false;
     }
     #[cfg(target_arch = "x86_64")]
-    if simd_level() == SimdLevel::Avx512 && has_avx512_vbmi() {
-        use convert_f8_vbmi::{decode_f8, encode_f8};
-        // SAFETY (each arm): AVX-512 F/BW/VL (the level) and VBMI (checked); the pointers
-        // per the caller, each of its arm's element type.
-        match (sdt, ddt) {
-            (DType::F8E4M3, _) => unsafe { decode_f8::<true>(dst.cast(), src, n, true) },
-            (DType::F8E5M2, _) => unsafe { decode_f8::<false>(dst.cast(), src, n, true) },
-            (_, DType::F8E4M3) => unsafe { encode_f8::<true>(dst, src.cast(), n, true) },
-            _ => unsafe { encode_f8::<false>(dst, src.cast(), n, true) },
+    {
+        type Decode = unsafe fn(*mut f32, *const u8, usize, bool);
+        type Encode = unsafe fn(*mut u8, *const f32, usize, bool);
+        // (E4M3, E5M2) of the level's streaming conversions
+        let level: Option<([Decode; 2], [Encode; 2])> = if simd_level() == SimdLevel::Avx512 && has_avx512_vbmi() {
+            use convert_f8_vbmi::{decode_f8, encode_f8};
+            Some(([decode_f8::<true>, decode_f8::<false>], [encode_f8::<true>, encode_f8::<false>]))
+        } else if simd_level() == SimdLevel::Avx2 && std::arch::is_x86_feature_detected!("f16c") {
+            use convert_f8_avx2::{decode_f8, encode_f8};
+            Some(([decode_f8::<true>, decode_f8::<false>], [encode_f8::<true>, encode_f8::<false>]))
+        } else {
+            None
+        };
+        if let Some((decode, encode)) = level {
+            let e5 = usize::from(sdt == DType::F8E5M2 || ddt == DType::F8E5M2);
+            // SAFETY: AVX-512 F/BW/VL (the level) and VBMI (checked), or AVX2 and FMA (the
+            // level) and F16C (checked); the pointers per the caller, of the pair's types.
+            unsafe {
+                if ddt == DType::F32 {
+                    decode[e5](dst.cast(), src, n, true)
+                } else {
+                    encode[e5](dst, src.cast(), n, true)
+                }
+            }
+            return true;
         }
-        return true;
-    }
-    #[cfg(target_arch = "x86_64")]
-    if simd_level() == SimdLevel::Avx2 && std::arch::is_x86_feature_detected!("f16c") {
-        use convert_f8_avx2::{decode_f8, encode_f8};
-        // SAFETY (each arm): AVX2 and FMA (the level), F16C (checked); the pointers per
-        // the caller, each of its arm's element type.
-        match (sdt, ddt) {
-            (DType::F8E4M3, _) => unsafe { decode_f8::<true>(dst.cast(), src, n, true) },
-            (DType::F8E5M2, _) => unsafe { decode_f8::<false>(dst.cast(), src, n, true) },
-            (_, DType::F8E4M3) => unsafe { encode_f8::<true>(dst, src.cast(), n, true) },
-            _ => unsafe { encode_f8::<false>(dst, src.cast(), n, true) },
-        }
-        return true;
     }
     // SAFETY: forwarded.
     unsafe { f8_run_staged(dst, ddt, src, sdt, n) };

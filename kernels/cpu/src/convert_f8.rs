@@ -78,6 +78,25 @@ pub(crate) fn encode<const E4: bool>(x: f32) -> u8 {
     (sign | code) as u8
 }
 
+/// Checks a vector decoder of runs (`decode(dst, src, n, stream)`) against [`decode`] for
+/// every code of the format, in every position of a step and in the tail, with plain and
+/// streaming stores (outputs starting 0, 4, 20 and 60 bytes past a 64-byte line: the
+/// streamed head). Shared by the tests of `convert_f8_vbmi` and `convert_f8_avx2`.
+#[cfg(test)]
+pub(crate) fn check_run_decoder<const E4: bool>(decode_run_with: unsafe fn(*mut f32, *const u8, usize, bool)) {
+    for (rot, stream) in [0usize, 1, 37, 64].into_iter().flat_map(|r| [(r, false), (r, true)]) {
+        let src: Vec<u8> = (0..256 + 71).map(|i| ((i + rot) % 256) as u8).collect();
+        let mut buf = vec![f32::from_bits(0xdead_beef); src.len() + 32];
+        let skip = buf.as_ptr().align_offset(64) + [0, 1, 5, 15][rot % 4];
+        let dst = &mut buf[skip..skip + src.len()];
+        // SAFETY: the caller checked the decoder's instruction set; equal lengths.
+        unsafe { decode_run_with(dst.as_mut_ptr(), src.as_ptr(), src.len(), stream) };
+        for (c, v) in src.iter().zip(dst.iter()) {
+            assert_eq!(v.to_bits(), decode::<E4>(*c).to_bits(), "E4 {E4} code {c:#04x} stream {stream}");
+        }
+    }
+}
+
 /// One f8 (bits) to its exact f32, without branches (a NaN to the quiet NaN of its sign).
 #[inline(always)]
 pub(crate) const fn decode<const E4: bool>(bits: u8) -> f32 {

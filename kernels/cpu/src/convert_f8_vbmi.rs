@@ -245,28 +245,14 @@ mod tests {
     }
 
     /// Every code of both formats decodes as the scalar rule, in every position of a
-    /// 64-byte step and in the tail, with plain and streaming stores (outputs starting
-    /// 0, 4, 20 and 60 bytes past a 64-byte line: the streamed head).
+    /// 32- or 64-byte step and in the tail, plain and streamed (`check_run_decoder`).
     #[test]
     fn decode_equals_the_scalar_rule_for_every_code() {
         if !has_vbmi() {
             return;
         }
-        fn each<const E4: bool>() {
-            for (rot, stream) in [0usize, 1, 37, 64].into_iter().flat_map(|r| [(r, false), (r, true)]) {
-                let src: Vec<u8> = (0..256 + 71).map(|i| ((i + rot) % 256) as u8).collect();
-                let mut buf = vec![f32::from_bits(0xdead_beef); src.len() + 32];
-                let skip = buf.as_ptr().align_offset(64) + [0, 1, 5, 15][rot % 4];
-                let dst = &mut buf[skip..skip + src.len()];
-                // SAFETY: VBMI checked; equal lengths.
-                unsafe { decode_f8::<E4>(dst.as_mut_ptr(), src.as_ptr(), src.len(), stream) };
-                for (c, v) in src.iter().zip(dst.iter()) {
-                    assert_eq!(v.to_bits(), decode::<E4>(*c).to_bits(), "E4 {E4} code {c:#04x} stream {stream}");
-                }
-            }
-        }
-        each::<true>();
-        each::<false>();
+        crate::convert_f8::check_run_decoder::<true>(decode_f8::<true>);
+        crate::convert_f8::check_run_decoder::<false>(decode_f8::<false>);
     }
 
     /// f32 values of every class (zeros, subnormals of f32 and of the format, ties of the

@@ -1,4 +1,5 @@
-//! The AVX2 [`Codec16`] of the 8-bit floats, with F16C: decoding through the hardware's
+//! The AVX2 [`Codec16`] of the 8-bit floats, with F16C (the ends of `wide32.rs`'s runs,
+//! which takes 32 elements a step between them): decoding through the hardware's
 //! f16 → f32 conversion (an E5M2 code is the top byte of an f16 of the same value; an
 //! E4M3 code shifted into an f16's exponent and mantissa is its value times 2^-8, exact for
 //! subnormals too, so one multiply by 256 follows), encoding with

@@ -16,11 +16,11 @@
 //! on sixteen lanes). With AVX-512, `wide64.rs` runs 64 elements a step and narrows with
 //! saturating packs, for the quantized bytes and (with VBMI, decoding by table lookup) the
 //! 8-bit floats: an f8 `add` of 2^28 elements 12-13 GB/s before, 21-26 after; qint8
-//! 31.5-33.2 before, 32.8-36.0 after (2026-11-28). With AVX2 and F16C they run this
-//! module's sixteen-lane loop with `f8_avx2.rs` (decoded through the f16 conversion; an
-//! f8 `add` forced to AVX2 on an AVX-512 machine: E5M2 6.7-10.6 GB/s staged, 13.4-14.2 in
-//! one pass; E4M3 6.0-8.5, 8.4-9.9). An earlier one-pass try with `convert_f8`'s
-//! arithmetic decode measured slower than staged (3.5–6.5 GB/s against 6.8–11.6).
+//! 31.5-33.2 before, 32.8-36.0 after (2026-11-28). With AVX2 and F16C they run
+//! `wide32.rs`, 32 elements a step (`convert_f8_avx2`: E4M3 decoded by byte lookups, E5M2
+//! through the f16 conversion), with this module's sixteen-lane loop and `f8_avx2.rs` for
+//! the ends: an f8 `add` of 2^28 elements on a Zen 3 without AVX-512, 6.3-9.8 GB/s in the
+//! sixteen-lane loop, 12.4-16.5 in the 32-element one (2026-11-29).
 //!
 //! `#[tensor_op]` emits one [`ByteMapFn`](crate::kernel::ByteMapFn) per op (`cpu_bytes`,
 //! over its f32 body) and registers it with the op's qint8 and quint8 rows
