@@ -148,6 +148,28 @@ pub(crate) mod avx2 {
     use super::layout;
     use std::arch::x86_64::*;
 
+    /// `avx512::magnitude_codes`' rounding on eight lanes, the step shared by [`encode8`]
+    /// and the 32-lane encode (`convert_f8_avx2`): the clamp of `|x|` that keeps a NaN,
+    /// `P = 2^e` at least the smallest normal, one fused multiply-add at the format's ulp.
+    /// Each lane of the result holds the sum's bits: exponent field above, the rounded
+    /// value in ulps in the low byte (a NaN's payload bits above `0x7f80_0000`).
+    ///
+    /// # Safety
+    /// The CPU has AVX2 and FMA (the function is inlined into one compiled with them).
+    #[inline(always)]
+    pub(crate) unsafe fn rounded_sum<const E4: bool>(x: __m256) -> __m256i {
+        let f = const { layout::<E4>() };
+        // SAFETY: AVX2 and FMA per the caller.
+        unsafe {
+            let c = |x: u32| _mm256_set1_epi32(x as i32);
+            let abs = _mm256_and_si256(_mm256_castps_si256(x), c(0x7fff_ffff));
+            let a = _mm256_min_ps(_mm256_set1_ps(f.clamp), _mm256_castsi256_ps(abs));
+            let p = _mm256_max_epu32(_mm256_and_si256(_mm256_castps_si256(a), c(0x7f80_0000)), c(f.min_normal));
+            let unit = _mm256_castsi256_ps(c((127 + f.mant - 23) << 23));
+            _mm256_castps_si256(_mm256_fmadd_ps(a, unit, _mm256_castsi256_ps(p)))
+        }
+    }
+
     /// Eight values to their codes (with their signs, `0..=255` in each 32-bit lane),
     /// rounding to nearest even (E4M3 saturates, E5M2 overflows to infinity, NaN is `0x7f`
     /// with its sign).
@@ -160,15 +182,9 @@ pub(crate) mod avx2 {
         // SAFETY: AVX2 and FMA per the caller.
         unsafe {
             let c = |x: u32| _mm256_set1_epi32(x as i32);
-            let b = _mm256_castps_si256(x);
-            let sign = _mm256_and_si256(_mm256_srli_epi32::<24>(b), c(0x80));
-            // `avx512::magnitude_codes`' rule (see there): the clamp keeps a NaN, one fused
-            // multiply-add rounds at the format's ulp, the sum's bits are the code
-            let abs = _mm256_and_si256(b, c(0x7fff_ffff));
-            let a = _mm256_min_ps(_mm256_set1_ps(f.clamp), _mm256_castsi256_ps(abs));
-            let p = _mm256_max_epu32(_mm256_and_si256(_mm256_castps_si256(a), c(0x7f80_0000)), c(f.min_normal));
-            let unit = _mm256_castsi256_ps(c((127 + f.mant - 23) << 23));
-            let sum = _mm256_castps_si256(_mm256_fmadd_ps(a, unit, _mm256_castsi256_ps(p)));
+            let sign = _mm256_and_si256(_mm256_srli_epi32::<24>(_mm256_castps_si256(x)), c(0x80));
+            // the sum's bits are the code: ulps in the low byte, the exponent above
+            let sum = rounded_sum::<E4>(x);
             let ulps = _mm256_and_si256(sum, c(0xff));
             let scale = _mm256_srl_epi32(sum, _mm_cvtsi32_si128(f.shift as i32));
             let code = _mm256_add_epi32(ulps, _mm256_sub_epi32(scale, c(f.min_normal >> f.shift)));

@@ -28,7 +28,7 @@
 //! bit (with `EXACT_NAN`; without it an E5M2 NaN code decodes to a NaN of its sign with
 //! another payload); the tests compare every code and every f32.
 
-use crate::convert_f8::{decode_run, encode_run, layout};
+use crate::convert_f8::{avx2, decode_run, encode_run, layout};
 use crate::copy::stream::store_fence;
 use std::arch::x86_64::*;
 
@@ -241,8 +241,7 @@ unsafe fn decode32_bytes<const E4: bool>(t: &Tables, c: __m256i) -> [__m256; 4] 
 /// Eight values' codes without their signs, times 256, in each 32-bit lane (`0..=0x7e00`;
 /// E5M2 `0..=0x7c00`); a NaN's is above `0x7fff`.
 ///
-/// `convert_f8::avx512::magnitude_codes`' rounding (the clamp that keeps a NaN, `P = 2^e`
-/// at least the smallest normal, one fused multiply-add at the format's ulp); the sum's
+/// [`avx2::rounded_sum`] (`convert_f8::avx512::magnitude_codes`' rounding); the sum's
 /// high 16 bits are its exponent field times 128, its low 16 the rounded value in ulps
 /// (at most `2^(mant+1)`, below 256), so `vpmaddwd` with weights `2^(mant+1)` and 256
 /// gives `(exponent << (mant + 8)) + ulps · 256`, and less the smallest normal's exponent
@@ -256,11 +255,7 @@ unsafe fn codes_x256<const E4: bool>(x: __m256) -> __m256i {
     let f = const { layout::<E4>() };
     // SAFETY: AVX2 and FMA per the caller.
     unsafe {
-        let abs = _mm256_and_si256(_mm256_castps_si256(x), dwords(0x7fff_ffff));
-        let a = _mm256_min_ps(_mm256_set1_ps(f.clamp), _mm256_castsi256_ps(abs));
-        let p = _mm256_max_epu32(_mm256_and_si256(_mm256_castps_si256(a), dwords(0x7f80_0000)), dwords(f.min_normal));
-        let unit = _mm256_castsi256_ps(dwords((127 + f.mant - 23) << 23));
-        let sum = _mm256_castps_si256(_mm256_fmadd_ps(a, unit, _mm256_castsi256_ps(p)));
+        let sum = avx2::rounded_sum::<E4>(x);
         let capped = _mm256_min_epu16(sum, dwords(0xffff_00ff));
         let weighted = _mm256_madd_epi16(capped, dwords((1 << (f.mant + 1)) << 16 | 256));
         _mm256_sub_epi32(weighted, dwords((f.min_normal >> 23) << (f.mant + 8)))
