@@ -9,7 +9,9 @@
 //! - [`shim`]: runs generated CUDA C on the CPU (host C++ compiler under
 //!   `kernels/cuda-testing/include/shim.h`);
 //! - [`standin`]: builds the CPU-backed stand-in of the CUDA driver and NVRTC
-//!   (`kernels/cuda-testing/standin/`), so the whole backend runs without a GPU.
+//!   (`kernels/cuda-testing/standin/`), so the whole backend runs without a GPU;
+//! - [`prebuild`]: under the stand-in, builds many kernels per host-compiler run ahead of
+//!   the tests that launch them.
 //!
 //! The build-script probe that reports these tests as ignored where they cannot run lives in
 //! `kernels/cuda-testing/build/cuda_checks_probe.rs` (`include!`d by the build scripts of
@@ -19,6 +21,7 @@
 #![warn(missing_docs)]
 
 pub mod check;
+pub mod prebuild;
 pub mod samples;
 pub mod shim;
 pub mod standin;

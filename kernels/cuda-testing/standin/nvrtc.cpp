@@ -6,6 +6,12 @@
 // `__global__` kernel that the stand-in driver calls (see standin.h); the "cubin" or "PTX"
 // is a short text naming that library. Libraries are cached by a hash of what built them.
 // `TOPS_STANDIN_KEEP_SOURCES=1` keeps each generated .cpp next to its library (debugging).
+//
+// Prebuilt programs (a test control, `tops_standin_prebuild`): a test process can have
+// many kernels built in one program (one compiler run instead of one per kernel) and name,
+// for each kernel, the one-kernel program the backend will compile at its first launch.
+// A later compile of exactly that program text, with the same include directories, loads
+// the shared library instead of compiling again (an "alias" file in the cache).
 // A program that does not build is NVRTC_ERROR_COMPILATION with the compiler's messages as
 // the log, as a real NVRTC would fail on it.
 //
@@ -183,14 +189,50 @@ std::string read_file(const std::string& p) {
     return b.str();
 }
 
-nvrtcResult compile(Program& p, const std::vector<std::string>& options) {
+/// The include directories of a compile: the stand-in's own, then those of `options`.
+std::vector<std::string> includes_of(const std::vector<std::string>& options) {
     std::vector<std::string> includes = split(TOPS_STANDIN_INCLUDE, ':');
+    for (const std::string& o : options) {
+        if (o.rfind("-I", 0) == 0) includes.push_back(o.substr(2));
+        else if (o.rfind("--include-path=", 0) == 0) includes.push_back(o.substr(15));
+    }
+    return includes;
+}
+
+/// The cache file that names the prebuilt library of a program `source` compiled with
+/// `includes` (see the top of the file).
+std::string alias_path(const std::string& source, const std::vector<std::string>& includes) {
+    std::string text = source;
+    for (const std::string& d : includes) text += "\x1f" + d;
+    char key[32];
+    std::snprintf(key, sizeof key, "%016llx", fnv(text));
+    return std::string(TOPS_STANDIN_CACHE) + "/alias-" + key;
+}
+
+/// Writes `text` to `path` whole or not at all (a temporary file renamed).
+bool write_atomically(const std::string& path, const std::string& text) {
+    static std::atomic<unsigned long> writes{0};
+    const std::string tmp = path + "-" + std::to_string(getpid()) + "-" + std::to_string(writes.fetch_add(1));
+    {
+        std::ofstream out(tmp);
+        out << text;
+        if (!out) return false;
+    }
+    if (std::rename(tmp.c_str(), path.c_str()) == 0) return true;
+    std::remove(tmp.c_str());
+    return false;
+}
+
+/// Compiles `p` with `options`. `wrap`, when given, lists the kernels to wrap with the
+/// launch flags to use (a prebuilt program's kernels, each as its own program has it);
+/// otherwise they are read from the source. `so_out` receives the library's path.
+nvrtcResult compile(Program& p, const std::vector<std::string>& options, const std::vector<Kernel>* wrap = nullptr,
+                    std::string* so_out = nullptr) {
+    const std::vector<std::string> includes = includes_of(options);
     std::string arch;
     for (const std::string& o : options) {
         if (o.rfind("--gpu-architecture=", 0) == 0) arch = o.substr(19);
         else if (o.rfind("-arch=", 0) == 0) arch = o.substr(6);
-        else if (o.rfind("-I", 0) == 0) includes.push_back(o.substr(2));
-        else if (o.rfind("--include-path=", 0) == 0) includes.push_back(o.substr(15));
     }
     if (!arch.empty() && arch.rfind("sm_", 0) != 0 && arch.rfind("compute_", 0) != 0) {
         p.log = "stand-in: unknown --gpu-architecture=" + arch;
@@ -201,6 +243,20 @@ nvrtcResult compile(Program& p, const std::vector<std::string>& options) {
     if (!err.empty()) {
         p.log = err;
         return NVRTC_COMPILATION;
+    }
+    if (wrap) ks = *wrap;
+    if (!wrap) {
+        // a program built earlier as part of a prebuilt one
+        const std::string alias = alias_path(p.source, includes);
+        if (file_exists(alias)) {
+            const std::string so = read_file(alias);
+            if (!so.empty() && file_exists(so)) {
+                p.image = std::string(TOPS_STANDIN_IMAGE_MAGIC) + so + "\n";
+                p.image.push_back('\0');
+                p.compiled = true;
+                return NVRTC_SUCCESS;
+            }
+        }
     }
     static const std::string prelude = read_file(TOPS_STANDIN_PRELUDE);
     const std::string file = p.name.empty() ? std::string("program.cu") : p.name;
@@ -253,10 +309,56 @@ nvrtcResult compile(Program& p, const std::vector<std::string>& options) {
     p.image = std::string(TOPS_STANDIN_IMAGE_MAGIC) + so + "\n";
     p.image.push_back('\0');
     p.compiled = true;
+    if (so_out) *so_out = so;
     return NVRTC_SUCCESS;
 }
 
 } // namespace
+
+/// Test control (not NVRTC's API): builds `group`, a program of many kernels, as
+/// nvrtcCompileProgram with `options` would, then records each of the `n_singles` programs
+/// `singles` (one kernel each, with what it needs, as the backend compiles a kernel at its
+/// first launch) as built by it. Each kernel is wrapped with the launch flags its own
+/// program gives it. A single program with a kernel the group lacks, or with more than one,
+/// is refused (NVRTC_INVALID_INPUT) before anything is built. On failure `log` (`log_cap`
+/// bytes) receives the reason.
+EXPORT nvrtcResult tops_standin_prebuild(const char* group, int n_options, const char* const* options, int n_singles,
+                                         const char* const* singles, char* log, unsigned long long log_cap) {
+    auto fail = [&](nvrtcResult r, const std::string& why) {
+        if (log && log_cap > 0) {
+            const size_t n = std::min<size_t>(why.size(), log_cap - 1);
+            std::memcpy(log, why.data(), n);
+            log[n] = '\0';
+        }
+        return r;
+    };
+    if (!group || n_options < 0 || (n_options > 0 && !options) || n_singles < 0 || (n_singles > 0 && !singles))
+        return fail(NVRTC_INVALID_INPUT, "stand-in prebuild: null or negative arguments");
+    std::string err;
+    const std::vector<Kernel> in_group = kernels_of(group, &err);
+    if (!err.empty()) return fail(NVRTC_COMPILATION, err);
+    std::vector<Kernel> wrap;
+    for (int i = 0; i < n_singles; ++i) {
+        if (!singles[i]) return fail(NVRTC_INVALID_INPUT, "stand-in prebuild: a null program");
+        const std::vector<Kernel> ks = kernels_of(singles[i], &err);
+        if (!err.empty()) return fail(NVRTC_COMPILATION, err);
+        if (ks.size() != 1) return fail(NVRTC_INVALID_INPUT, "stand-in prebuild: a single program has " + std::to_string(ks.size()) + " kernels");
+        const bool found = std::any_of(in_group.begin(), in_group.end(), [&](const Kernel& k) { return k.name == ks[0].name; });
+        if (!found) return fail(NVRTC_INVALID_INPUT, "stand-in prebuild: kernel " + ks[0].name + " is not in the group");
+        wrap.push_back(ks[0]);
+    }
+    Program p{group, "prebuilt.cu", "", ""};
+    const std::vector<std::string> opts(options, options + n_options);
+    std::string so;
+    const nvrtcResult r = compile(p, opts, &wrap, &so);
+    if (r != NVRTC_SUCCESS) return fail(r, p.log);
+    const std::vector<std::string> includes = includes_of(opts);
+    for (int i = 0; i < n_singles; ++i) {
+        if (!write_atomically(alias_path(singles[i], includes), so))
+            return fail(NVRTC_INTERNAL_ERROR, "stand-in prebuild: cannot write an alias in " TOPS_STANDIN_CACHE);
+    }
+    return NVRTC_SUCCESS;
+}
 
 EXPORT nvrtcResult nvrtcVersion(int* major, int* minor) {
     if (!major || !minor) return NVRTC_INVALID_INPUT;

@@ -15,6 +15,9 @@
 //!   device time is short); `serial` ones (fault injection, the stand-in's checks) run alone
 //!   afterwards. Under the stand-in, a check that fires during a test fails it, even when the
 //!   backend did not surface the error.
+//! - A run of the whole suite under the stand-in first prebuilds every registered kernel
+//!   (`tensor_cuda_testing::prebuild`: a host-compiler run per 64 kernels instead of one
+//!   per kernel at its first launch); a filtered run builds kernels as they launch.
 
 use std::io::Write;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -23,8 +26,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
+use tensor_core::registry::KernelRow;
+use tensor_core::DeviceKind;
 use tensor_cuda_testing::shim::ShimError;
 use tensor_cuda_testing::standin::{self, Control};
+use tensor_cuda_testing::{check, prebuild};
 use tensor_kernels_cuda::cache;
 
 /// One test.
@@ -220,6 +226,18 @@ fn run(tests: Vec<Test>, args: &[String], mode: Mode) -> ExitCode {
         let _ = std::io::stdout().flush();
         results.lock().unwrap_or_else(|e| e.into_inner()).push((name, out));
     };
+    if mode == Mode::Standin && o.filters.is_empty() {
+        // The whole suite launches nearly every registered kernel: built in programs of many
+        // kernels first, a few dozen compiler runs instead of one per kernel.
+        let prebuilt = Instant::now();
+        let rows = inventory::iter::<KernelRow>.into_iter().filter(|r| r.device == DeviceKind::Cuda);
+        let mut specs = check::specs_for(rows);
+        specs.extend(prebuild::small_extent_variants(&specs));
+        match prebuild::prebuild(&specs) {
+            Ok(n) => println!("{n} registered kernels prebuilt in {:.1} s", prebuilt.elapsed().as_secs_f64()),
+            Err(e) => report("(the stand-in's prebuild of the registered kernels)", Outcome::Failed(e.to_string())),
+        }
+    }
     // the parallel phase
     let parallel: Vec<&Test> = selected.iter().filter(|t| !t.serial).collect();
     let next = AtomicUsize::new(0);
