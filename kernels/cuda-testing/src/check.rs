@@ -177,8 +177,8 @@ pub fn compile_specs(specs: &[KernelSpec<'_>]) -> Result<Vec<KernelReport>> {
 
 /// Where the check remembers that `g` passed for `arch` with NVRTC `version`: a file named
 /// by a hash of the kernel's own program (prelude, argument structs, its device functions,
-/// the kernel), the arch, the version and the [`check_options`], in the compile cache's
-/// directory.
+/// the kernel), the arch, the version and the check's options (`check_options`), in the
+/// compile cache's directory.
 pub fn verdict(g: &Generated, arch: &str, version: (i32, i32)) -> PathBuf {
     let options = check_options(arch, version).join("\u{1}");
     let version = format!("{}.{}", version.0, version.1);
