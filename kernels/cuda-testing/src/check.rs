@@ -19,21 +19,6 @@ pub const CHECK_ARCHS: [&str; 2] = ["compute_80", "sm_90"];
 /// Kernels per NVRTC program (one program per group keeps the check fast).
 const GROUP: usize = 48;
 
-/// The options of the check's compile for `arch` with NVRTC `version`: none for a cubin
-/// (the registers and spills reported are those of the runtime's own compile), and for a
-/// PTX target `--Ofast-compile=max` where NVRTC has it (12.8 on). The PTX check is there to
-/// show that the front end and the code generator for an older GPU accept every kernel; the
-/// cubin compile of the same program runs every optimization. Without the option the PTX
-/// compiles took a third of the check (group of 48 kernels: 2.6-4.8 s against 0.3-0.5 s,
-/// `docs/performance-log.md`, "CI time").
-fn check_options(arch: &str, version: (i32, i32)) -> &'static [&'static str] {
-    if arch.starts_with("compute_") && version >= (12, 8) {
-        &["--Ofast-compile=max"]
-    } else {
-        &[]
-    }
-}
-
 /// What compiling one kernel for one arch gave.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KernelReport {
@@ -121,9 +106,7 @@ pub fn compile_specs(specs: &[KernelSpec<'_>]) -> Result<Vec<KernelReport>> {
     // One job per (group, arch), in the order the reports list them.
     let jobs: Vec<(usize, usize)> =
         (0..groups.len()).flat_map(|gi| (0..CHECK_ARCHS.len()).map(move |ai| (gi, ai))).collect();
-    let results = on_all_cores(&jobs, |&(gi, ai)| {
-        nvrtc::compile(&sources[gi], CHECK_ARCHS[ai], check_options(CHECK_ARCHS[ai], version))
-    })?;
+    let results = on_all_cores(&jobs, |&(gi, ai)| nvrtc::compile(&sources[gi], CHECK_ARCHS[ai], &[]))?;
     let mut problems = Vec::new();
     for (&(gi, ai), result) in jobs.iter().zip(results) {
         let arch = CHECK_ARCHS[ai];
@@ -177,13 +160,10 @@ pub fn compile_specs(specs: &[KernelSpec<'_>]) -> Result<Vec<KernelReport>> {
 
 /// Where the check remembers that `g` passed for `arch` with NVRTC `version`: a file named
 /// by a hash of the kernel's own program (prelude, argument structs, its device functions,
-/// the kernel), the arch, the version and the check's options (`check_options`), in the
-/// compile cache's directory.
+/// the kernel), the arch and the version, in the compile cache's directory.
 pub fn verdict(g: &Generated, arch: &str, version: (i32, i32)) -> PathBuf {
-    let options = check_options(arch, version).join("\u{1}");
     let version = format!("{}.{}", version.0, version.1);
-    let key =
-        cache::key(&[b"kernel check", g.program().as_bytes(), arch.as_bytes(), version.as_bytes(), options.as_bytes()]);
+    let key = cache::key(&[b"kernel check", g.program().as_bytes(), arch.as_bytes(), version.as_bytes()]);
     cache::dir().join(format!("check-{key:016x}"))
 }
 
