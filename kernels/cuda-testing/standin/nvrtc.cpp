@@ -6,14 +6,14 @@
 // `__global__` kernel that the stand-in driver calls (see standin.h); the "cubin" or "PTX"
 // is a short text naming that library. Libraries are cached by a hash of what built them.
 // `TOPS_STANDIN_KEEP_SOURCES=1` keeps each generated .cpp next to its library (debugging).
+// A program that does not build is NVRTC_ERROR_COMPILATION with the compiler's messages as
+// the log, as a real NVRTC would fail on it.
 //
 // Prebuilt programs (a test control, `tops_standin_prebuild`): a test process can have
 // many kernels built in one program (one compiler run instead of one per kernel) and name,
 // for each kernel, the one-kernel program the backend will compile at its first launch.
 // A later compile of exactly that program text, with the same include directories, loads
 // the shared library instead of compiling again (an "alias" file in the cache).
-// A program that does not build is NVRTC_ERROR_COMPILATION with the compiler's messages as
-// the log, as a real NVRTC would fail on it.
 //
 // Headers are parsed once: kernel.h (shim + CUDA half types) and kernel_prelude.h (the same
 // and prelude.cuh) are precompiled when the stand-in is built; a program that starts with
@@ -244,8 +244,9 @@ nvrtcResult compile(Program& p, const std::vector<std::string>& options, const s
         p.log = err;
         return NVRTC_COMPILATION;
     }
-    if (wrap) ks = *wrap;
-    if (!wrap) {
+    if (wrap) {
+        ks = *wrap;
+    } else {
         // a program built earlier as part of a prebuilt one
         const std::string alias = alias_path(p.source, includes);
         if (file_exists(alias)) {
