@@ -21,8 +21,9 @@
 // byte `__x`). That header is not included: it adds parse time to every kernel NVRTC builds
 // and warns under CUDA 13 (deprecated double4), and its conversions saturate E5M2 where
 // PyTorch overflows to infinity. The conversions are written here, line for line those of
-// tensor-core/src/f8.rs (PyTorch's rule: round to nearest even, once; E4M3 saturates to
-// +-448, infinity too; E5M2 overflows to infinity from 61440; NaN -> 0x7f with its sign; a
+// tensor-core/src/f8.rs (PyTorch's rule: round to nearest even, once; E4M3 has no infinity,
+// so overflow past 464 and infinity are its NaN; E5M2 overflows to infinity from 61440;
+// NaN -> 0x7f with its sign; a
 // NaN decodes to the quiet NaN of its sign), so the CPU, the shim and every GPU give the
 // same bits.
 struct tops_f8e4m3 { unsigned char __x; };
@@ -40,7 +41,7 @@ TOPS_D unsigned long long tops_shr_rne(unsigned long long m, int s) {
 template <int M, int BIAS, bool FIN>
 TOPS_D unsigned char tops_f8_encode(unsigned int sign, int e, unsigned long long m, int p) {
     const unsigned long long maxc = FIN ? 0x7eull : 0x7bull;
-    const unsigned int over = FIN ? 0x7eu : 0x7cu;
+    const unsigned int over = FIN ? 0x7fu : 0x7cu;
     if (m == 0ull) return (unsigned char)sign;
     const int emin = 1 - BIAS;
     unsigned long long code;
@@ -55,7 +56,7 @@ TOPS_D unsigned char tops_f8_encode(unsigned int sign, int e, unsigned long long
 template <int M, int BIAS, bool FIN> TOPS_D unsigned char tops_f8_from_f32(float x) {
     unsigned int b = tops_f32_bits(x), sign = (b >> 24) & 0x80u, a = b & 0x7fffffffu;
     if (a > 0x7f800000u) return (unsigned char)(sign | 0x7fu);
-    if (a == 0x7f800000u) return (unsigned char)(sign | (FIN ? 0x7eu : 0x7cu));
+    if (a == 0x7f800000u) return (unsigned char)(sign | (FIN ? 0x7fu : 0x7cu));
     int exp = (int)(a >> 23);
     unsigned long long m = a & 0x7fffffu;
     if (exp == 0) return tops_f8_encode<M, BIAS, FIN>(sign, -126, m, 23);
@@ -65,7 +66,7 @@ template <int M, int BIAS, bool FIN> TOPS_D unsigned char tops_f8_from_f64(doubl
     unsigned long long b = tops_f64_bits(x), a = b & 0x7fffffffffffffffull;
     unsigned int sign = (unsigned int)(b >> 56) & 0x80u;
     if (a > 0x7ff0000000000000ull) return (unsigned char)(sign | 0x7fu);
-    if (a == 0x7ff0000000000000ull) return (unsigned char)(sign | (FIN ? 0x7eu : 0x7cu));
+    if (a == 0x7ff0000000000000ull) return (unsigned char)(sign | (FIN ? 0x7fu : 0x7cu));
     int exp = (int)(a >> 52);
     unsigned long long m = a & 0xfffffffffffffull;
     if (exp == 0) return tops_f8_encode<M, BIAS, FIN>(sign, -1022, m, 52);

@@ -207,10 +207,10 @@ fn segment_extremes_and_softmax_on_the_shim_match_the_cpu_for_every_dtype() {
                         let total: f64 = x.iter().map(|y| (y - hi).exp()).sum();
                         for (&j, y) in members.iter().zip(&x) {
                             let want = if log { y - hi - total.ln() } else { (y - hi).exp() / total };
-                            // E4M3 saturates at ±448
-                            let want = if dtype == DType::F8E4M3 { want.clamp(-448.0, 448.0) } else { want };
+                            // E4M3 has no infinity: a result beyond ±464 rounds to its NaN
+                            let beyond = dtype == DType::F8E4M3 && want.abs() > 464.0;
                             let g = got[j * row + col];
-                            let nan = x.iter().any(|y| y.is_nan());
+                            let nan = beyond || x.iter().any(|y| y.is_nan());
                             let ok = if nan { g.is_nan() } else { (g - want).abs() <= tol * (1.0 + want.abs()) };
                             assert!(ok, "{what}: softmax of entry {j}: {g} vs {want}");
                         }
