@@ -9,9 +9,11 @@
 //!
 //! **The rule** (PyTorch's `to(torch.float8_*)`: c10's `fp8e4m3fn_from_fp32_value` and
 //! `fp8e5m2_from_fp32_value`, the scalar and the vectorized CPU casts alike; `ml_dtypes`'
-//! non-saturating casts give the same codes):
-//! - round to nearest, ties to even, in one step from the source (f64 and integer sources
-//!   round once, not through f32);
+//! default casts give the same codes but write E5M2's NaN as `0x7e`; `tests/f8_oracle.py`
+//! checks ours against them in CI):
+//! - round to nearest, ties to even, from the source's `f32` value: an f64 (or integer)
+//!   source is first rounded to `f32`, as PyTorch (whose f8 types convert from `float`)
+//!   and `ml_dtypes` do, so `1.0625 + 2^-30` becomes the tie `1.0625` and then `1.0`;
 //! - E4M3: a value that rounds beyond ±448 (magnitude above 464, the midpoint to the next
 //!   code) and ±infinity become **NaN** (`0x7f` with the source's sign; the format has no
 //!   infinity); NaN becomes `0x7f` with the source's sign (`0xff` for a negative NaN);
@@ -98,23 +100,8 @@ const fn encode(f: Format, neg: bool, nan: bool, inf: bool, e: i32, m: u64, p: u
     }
 }
 
-/// Splits an `f64` into (neg, nan, inf, e, m, 52): `m` with its implicit bit for normals.
-const fn split_f64(x: f64) -> (bool, bool, bool, i32, u64) {
-    let b = x.to_bits();
-    let neg = b >> 63 == 1;
-    let exp = ((b >> 52) & 0x7ff) as i32;
-    let frac = b & ((1u64 << 52) - 1);
-    if exp == 0x7ff {
-        return (neg, frac != 0, frac == 0, 0, 0);
-    }
-    if exp == 0 {
-        (neg, false, false, -1022, frac)
-    } else {
-        (neg, false, false, exp - 1023, frac | (1u64 << 52))
-    }
-}
-
-/// Splits an `f32` like [`split_f64`], with 23 fraction bits.
+/// Splits an `f32` into (neg, nan, inf, e, m): `m` with its implicit bit for normals, 23
+/// fraction bits.
 const fn split_f32(x: f32) -> (bool, bool, bool, i32, u64) {
     let b = x.to_bits();
     let neg = b >> 31 == 1;
@@ -212,11 +199,11 @@ macro_rules! f8_type {
                 let (neg, nan, inf, e, m) = split_f32(x);
                 Self(encode($fmt, neg, nan, inf, e, m, 23))
             }
-            /// Rounds an `f64` once (not through `f32`).
+            /// Rounds an `f64` through `f32` (to nearest even), as PyTorch and `ml_dtypes`
+            /// cast one (see the module's rule).
             #[inline]
             pub const fn from_f64(x: f64) -> Self {
-                let (neg, nan, inf, e, m) = split_f64(x);
-                Self(encode($fmt, neg, nan, inf, e, m, 52))
+                Self::from_f32(x as f32)
             }
             /// The exact value as `f32`.
             #[inline(always)]
@@ -430,13 +417,15 @@ mod tests {
     }
 
     #[test]
-    fn f64_rounds_once() {
-        // 1 + 2^-4 + 2^-40 is just above the E4M3 midpoint between 1 and 1.125; via f32 it
-        // would become the tie 1.0625 and round to even (1.0).
+    fn f64_rounds_through_f32_as_pytorch_and_ml_dtypes() {
+        // 1 + 2^-4 + 2^-40 is just above the E4M3 midpoint between 1 and 1.125; its f32 is
+        // the tie 1.0625, which rounds to even (1.0): PyTorch's and ml_dtypes' result.
         let x = 1.0 + pow2(-4) + pow2(-40);
-        assert_eq!(F8E4M3::from_f64(x).to_f32(), 1.125);
-        assert_eq!(F8E4M3::from_f32(x as f32).to_f32(), 1.0);
-        assert_eq!(F8E4M3::from_f64(x).to_bits(), nearest(x, &F8E4M3_TO_F32, true));
+        assert_eq!(F8E4M3::from_f64(x).to_f32(), 1.0);
+        assert_eq!(nearest(x, &F8E4M3_TO_F32, true), 0x39, "(once from f64 it would be 1.125)");
+        // Just above 464 is NaN in one rounding; its f32 is 464, the tie: 448.
+        assert_eq!(F8E4M3::from_f64(464.0 + pow2(-30)).to_f32(), 448.0);
+        assert_eq!(F8E5M2::from_f64(61440.0 - pow2(-30)).to_f32(), f32::INFINITY);
     }
 
     #[test]

@@ -80,7 +80,7 @@ fn every_pattern_casts_to_every_dtype_as_the_scalar_model() {
 }
 
 #[test]
-fn every_dtype_casts_to_f8_with_one_rounding() {
+fn every_dtype_casts_to_f8_as_the_scalar_rule() {
     // Values of every source dtype around the f8 rounding boundaries and ranges.
     let mut xs: Vec<f64> =
         vec![0.0, -0.0, 1.0, -1.0, 0.3, 447.9, 448.0, 464.0, 480.0, 1e4, 57344.0, 61439.0, 61440.0, 1e9];
@@ -129,6 +129,11 @@ fn the_rule_is_pytorchs_e4m3_overflow_is_nan_e5m2_overflow_is_infinity() {
     assert!(e4[..5].iter().all(|v| v.is_nan()));
     assert_eq!(e4[5], 0.3125);
     assert_eq!(e4[6], 448.0);
+    // An f64 source is rounded to f32 first (PyTorch, ml_dtypes): the tie 1.0625 → 1.0, and
+    // 464 + 2^-30 → 464 → 448 (once from f64 they would be 1.125 and NaN).
+    let d = Tensor::from_vec(vec![1.0625 + 2f64.powi(-30), 464.0 + 2f64.powi(-30)], &[2]).unwrap();
+    let e4: Vec<f32> = d.to_dtype(DType::F8E4M3).unwrap().to_dtype(DType::F32).unwrap().to_vec().unwrap();
+    assert_eq!(e4, [1.0, 448.0]);
     let e5: Vec<f32> = t.to_dtype(DType::F8E5M2).unwrap().to_dtype(DType::F32).unwrap().to_vec().unwrap();
     assert_eq!(&e5[..4], &[1024.0, f32::INFINITY, f32::NEG_INFINITY, f32::INFINITY]);
     assert_eq!(e5[5], 0.3125);

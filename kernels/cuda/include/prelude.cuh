@@ -21,16 +21,14 @@
 // byte `__x`). That header is not included: it adds parse time to every kernel NVRTC builds
 // and warns under CUDA 13 (deprecated double4), and its conversions saturate E5M2 where
 // PyTorch overflows to infinity. The conversions are written here, line for line those of
-// tensor-core/src/f8.rs (PyTorch's rule: round to nearest even, once; E4M3 has no infinity,
-// so overflow past 464 and infinity are its NaN; E5M2 overflows to infinity from 61440;
-// NaN -> 0x7f with its sign; a
-// NaN decodes to the quiet NaN of its sign), so the CPU, the shim and every GPU give the
-// same bits.
+// tensor-core/src/f8.rs (PyTorch's rule: round to nearest even from the f32 value, an f64
+// rounded to f32 first; E4M3 has no infinity, so overflow past 464 and infinity are its
+// NaN; E5M2 overflows to infinity from 61440; NaN -> 0x7f with its sign; a NaN decodes to
+// the quiet NaN of its sign), so the CPU, the shim and every GPU give the same bits.
 struct tops_f8e4m3 { unsigned char __x; };
 struct tops_f8e5m2 { unsigned char __x; };
 TOPS_D unsigned int tops_f32_bits(float x) { union { float f; unsigned int u; } c; c.f = x; return c.u; }
 TOPS_D float tops_bits_f32(unsigned int u) { union { float f; unsigned int u; } c; c.u = u; return c.f; }
-TOPS_D unsigned long long tops_f64_bits(double x) { union { double f; unsigned long long u; } c; c.f = x; return c.u; }
 /// `m >> s` rounded to nearest, ties to even (1 <= s <= 63).
 TOPS_D unsigned long long tops_shr_rne(unsigned long long m, int s) {
     if (s > 63) return 0ull;
@@ -62,15 +60,10 @@ template <int M, int BIAS, bool FIN> TOPS_D unsigned char tops_f8_from_f32(float
     if (exp == 0) return tops_f8_encode<M, BIAS, FIN>(sign, -126, m, 23);
     return tops_f8_encode<M, BIAS, FIN>(sign, exp - 127, m | 0x800000ull, 23);
 }
+// An f64 is rounded to f32 first, as PyTorch (whose f8 types convert from float) and
+// ml_dtypes cast one.
 template <int M, int BIAS, bool FIN> TOPS_D unsigned char tops_f8_from_f64(double x) {
-    unsigned long long b = tops_f64_bits(x), a = b & 0x7fffffffffffffffull;
-    unsigned int sign = (unsigned int)(b >> 56) & 0x80u;
-    if (a > 0x7ff0000000000000ull) return (unsigned char)(sign | 0x7fu);
-    if (a == 0x7ff0000000000000ull) return (unsigned char)(sign | (FIN ? 0x7fu : 0x7cu));
-    int exp = (int)(a >> 52);
-    unsigned long long m = a & 0xfffffffffffffull;
-    if (exp == 0) return tops_f8_encode<M, BIAS, FIN>(sign, -1022, m, 52);
-    return tops_f8_encode<M, BIAS, FIN>(sign, exp - 1023, m | 0x10000000000000ull, 52);
+    return tops_f8_from_f32<M, BIAS, FIN>((float)x);
 }
 template <int M, int BIAS, bool FIN> TOPS_D float tops_f8_to_f32(unsigned char bits) {
     unsigned int b = bits, sign = (b & 0x80u) << 24, exp = (b & 0x7fu) >> M, mant = b & ((1u << M) - 1u);
