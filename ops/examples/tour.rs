@@ -101,12 +101,10 @@ fn main() -> Result<()> {
 
     println!("\n== 8-bit floats (E4M3 \"fn\", E5M2): every float op and your op, computed in f32, rounded once");
     let w = Tensor::from_vec(vec![0.3f32, -1.7, 300.0, 1000.0], &[4])?;
-    // round to nearest even; E4M3 has no infinity: past ±464 is NaN (PyTorch's rule)
-    let w8 = w.to_dtype(DType::F8E4M3)?;
+    let w8 = w.to_dtype(DType::F8E4M3)?; // round to nearest even; E4M3 saturates at ±448
     println!("{w} as f8e4m3 = {w8}   as f8e5m2 = {}", w.to_dtype(DType::F8E5M2)?);
     println!("leaky_relu(w8, 0.1) = {}", leaky_relu(&w8, 0.1)?);
-    let v8 = w8.slice(0, 0, 3, 1)?;
-    println!("w8[..3].sum() = {} (0.3125 - 1.75 + 288 = 286.5625 in f32, rounded once)", v8.sum_all()?);
+    println!("w8.sum() = {} (734.6 rounds to E4M3, which saturates at 448)", w8.sum_all()?);
     println!("w8.add(&w) (an f32 operand) promotes to {}", w8.add(&w)?.dtype());
 
     println!("\n== quantized tensors (qint8/quint8/qint32, per tensor or per channel): ops dequantize, compute in f32, quantize once");

@@ -7,16 +7,15 @@
 //! [`encode`] line for line). The `float8` crate saturates E5M2 overflow to the largest
 //! finite value by default, where PyTorch's `float8_e5m2` gives infinity.
 //!
-//! **The rule** (PyTorch's `to(torch.float8_*)`: c10's `fp8e4m3fn_from_fp32_value` and
-//! `fp8e5m2_from_fp32_value`, the scalar and the vectorized CPU casts alike; `ml_dtypes`'
-//! default casts give the same codes but write E5M2's NaN as `0x7e`; `tests/f8_oracle.py`
-//! checks ours against them in CI):
+//! **The rule** (PyTorch 2.15's `to(torch.float8_*)`, measured with its PyPI wheel: the
+//! codes in this module's `pytorch_cases` test; CI's `ml_dtypes` oracle,
+//! `tests/f8_oracle.py`, checks every other code):
 //! - round to nearest, ties to even, from the source's `f32` value: an f64 (or integer)
 //!   source is first rounded to `f32`, as PyTorch (whose f8 types convert from `float`)
 //!   and `ml_dtypes` do, so `1.0625 + 2^-30` becomes the tie `1.0625` and then `1.0`;
-//! - E4M3: a value that rounds beyond ±448 (magnitude above 464, the midpoint to the next
-//!   code) and ±infinity become **NaN** (`0x7f` with the source's sign; the format has no
-//!   infinity); NaN becomes `0x7f` with the source's sign (`0xff` for a negative NaN);
+//! - E4M3: a finite value beyond the range, and ±infinity, **saturate** to ±448 (`ml_dtypes`
+//!   and PyTorch's older c10 sources give NaN there); NaN becomes `0x7f` with the source's
+//!   sign (`0xff` for a negative NaN);
 //! - E5M2: values from 61440 up (the midpoint above 57344) become ±infinity, infinities stay
 //!   infinite, NaN becomes `0x7f` with the source's sign;
 //! - decoding is exact; a NaN decodes to the quiet f32 NaN of its sign.
@@ -24,8 +23,7 @@
 //! ```
 //! # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
 //! use tensor_ops::{F8E4M3, F8E5M2};
-//! assert!(F8E4M3::from_f32(1000.0).to_f32().is_nan());            // out of range: NaN
-//! assert_eq!(F8E4M3::from_f32(464.0).to_f32(), 448.0);             // the tie rounds to even
+//! assert_eq!(F8E4M3::from_f32(1000.0).to_f32(), 448.0);           // saturates
 //! assert_eq!(F8E5M2::from_f32(1e6).to_f32(), f32::INFINITY);      // overflows
 //! assert_eq!(F8E4M3::from_f32(0.3).to_bits(), 0x2a);               // 0.3125 = 1.25 · 2^-2, nearest
 //! assert!(F8E4M3::from_f32(f32::NAN).to_f32().is_nan());
@@ -41,7 +39,7 @@ struct Format {
     mant: u32,
     /// Exponent bias.
     bias: i32,
-    /// True for E4M3 "fn" (no infinity: overflow is NaN, all exponent and mantissa bits set).
+    /// True for E4M3 "fn" (saturating, no infinity, NaN = all exponent and mantissa bits set).
     finite_only: bool,
 }
 
@@ -76,8 +74,7 @@ const fn encode(f: Format, neg: bool, nan: bool, inf: bool, e: i32, m: u64, p: u
         return sign | 0x7f;
     }
     let max_code: u64 = if f.finite_only { 0x7e } else { 0x7b };
-    // E4M3 has no infinity: overflow (and an infinite source) is its NaN
-    let over: u8 = if f.finite_only { 0x7f } else { 0x7c };
+    let over: u8 = if f.finite_only { 0x7e } else { 0x7c };
     if inf {
         return sign | over;
     }
@@ -268,7 +265,7 @@ f8_type!(
     /// # mod tensor_ops { pub use ::tensor_core::*; pub mod tensor_core { pub use ::tensor_core::*; } } // tensor_ops paths
     /// use tensor_ops::F8E4M3;
     /// assert_eq!(F8E4M3::MAX.to_f32(), 448.0);
-    /// assert!(F8E4M3::from_f32(f32::INFINITY).is_nan()); // no infinity: overflow is NaN
+    /// assert_eq!(F8E4M3::from_f32(f32::INFINITY), F8E4M3::MAX);
     /// assert_eq!(F8E4M3::from_bits(0x01).to_f32(), 1.0 / 512.0); // 2^-9
     /// ```
     F8E4M3, E4M3, F8E4M3_TO_F32, 0x7e, 0x08, 0x20
@@ -306,7 +303,7 @@ mod tests {
         let sign = if x.is_sign_negative() { 0x80 } else { 0 };
         let a = x.abs();
         let max_code: u8 = if finite_only { 0x7e } else { 0x7b };
-        let over: u8 = if finite_only { 0x7f } else { 0x7c };
+        let over: u8 = if finite_only { 0x7e } else { 0x7c };
         if a.is_infinite() {
             return sign | over;
         }
@@ -423,23 +420,25 @@ mod tests {
         let x = 1.0 + pow2(-4) + pow2(-40);
         assert_eq!(F8E4M3::from_f64(x).to_f32(), 1.0);
         assert_eq!(nearest(x, &F8E4M3_TO_F32, true), 0x39, "(once from f64 it would be 1.125)");
-        // Just above 464 is NaN in one rounding; its f32 is 464, the tie: 448.
-        assert_eq!(F8E4M3::from_f64(464.0 + pow2(-30)).to_f32(), 448.0);
+        // Just below 61440 is 57344 in one rounding; its f32 is 61440, the tie: infinity.
         assert_eq!(F8E5M2::from_f64(61440.0 - pow2(-30)).to_f32(), f32::INFINITY);
     }
 
     #[test]
     fn pytorch_cases() {
-        // PyTorch's codes (c10's `fp8e4m3fn_from_fp32_value`: from 480 NaN, below it the
-        // rounding, whose 0x7f is NaN too; `fp8e5m2_from_fp32_value`).
+        // Values measured with PyTorch 2.15's `tensor.to(torch.float8_*)` on this machine
+        // (again on 2026-11-29 with the 2.15.0 PyPI wheel: E4M3 saturates, NaN keeps its
+        // sign, an f64 source goes through f32).
         for (x, bits) in [
             (464.0, 0x7e),
-            (464.03125, 0x7f),
-            (479.9, 0x7f),
-            (480.0, 0x7f),
-            (-1e6, 0xff),
-            (f32::INFINITY, 0x7f),
-            (f32::NEG_INFINITY, 0xff),
+            (464.03125, 0x7e),
+            (479.9, 0x7e),
+            (480.0, 0x7e),
+            (1e6, 0x7e),
+            (-1e6, 0xfe),
+            (f32::INFINITY, 0x7e),
+            (f32::NEG_INFINITY, 0xfe),
+            (-f32::NAN, 0xff),
             (pow2(-10) as f32, 0x00),
         ] {
             assert_eq!(F8E4M3::from_f32(x).to_bits(), bits, "e4m3 {x}");

@@ -6,8 +6,8 @@
 //! Encoding rounds to nearest even in integer arithmetic for results in the normal range
 //! (add half an f8 ulp less one, plus the kept bit, and shift), and for the subnormal range
 //! by adding the f32 whose ulp is the format's smallest subnormal (the hardware's
-//! round-to-nearest-even does the rounding; the bits above it are the code). Overflow is
-//! E4M3's NaN (it has no infinity) and E5M2's infinity; NaN becomes `0x7f` with its sign.
+//! round-to-nearest-even does the rounding; the bits above it are the code). E4M3 then
+//! saturates to 448, E5M2 overflows to infinity; NaN becomes `0x7f` with its sign.
 
 /// The parameters of one format, as shifts and bit patterns of `f32`.
 #[derive(Clone, Copy)]
@@ -20,15 +20,14 @@ pub(crate) struct F8Layout {
     pub(crate) min_normal: u32,
     /// f32 bits of 2^k whose ulp is the format's smallest subnormal.
     pub(crate) denorm_magic: u32,
-    /// The code overflow becomes (E4M3 0x7f: NaN; E5M2 0x7c: infinity).
+    /// The code finite overflow becomes (E4M3 0x7e: saturate; E5M2 0x7c: infinity).
     pub(crate) overflow: u32,
     /// Mantissa bits.
     pub(crate) mant: u32,
     /// True for E4M3 (`0x7f` is its only NaN; no infinities).
     pub(crate) finite_only: bool,
-    /// The smallest magnitude whose code is [`overflow`](Self::overflow) exactly (E4M3 480,
-    /// the value 0x7f would have; E5M2 61440, the midpoint that rounds to infinity): the
-    /// vector encoders clamp magnitudes to it.
+    /// The midpoint above the largest finite value (E4M3 464, which rounds to 448; E5M2
+    /// 61440, which rounds to infinity): the vector encoders clamp magnitudes to it.
     pub(crate) clamp: f32,
 }
 
@@ -47,10 +46,10 @@ pub(crate) const E4M3: F8Layout = F8Layout {
     rebias: 120 << 3,
     min_normal: 121 << 23,
     denorm_magic: 141 << 23,
-    overflow: 0x7f,
+    overflow: 0x7e,
     mant: 3,
     finite_only: true,
-    clamp: 480.0,
+    clamp: 464.0,
 };
 /// E5M2.
 pub(crate) const E5M2: F8Layout = F8Layout {
@@ -150,13 +149,10 @@ pub(crate) mod avx2 {
     use std::arch::x86_64::*;
 
     /// `avx512::magnitude_codes`' rounding on eight lanes, the step shared by [`encode8`]
-    /// and the 32-lane encode (`convert_f8_avx2`): the clamp of `|x|`, `P = 2^e` at least
-    /// the smallest normal, one fused multiply-add at the format's ulp. Each lane of the
-    /// result holds the sum's bits: exponent field above, the rounded value in ulps in the
-    /// low byte. E5M2's clamp keeps a NaN (a NaN's sum is a NaN: its payload bits above
-    /// `0x7f80_0000`); E4M3's turns it into the clamp, 480, whose code is the NaN code
-    /// `0x7f` (`minps` returns its second operand when either is NaN), so an E4M3 sum is
-    /// always a number's.
+    /// and the 32-lane encode (`convert_f8_avx2`): the clamp of `|x|` that keeps a NaN,
+    /// `P = 2^e` at least the smallest normal, one fused multiply-add at the format's ulp.
+    /// Each lane of the result holds the sum's bits: exponent field above, the rounded
+    /// value in ulps in the low byte (a NaN's payload bits above `0x7f80_0000`).
     ///
     /// # Safety
     /// The CPU has AVX2 and FMA (the function is inlined into one compiled with them).
@@ -167,8 +163,7 @@ pub(crate) mod avx2 {
         unsafe {
             let c = |x: u32| _mm256_set1_epi32(x as i32);
             let abs = _mm256_and_si256(_mm256_castps_si256(x), c(0x7fff_ffff));
-            let (clamp, abs) = (_mm256_set1_ps(f.clamp), _mm256_castsi256_ps(abs));
-            let a = if E4 { _mm256_min_ps(abs, clamp) } else { _mm256_min_ps(clamp, abs) };
+            let a = _mm256_min_ps(_mm256_set1_ps(f.clamp), _mm256_castsi256_ps(abs));
             let p = _mm256_max_epu32(_mm256_and_si256(_mm256_castps_si256(a), c(0x7f80_0000)), c(f.min_normal));
             let unit = _mm256_castsi256_ps(c((127 + f.mant - 23) << 23));
             _mm256_castps_si256(_mm256_fmadd_ps(a, unit, _mm256_castsi256_ps(p)))
@@ -176,8 +171,8 @@ pub(crate) mod avx2 {
     }
 
     /// Eight values to their codes (with their signs, `0..=255` in each 32-bit lane),
-    /// rounding to nearest even (overflow is E4M3's NaN and E5M2's infinity, NaN is
-    /// `0x7f` with its sign).
+    /// rounding to nearest even (E4M3 saturates, E5M2 overflows to infinity, NaN is `0x7f`
+    /// with its sign).
     ///
     /// # Safety
     /// The CPU has AVX2 and FMA (the function is inlined into one compiled with them).
@@ -264,8 +259,8 @@ pub(crate) mod avx512 {
         }
     }
 
-    /// Sixteen values to their codes, rounding to nearest even (overflow is E4M3's NaN
-    /// and E5M2's infinity, NaN is `0x7f` with its sign).
+    /// Sixteen values to their codes, rounding to nearest even (E4M3 saturates, E5M2
+    /// overflows to infinity, NaN is `0x7f` with its sign).
     ///
     /// # Safety
     /// The CPU has AVX-512 F (the function is inlined into one compiled with it).
@@ -280,7 +275,7 @@ pub(crate) mod avx512 {
     }
 
     /// Sixteen values' codes without their signs (`0..=0x7f` in each 32-bit lane), rounding
-    /// to nearest even (overflow is E4M3's NaN and E5M2's infinity, NaN is `0x7f`):
+    /// to nearest even (E4M3 saturates, E5M2 overflows to infinity, NaN is `0x7f`):
     /// [`magnitude_codes`] with a NaN's code brought down to `0x7f`.
     ///
     /// # Safety
@@ -292,10 +287,10 @@ pub(crate) mod avx512 {
     }
 
     /// Each lane's code without its sign, by one fused multiply-add that rounds every range
-    /// at once: `0..=0x7f` (E5M2 `0..=0x7c`) for a number, more than `0x7f` for a NaN.
+    /// at once: `0..=0x7e` (E5M2 `0..=0x7c`) for a number, more than `0x7f` for a NaN.
     ///
-    /// The magnitude `a` is first clamped to the smallest magnitude of the overflow code
-    /// (E4M3 480, the value its NaN code would have; E5M2 61440, which rounds to 2^16:
+    /// The magnitude `a` is first clamped to the midpoint above the largest finite value
+    /// (E4M3 464, which rounds to 448: saturation; E5M2 61440, which rounds to 2^16:
     /// infinity), so every exponent below stays small; a NaN passes the clamp (`minps`
     /// returns its second operand when either is NaN; `vrangeps` would return the clamp).
     /// With `P = 2^e`, `e` the exponent of `a` but at least the smallest normal's,

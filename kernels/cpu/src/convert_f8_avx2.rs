@@ -15,7 +15,7 @@
 //! multiply-add, and reads the code off the sum with one `vpmaddwd` (the exponent half
 //! times `2^(mant+1)` plus the mantissa half times 256: the code times 256, less a
 //! constant) instead of a mask, a shift and two adds; saturating packs narrow the codes
-//! (an E5M2 NaN's large value saturates to `0x7f`) and the input's signs. Eight instructions
+//! (a NaN's large value saturates to `0x7f`) and the input's signs. Eight instructions
 //! per eight values, ten per 32 to narrow (the AVX2 encoder per eight lanes took thirteen,
 //! four to narrow).
 //!
@@ -238,16 +238,15 @@ unsafe fn decode32_bytes<const E4: bool>(t: &Tables, c: __m256i) -> [__m256; 4] 
     }
 }
 
-/// Eight values' codes without their signs, times 256, in each 32-bit lane (`0..=0x7f00`,
-/// a NaN's `0x7f00` too; E5M2 `0..=0x7c00`, a NaN's above `0x7fff`).
+/// Eight values' codes without their signs, times 256, in each 32-bit lane (`0..=0x7e00`;
+/// E5M2 `0..=0x7c00`); a NaN's is above `0x7fff`.
 ///
 /// [`avx2::rounded_sum`] (`convert_f8::avx512::magnitude_codes`' rounding); the sum's
 /// high 16 bits are its exponent field times 128, its low 16 the rounded value in ulps
 /// (at most `2^(mant+1)`, below 256), so `vpmaddwd` with weights `2^(mant+1)` and 256
 /// gives `(exponent << (mant + 8)) + ulps · 256`, and less the smallest normal's exponent
-/// that is the code times 256. An E5M2 NaN's payload is first capped at 255 ulps (its
-/// exponent half alone then puts it above `0x7fff`); an E4M3 NaN was already rounded as 480
-/// (the NaN code's value) and needs no cap.
+/// that is the code times 256. A NaN's payload is first capped at 255 ulps (its exponent
+/// half alone then puts it above `0x7fff`).
 ///
 /// # Safety
 /// The CPU has AVX2 and FMA (the function is inlined into one compiled with them).
@@ -257,7 +256,7 @@ unsafe fn codes_x256<const E4: bool>(x: __m256) -> __m256i {
     // SAFETY: AVX2 and FMA per the caller.
     unsafe {
         let sum = avx2::rounded_sum::<E4>(x);
-        let capped = if E4 { sum } else { _mm256_min_epu16(sum, dwords(0xffff_00ff)) };
+        let capped = _mm256_min_epu16(sum, dwords(0xffff_00ff));
         let weighted = _mm256_madd_epi16(capped, dwords((1 << (f.mant + 1)) << 16 | 256));
         _mm256_sub_epi32(weighted, dwords((f.min_normal >> 23) << (f.mant + 8)))
     }
@@ -265,8 +264,8 @@ unsafe fn codes_x256<const E4: bool>(x: __m256) -> __m256i {
 
 /// Thirty-two values (eight per register: in memory order when `ORDERED`, else in
 /// [`decode32`]'s unpack order) to their codes in memory order, as
-/// [`encode`](crate::convert_f8::encode) (nearest even; overflow is E4M3's NaN and E5M2's
-/// infinity; NaN is `0x7f` with its sign).
+/// [`encode`](crate::convert_f8::encode) (nearest even; E4M3 saturates, E5M2 overflows
+/// to infinity; NaN is `0x7f` with its sign).
 ///
 /// # Safety
 /// The CPU has AVX2 and FMA (the function is inlined into one compiled with them).
@@ -276,8 +275,8 @@ pub(crate) unsafe fn encode32<const E4: bool, const ORDERED: bool>(v: [__m256; 4
     unsafe {
         // (no closures: they would not inherit the caller's target features)
         let r = [codes_x256::<E4>(v[0]), codes_x256::<E4>(v[1]), codes_x256::<E4>(v[2]), codes_x256::<E4>(v[3])];
-        // codes stay (at most 0x7f00), an E5M2 NaN saturates to 0x7fff; the high bytes
-        // are the codes
+        // numbers stay (at most 0x7e00), a NaN saturates to 0x7fff; the high bytes are
+        // the codes
         let low = _mm256_srli_epi16::<8>(_mm256_packs_epi32(r[0], r[1]));
         let high = _mm256_srli_epi16::<8>(_mm256_packs_epi32(r[2], r[3]));
         let codes = _mm256_packus_epi16(low, high);
@@ -476,7 +475,7 @@ mod tests {
     }
 
     /// Every 4099th and every 65537th f32 pattern (every exponent, both signs, mixed low
-    /// bits), and the edges: ties, overflow, infinities, NaNs with payloads.
+    /// bits), and the edges: ties, saturation, infinities, NaNs with payloads.
     #[test]
     fn encode_equals_the_scalar_rule_over_a_sweep() {
         if !has_avx2_fma() {

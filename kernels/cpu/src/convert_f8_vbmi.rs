@@ -129,7 +129,7 @@ pub(crate) unsafe fn decode64<const ORDERED: bool>(t: &Tables, codes: __m512i) -
 
 /// Sixty-four values (sixteen per register: in memory order when `ORDERED`, else in
 /// [`decode64`]'s unpack order) to their codes in memory order, as [`encode`] (nearest
-/// even; overflow is E4M3's NaN and E5M2's infinity; NaN is `0x7f` with its sign).
+/// even; E4M3 saturates, E5M2 overflows to infinity; NaN is `0x7f` with its sign).
 ///
 /// # Safety
 /// The CPU has AVX-512 F/BW/VBMI (the function is inlined into one compiled with them).
@@ -144,7 +144,7 @@ pub(crate) unsafe fn encode64<const E4: bool, const ORDERED: bool>(t: &Tables, v
             magnitude_codes::<E4>(v[2]),
             magnitude_codes::<E4>(v[3]),
         ];
-        // numbers' codes are 0..=0x7f and stay; a NaN's (above 0x7f, below 2^15)
+        // numbers' codes are 0..=0x7e and stay; a NaN's (above 0x7f, below 2^15)
         // saturates to 0x7f in the second pack
         let codes = _mm512_packs_epi16(_mm512_packs_epi32(m[0], m[1]), _mm512_packs_epi32(m[2], m[3]));
         // the signed packs keep each lane's sign bit (a negative lane saturates negative)
@@ -256,7 +256,7 @@ mod tests {
     }
 
     /// f32 values of every class (zeros, subnormals of f32 and of the format, ties of the
-    /// format's rounding, the overflow edges, infinities, NaNs with both
+    /// format's rounding, the saturation and overflow edges, infinities, NaNs with both
     /// signs) encode as the scalar rule, in every position.
     #[test]
     fn encode_equals_the_scalar_rule_over_a_sweep() {

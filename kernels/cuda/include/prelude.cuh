@@ -22,9 +22,9 @@
 // and warns under CUDA 13 (deprecated double4), and its conversions saturate E5M2 where
 // PyTorch overflows to infinity. The conversions are written here, line for line those of
 // tensor-core/src/f8.rs (PyTorch's rule: round to nearest even from the f32 value, an f64
-// rounded to f32 first; E4M3 has no infinity, so overflow past 464 and infinity are its
-// NaN; E5M2 overflows to infinity from 61440; NaN -> 0x7f with its sign; a NaN decodes to
-// the quiet NaN of its sign), so the CPU, the shim and every GPU give the same bits.
+// rounded to f32 first; E4M3 saturates to +-448, infinity too; E5M2 overflows to infinity
+// from 61440; NaN -> 0x7f with its sign; a NaN decodes to the quiet NaN of its sign), so
+// the CPU, the shim and every GPU give the same bits.
 struct tops_f8e4m3 { unsigned char __x; };
 struct tops_f8e5m2 { unsigned char __x; };
 TOPS_D unsigned int tops_f32_bits(float x) { union { float f; unsigned int u; } c; c.f = x; return c.u; }
@@ -39,7 +39,7 @@ TOPS_D unsigned long long tops_shr_rne(unsigned long long m, int s) {
 template <int M, int BIAS, bool FIN>
 TOPS_D unsigned char tops_f8_encode(unsigned int sign, int e, unsigned long long m, int p) {
     const unsigned long long maxc = FIN ? 0x7eull : 0x7bull;
-    const unsigned int over = FIN ? 0x7fu : 0x7cu;
+    const unsigned int over = FIN ? 0x7eu : 0x7cu;
     if (m == 0ull) return (unsigned char)sign;
     const int emin = 1 - BIAS;
     unsigned long long code;
@@ -54,7 +54,7 @@ TOPS_D unsigned char tops_f8_encode(unsigned int sign, int e, unsigned long long
 template <int M, int BIAS, bool FIN> TOPS_D unsigned char tops_f8_from_f32(float x) {
     unsigned int b = tops_f32_bits(x), sign = (b >> 24) & 0x80u, a = b & 0x7fffffffu;
     if (a > 0x7f800000u) return (unsigned char)(sign | 0x7fu);
-    if (a == 0x7f800000u) return (unsigned char)(sign | (FIN ? 0x7fu : 0x7cu));
+    if (a == 0x7f800000u) return (unsigned char)(sign | (FIN ? 0x7eu : 0x7cu));
     int exp = (int)(a >> 23);
     unsigned long long m = a & 0x7fffffu;
     if (exp == 0) return tops_f8_encode<M, BIAS, FIN>(sign, -126, m, 23);

@@ -34,20 +34,7 @@ impl Rng {
 
 /// A value of `dtype` (as f64): floats with fractions, signs, `-0.0` and magnitudes that
 /// make sums depend on their order; integers that wrap when duplicates add up; bools.
-/// E4M3's are kept within its finite range (±448): beyond it a value is a NaN of its sign,
-/// and where NaNs of both signs meet in a sum the result's sign is the operand order's,
-/// which C compilers and GPUs do not keep (a sum that overflows is still NaN on both).
 fn value(rng: &mut Rng, dtype: DType) -> f64 {
-    let v = any_value(rng, dtype);
-    if dtype == DType::F8E4M3 {
-        v.clamp(-448.0, 448.0)
-    } else {
-        v
-    }
-}
-
-/// [`value`] before E4M3's clamp.
-fn any_value(rng: &mut Rng, dtype: DType) -> f64 {
     let r = rng.next();
     match dtype {
         DType::Bool => (r & 1) as f64,

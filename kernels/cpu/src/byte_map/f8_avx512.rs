@@ -1,6 +1,6 @@
 //! The AVX-512 [`Codec16`] of the 8-bit floats: `convert_f8::avx512`'s sixteen-lane steps
 //! (`convert_f8`'s branch-free rules: decode exact, encode rounding to nearest even with
-//! overflow to E4M3's NaN and E5M2's infinity).
+//! E4M3's saturation and E5M2's infinities).
 
 use super::Codec16;
 use crate::convert_f8::avx512;
