@@ -61,9 +61,9 @@ def main(d):
     pairs = np.arange(65536, dtype=np.uint32)
     a, b = (pairs >> 8).astype(np.uint8), (pairs & 0xFF).astype(np.uint8)
     for name, f8 in FORMATS.items():
-        for what, x in (("cast from f32", x32), ("cast from f64", x64)):
-            ours = read(d, f"cast_{what[-3:]}_{name}.bin", np.uint8)
-            problems += compare(what, name, ours, pytorch_codes(x, name), True)
+        for source, x in (("f32", x32), ("f64", x64)):
+            ours = read(d, f"cast_{source}_{name}.bin", np.uint8)
+            problems += compare(f"cast from {source}", name, ours, pytorch_codes(x, name), True)
             checked += len(ours)
         ours = read(d, f"decode_{name}.bin", "<f4")
         want = codes.view(f8).astype(np.float32)

@@ -64,11 +64,14 @@ const fn round_shift(m: u64, s: u32) -> u64 {
     }
 }
 
+/// Fraction bits of an `f32`: every source is rounded from its `f32` value.
+const P: u32 = 23;
+
 /// Encodes a finite or special value given as sign, class and (for finite values) the
-/// unbiased exponent `e` and significand `m` with `p` fraction bits (`m` includes the
-/// implicit bit for normal sources): one round to nearest even, then the format's overflow
-/// rule.
-const fn encode(f: Format, neg: bool, nan: bool, inf: bool, e: i32, m: u64, p: u32) -> u8 {
+/// unbiased exponent `e` and significand `m` of an `f32` ([`P`] fraction bits, `m`
+/// including the implicit bit for normals): one round to nearest even, then the format's
+/// overflow rule.
+const fn encode(f: Format, neg: bool, nan: bool, inf: bool, e: i32, m: u64) -> u8 {
     let sign = if neg { 0x80u8 } else { 0 };
     if nan {
         return sign | 0x7f;
@@ -83,11 +86,11 @@ const fn encode(f: Format, neg: bool, nan: bool, inf: bool, e: i32, m: u64, p: u
     }
     let emin = 1 - f.bias;
     let code = if e >= emin {
-        let q = round_shift(m, p - f.mant); // in [2^mant, 2^(mant+1)]
+        let q = round_shift(m, P - f.mant); // in [2^mant, 2^(mant+1)]
                                             // A carry out of the significand moves into the exponent field on its own.
         (((e - emin + 1) as u64) << f.mant) + q - (1u64 << f.mant)
     } else {
-        let s = (p - f.mant) as i64 + (emin - e) as i64;
+        let s = (P - f.mant) as i64 + (emin - e) as i64;
         round_shift(m, if s > 64 { 64 } else { s as u32 })
     };
     if code > max_code {
@@ -194,7 +197,7 @@ macro_rules! f8_type {
             #[inline]
             pub const fn from_f32(x: f32) -> Self {
                 let (neg, nan, inf, e, m) = split_f32(x);
-                Self(encode($fmt, neg, nan, inf, e, m, 23))
+                Self(encode($fmt, neg, nan, inf, e, m))
             }
             /// Rounds an `f64` through `f32` (to nearest even), as PyTorch and `ml_dtypes`
             /// cast one (see the module's rule).

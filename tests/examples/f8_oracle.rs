@@ -72,6 +72,11 @@ fn from_codes(c: &[u8], dt: DType) -> Result<Tensor> {
     }
 }
 
+/// Little-endian bytes of `values` (f32 or f64).
+fn le_bytes<T: Copy, const N: usize>(values: &[T], to_le: fn(T) -> [u8; N]) -> Vec<u8> {
+    values.iter().flat_map(|&v| to_le(v)).collect()
+}
+
 /// Writes `bytes` to `dir/name`.
 fn write(dir: &Path, name: &str, bytes: &[u8]) -> std::io::Result<()> {
     std::fs::write(dir.join(name), bytes)
@@ -82,8 +87,8 @@ fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
     std::fs::create_dir_all(&dir)?;
     let x32 = f32_sources();
     let x64 = f64_sources();
-    write(&dir, "sources_f32.bin", &x32.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<_>>())?;
-    write(&dir, "sources_f64.bin", &x64.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<_>>())?;
+    write(&dir, "sources_f32.bin", &le_bytes(&x32, f32::to_le_bytes))?;
+    write(&dir, "sources_f64.bin", &le_bytes(&x64, f64::to_le_bytes))?;
     let t32 = Tensor::from_vec(x32.clone(), &[x32.len()])?;
     let t64 = Tensor::from_vec(x64.clone(), &[x64.len()])?;
     let all: Vec<u8> = (0..=255).collect();
@@ -92,7 +97,7 @@ fn main() -> std::result::Result<(), Box<dyn std::error::Error>> {
         write(&dir, &format!("cast_f32_{name}.bin"), &codes(&t32.to_dtype(dt)?)?)?;
         write(&dir, &format!("cast_f64_{name}.bin"), &codes(&t64.to_dtype(dt)?)?)?;
         let decoded = from_codes(&all, dt)?.to_dtype(DType::F32)?.to_vec::<f32>()?;
-        write(&dir, &format!("decode_{name}.bin"), &decoded.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<_>>())?;
+        write(&dir, &format!("decode_{name}.bin"), &le_bytes(&decoded, f32::to_le_bytes))?;
         let (ta, tb) = (from_codes(&a, dt)?, from_codes(&b, dt)?);
         write(&dir, &format!("add_{name}.bin"), &codes(&ta.add(&tb)?)?)?;
         write(&dir, &format!("mul_{name}.bin"), &codes(&ta.mul(&tb)?)?)?;

@@ -126,11 +126,11 @@ fn the_rule_is_pytorchs_saturate_e4m3_overflow_e5m2() {
     assert_eq!(e4[5], 0.3125);
     // An f64 source is rounded to f32 first (PyTorch 2.15, ml_dtypes): the tie 1.0625 → 1.0
     // (1.125 in one rounding); for E5M2 61440 − 2^-30 → 61440 → ∞ (57344 in one rounding).
-    let d = Tensor::from_vec(vec![1.0625 + 2f64.powi(-30), 61440.0 - 2f64.powi(-30)], &[2]).unwrap();
-    let e4: Vec<f32> = d.to_dtype(DType::F8E4M3).unwrap().to_dtype(DType::F32).unwrap().to_vec().unwrap();
-    assert_eq!(e4[0], 1.0);
-    let e5: Vec<f32> = d.to_dtype(DType::F8E5M2).unwrap().to_dtype(DType::F32).unwrap().to_vec().unwrap();
-    assert_eq!(e5[1], f32::INFINITY);
+    let wide = Tensor::from_vec(vec![1.0625 + 2f64.powi(-30), 61440.0 - 2f64.powi(-30)], &[2]).unwrap();
+    let wide_e4: Vec<f32> = wide.to_dtype(DType::F8E4M3).unwrap().to_dtype(DType::F32).unwrap().to_vec().unwrap();
+    assert_eq!(wide_e4[0], 1.0);
+    let wide_e5: Vec<f32> = wide.to_dtype(DType::F8E5M2).unwrap().to_dtype(DType::F32).unwrap().to_vec().unwrap();
+    assert_eq!(wide_e5[1], f32::INFINITY);
     let e5: Vec<f32> = t.to_dtype(DType::F8E5M2).unwrap().to_dtype(DType::F32).unwrap().to_vec().unwrap();
     assert_eq!(&e5[..4], &[1024.0, f32::INFINITY, f32::NEG_INFINITY, f32::INFINITY]);
     assert_eq!(e5[5], 0.3125);

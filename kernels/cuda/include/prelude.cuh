@@ -35,9 +35,11 @@ TOPS_D unsigned long long tops_shr_rne(unsigned long long m, int s) {
     unsigned long long q = m >> s, rem = m & ((1ull << s) - 1ull), half = 1ull << (s - 1);
     return (rem > half || (rem == half && (q & 1ull))) ? q + 1ull : q;
 }
-/// Encodes |value| = m * 2^(e - p) (m with its implicit bit for normal sources).
+/// Encodes |value| = m * 2^(e - 23), an f32's exponent and significand (m with its implicit
+/// bit for normals): every source is rounded from its f32 value.
 template <int M, int BIAS, bool FIN>
-TOPS_D unsigned char tops_f8_encode(unsigned int sign, int e, unsigned long long m, int p) {
+TOPS_D unsigned char tops_f8_encode(unsigned int sign, int e, unsigned long long m) {
+    const int p = 23;
     const unsigned long long maxc = FIN ? 0x7eull : 0x7bull;
     const unsigned int over = FIN ? 0x7eu : 0x7cu;
     if (m == 0ull) return (unsigned char)sign;
@@ -57,8 +59,8 @@ template <int M, int BIAS, bool FIN> TOPS_D unsigned char tops_f8_from_f32(float
     if (a == 0x7f800000u) return (unsigned char)(sign | (FIN ? 0x7eu : 0x7cu));
     int exp = (int)(a >> 23);
     unsigned long long m = a & 0x7fffffu;
-    if (exp == 0) return tops_f8_encode<M, BIAS, FIN>(sign, -126, m, 23);
-    return tops_f8_encode<M, BIAS, FIN>(sign, exp - 127, m | 0x800000ull, 23);
+    if (exp == 0) return tops_f8_encode<M, BIAS, FIN>(sign, -126, m);
+    return tops_f8_encode<M, BIAS, FIN>(sign, exp - 127, m | 0x800000ull);
 }
 // An f64 is rounded to f32 first, as PyTorch (whose f8 types convert from float) and
 // ml_dtypes cast one.
