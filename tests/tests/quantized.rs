@@ -355,6 +355,30 @@ fn fused_chains_with_quantized_leaves_equal_the_eager_chain() {
     assert_eq!(ints(&fused), ints(&eager));
 }
 
+/// Broadcasting a one-channel per-channel tensor repeats its scale for every new channel:
+/// an extent past memory (or past `usize`'s bytes) is an out-of-memory error, not an abort
+/// or a capacity-overflow panic (found by `examples/api_fuzz.rs`).
+#[test]
+fn broadcasting_the_channel_axis_past_memory_is_an_error() {
+    let x = Tensor::from_vec(vec![0.5f32, 1.0], &[1, 2]).unwrap();
+    let s = Tensor::from_vec(vec![0.25f64], &[1]).unwrap();
+    let z = Tensor::from_vec(vec![1i64], &[1]).unwrap();
+    let q = quantize_per_channel(&x, &s, &z, 0, DType::QInt8).unwrap();
+    // (2^60 channels: 2^63 bytes of scales, past what a Vec can even ask for)
+    for extent in [1usize << 40, 1 << 60] {
+        for r in [q.expand(&[extent, 2]), q.broadcast_to(&[3, extent, 2])] {
+            let e = r.unwrap_err();
+            assert!(matches!(e, Error::OutOfMemory { .. }), "{extent}: {e}");
+            assert!(e.to_string().contains("scales and zero points"), "{e}");
+        }
+    }
+    assert!(q.expand(&[usize::MAX, 2]).is_err());
+    // A small broadcast still repeats the scale.
+    let wide = q.expand(&[3, 2]).unwrap();
+    assert_eq!(wide.q_per_channel_scales().unwrap().to_vec::<f64>().unwrap(), vec![0.25; 3]);
+    assert_eq!(f32s(&wide.dequantize().unwrap()), vec![0.5, 1.0, 0.5, 1.0, 0.5, 1.0]);
+}
+
 #[test]
 fn bad_quantized_input_is_an_error_naming_what_is_valid() {
     let x = Tensor::from_vec(vec![1.0f32, 2.0], &[2]).unwrap();

@@ -45,14 +45,21 @@ impl Quantizer {
             scales: scales.clone(),
             zero_points: zero_points.clone(),
         };
-        let picked = |axis: usize, idx: &mut dyn Iterator<Item = usize>| {
-            let idx: Vec<usize> = idx.collect();
-            Quantizer::PerChannel {
-                dtype,
-                axis,
-                scales: idx.iter().map(|&i| scales[i]).collect::<Arc<[f64]>>(),
-                zero_points: idx.iter().map(|&i| zero_points[i]).collect::<Arc<[i64]>>(),
+        // The scales and zero points of the channels `idx` names (`len` of them), in that
+        // order. A broadcast asks for as many as the new extent, which the user may make
+        // far larger than memory: the lists are reserved fallibly.
+        let picked = |axis: usize, len: usize, idx: &mut dyn Iterator<Item = usize>| -> Result<Quantizer> {
+            let (mut s, mut z) = (Vec::new(), Vec::new());
+            let bytes = len.saturating_mul(std::mem::size_of::<f64>() + std::mem::size_of::<i64>());
+            if s.try_reserve_exact(len).is_err() || z.try_reserve_exact(len).is_err() {
+                let what = format!("the {len} scales and zero points of a per-channel quantized view");
+                return Err(Error::out_of_memory(op, bytes, crate::Device::Cpu, what));
             }
+            for i in idx {
+                s.push(scales[i]);
+                z.push(zero_points[i]);
+            }
+            Ok(Quantizer::PerChannel { dtype, axis, scales: Arc::from(s), zero_points: Arc::from(z) })
         };
         Ok(match change {
             ViewChange::Transpose(d0, d1) => moved(if axis == d0 {
@@ -64,19 +71,19 @@ impl Quantizer {
             }),
             ViewChange::Permute(perm) => moved(perm.iter().position(|&p| p == axis).unwrap_or(axis)),
             ViewChange::Slice { dim, start, len, step } if dim == axis => {
-                picked(axis, &mut (0..len).map(|i| start + i * step))
+                picked(axis, len, &mut (0..len).map(|i| start + i * step))?
             }
             ViewChange::Select { dim, index } if dim == axis => self.channel(index),
             ViewChange::Select { dim, .. } | ViewChange::Squeeze(dim) if dim < axis => moved(axis - 1),
             ViewChange::Squeeze(dim) if dim == axis => self.channel(0),
             ViewChange::Unsqueeze(dim) if dim <= axis => moved(axis + 1),
-            ViewChange::Flip(dim) if dim == axis => picked(axis, &mut (0..scales.len()).rev()),
+            ViewChange::Flip(dim) if dim == axis => picked(axis, scales.len(), &mut (0..scales.len()).rev())?,
             ViewChange::Broadcast { from, to } => {
                 let new_axis = axis + (to.len() - from.len());
                 if from[axis] == to[new_axis] {
                     moved(new_axis)
                 } else {
-                    picked(new_axis, &mut (0..to[new_axis]).map(|_| 0))
+                    picked(new_axis, to[new_axis], &mut (0..to[new_axis]).map(|_| 0))?
                 }
             }
             ViewChange::Reshape { from, to } => match reshaped_axis(from, to, axis) {
