@@ -129,8 +129,45 @@ fn tensor(rng: &mut Rng, dtype: DType, shape: &[usize]) -> Result<Tensor> {
 
 fn random_tensor(rng: &mut Rng) -> Result<Tensor> {
     let dtype = rng.dtype();
-    let shape = rng.shape(false);
+    // one in sixteen large enough for the SIMD, tiled and parallel paths
+    let shape = if rng.below(16) == 0 {
+        rng.pick(&[&[70_001][..], &[300, 257], &[3, 129, 130], &[40_000, 3], &[2, 65_537]]).to_vec()
+    } else {
+        rng.shape(false)
+    };
     tensor(rng, dtype, &shape)
+}
+
+/// An index tensor (i64 or i32) of `shape` whose values are mostly in `0..=bound`, some
+/// out of range or negative.
+fn indices(rng: &mut Rng, shape: &[usize], bound: usize) -> Result<Tensor> {
+    let n: usize = shape.iter().product();
+    let v: Vec<i64> = (0..n)
+        .map(|_| match rng.below(12) {
+            0 => rng.pick(&[-1, i64::MIN, i64::MAX, 1 << 40, i32::MAX as i64 + 1]),
+            _ => rng.below(bound + 1) as i64,
+        })
+        .collect();
+    let t = Tensor::from_vec(v, shape)?;
+    if rng.coin() {
+        t.to_dtype(DType::I32)
+    } else {
+        Ok(t)
+    }
+}
+
+/// Everything a user does with a sparse tensor, results dropped.
+fn use_sparse(s: &Tensor, b: &Tensor) {
+    let _ = (s.to_dense(), s.coalesce(), s.sum_all(), s.add(b), s.mul(s), s.to_sparse_csr(), s.to_sparse_coo());
+    let _ = (s.spmv(b), s.spmm(b), s.exp(), s.to_dtype(DType::F64), s.t(), s.contiguous(), s.to_vec::<f32>());
+    let _ = s.to_device(Device::Cuda(0));
+    let n = s.shape().last().copied().unwrap_or(0).min(1 << 16);
+    if let Ok(v) = Tensor::ones(&[n], DType::F32, Device::Cpu) {
+        let _ = s.spmv(&v);
+    }
+    if let Ok(m) = Tensor::ones(&[n, 3], DType::F32, Device::Cpu) {
+        let _ = s.spmm(&m);
+    }
 }
 
 /// One random call on `a` (and `b`): its description, run inside `catch_unwind` by the
@@ -147,7 +184,7 @@ fn call<'a>(rng: &mut Rng, a: &'a Tensor, b: &'a Tensor) -> (String, Box<dyn FnO
     let shape = rng.shape(true);
     let ishape: Vec<isize> = (0..rng.below(5)).map(|_| rng.isize()).collect();
     let strides: Vec<isize> = (0..shape.len()).map(|_| rng.isize()).collect();
-    let which = rng.below(48);
+    let which = rng.below(52);
     macro_rules! go {
         ($what:expr, $body:expr) => {
             (
@@ -279,6 +316,81 @@ fn call<'a>(rng: &mut Rng, a: &'a Tensor, b: &'a Tensor) -> (String, Box<dyn FnO
             let e = Expr::input(a).mul(&Expr::input(b)).add(&Expr::input(a)).relu();
             e.eval()
         }),
+        47 => {
+            // safetensors: save both, corrupt a byte of the header or the data, load
+            let at = rng.next();
+            let byte = rng.next() as u8;
+            go!(format!("safetensors save/corrupt({at:#x}, {byte:#x})/load"), {
+                let dir = std::env::temp_dir().join(format!("api_fuzz_{}", std::process::id()));
+                let _ = std::fs::create_dir_all(&dir);
+                let path = dir.join("t.safetensors");
+                if tensor_ops::safetensors_io::save(&path, &[("a", a), ("b", b)]).is_ok() {
+                    if let Ok(mut bytes) = std::fs::read(&path) {
+                        // mostly the 8-byte length and the JSON header (names, dtypes, shapes,
+                        // offsets, the quantizers in the metadata)
+                        let header = 8 + u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
+                        let span = if at & 3 == 0 { bytes.len() } else { header.min(bytes.len()) };
+                        let i = (at >> 2) as usize % span.max(1);
+                        bytes[i] = if at & 4 == 0 { byte } else { bytes[i].wrapping_add(1) };
+                        if at & 8 == 0 {
+                            bytes.truncate(i.max(1));
+                        }
+                        let _ = std::fs::write(&path, &bytes);
+                        if let Ok(ts) = tensor_ops::safetensors_io::load(&path) {
+                            for (_, t) in ts {
+                                let _ = (t.to_vec::<f32>(), t.dequantize(), t.add(&t), t.sum_all(), t.contiguous());
+                            }
+                        }
+                    }
+                }
+            })
+        }
+        48 => {
+            // COO from user indices: some out of range, negative, duplicated
+            let sd = 1 + rng.below(2);
+            let nnz = rng.below(6);
+            let shape: Vec<usize> = (0..sd + rng.below(2)).map(|_| rng.below(5)).collect();
+            let bound = shape.iter().copied().max().unwrap_or(1);
+            let idx = indices(rng, &[sd, nnz], bound);
+            let vals = tensor(rng, pd, &[nnz]);
+            go!(format!("sparse_coo([{sd}, {nnz}], {shape:?}) and its ops"), {
+                if let (Ok(i), Ok(v)) = (idx, vals) {
+                    if let Ok(s) = Tensor::sparse_coo(&i, &v, &shape) {
+                        use_sparse(&s, b);
+                    }
+                }
+            })
+        }
+        49 => {
+            // CSR from user row pointers and columns
+            let rows = rng.below(5);
+            let cols = rng.below(5);
+            let nnz = rng.below(7);
+            let crow = indices(rng, &[rows + 1], nnz);
+            let col = indices(rng, &[nnz], cols);
+            let vals = tensor(rng, pd, &[nnz]);
+            let shape = if rng.below(4) == 0 { vec![rows, cols, 2] } else { vec![rows, cols] };
+            go!(format!("sparse_csr({rows}x{cols}, nnz {nnz}, {shape:?}) and its ops"), {
+                if let (Ok(c), Ok(k), Ok(v)) = (crow, col, vals) {
+                    if let Ok(s) = Tensor::sparse_csr(&c, &k, &v, &shape) {
+                        use_sparse(&s, b);
+                    }
+                }
+            })
+        }
+        50 => {
+            let name = rng.pick(&["add", "mul", "exp", "relu", "where", "nope", "sum", "pow", "eq", "silu"]);
+            let n = rng.below(4);
+            let params: Vec<Scalar> = (0..rng.below(3)).map(|_| rng.scalar()).collect();
+            go!(format!("Expr::call({name}, {n} args, {params:?})"), {
+                use tensor_ops::fuse::Expr;
+                let (x, y) = (Expr::input(a), Expr::input(b));
+                let args: Vec<&Expr> = [&x, &y, &x].into_iter().take(n).collect();
+                if let Ok(e) = Expr::call(name, &args, &params) {
+                    let _ = (e.eval(), e.add(&x).eval(), e.eval_into(a), e.sum(&dims, keep).eval());
+                }
+            })
+        }
         _ => go!(format!("from_vec(len {}, {shape:?})", d0 % 1000), {
             Tensor::from_vec(vec![1.0f32; d0 % 1000], &shape)
         }),

@@ -293,3 +293,18 @@ fn deep_clone_is_a_writable_copy_and_contiguous_is_not() {
     }
     assert_eq!(Tensor::zeros(&[0, 2], DType::I8, Device::Cpu).unwrap().deep_clone().unwrap().shape(), &[0, 2]);
 }
+
+// ---------------------------------------------------------------- dims near usize::MAX
+
+/// Arguments near `usize::MAX` (a `-1` cast to `usize`) are errors, with no arithmetic
+/// overflow on the way: a debug build panics on one (found by `examples/api_fuzz.rs` run
+/// as a debug build).
+#[test]
+fn counts_near_usize_max_are_errors_without_overflow() {
+    let d = Tensor::zeros(&[2, 3, 4], DType::F32, Device::Cpu).unwrap();
+    for dense_dim in [usize::MAX, usize::MAX - 1, 2] {
+        let e = d.to_sparse_csr_hybrid(dense_dim).unwrap_err().to_string();
+        assert!(e.starts_with("to_sparse_csr_hybrid") && e.contains("rank >= dense_dim + 2"), "{e}");
+    }
+    assert_eq!(d.to_sparse_csr_hybrid(1).unwrap().shape(), &[2, 3, 4]);
+}

@@ -268,12 +268,12 @@ impl Tensor {
                     .into(),
             });
         }
-        if self.ndim() < dense_dim + 2 {
+        // (`dense_dim + 2` overflows for a `-1 as usize` dense_dim: compared without it)
+        if self.ndim() < 2 || self.ndim() - 2 < dense_dim {
             return Err(Error::shape(
                 OP,
                 format!(
-                    "needs rank >= dense_dim + 2 = {} (rows, cols, then {dense_dim} dense dims), got shape {:?}",
-                    dense_dim + 2,
+                    "needs rank >= dense_dim + 2 (rows, cols, then {dense_dim} dense dims), got shape {:?}",
                     self.shape()
                 ),
             ));
