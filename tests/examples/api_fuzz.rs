@@ -313,7 +313,7 @@ fn call<'a>(rng: &mut Rng, a: &'a Tensor, b: &'a Tensor) -> (String, Box<dyn FnO
         }),
         46 => go!("fused relu(a * b + a)", {
             use tensor_ops::fuse::Expr;
-            let e = Expr::input(a).mul(&Expr::input(b)).add(&Expr::input(a)).relu();
+            let e = Expr::input(a).mul(Expr::input(b)).add(Expr::input(a)).relu();
             e.eval()
         }),
         47 => {
@@ -324,22 +324,22 @@ fn call<'a>(rng: &mut Rng, a: &'a Tensor, b: &'a Tensor) -> (String, Box<dyn FnO
                 let dir = std::env::temp_dir().join(format!("api_fuzz_{}", std::process::id()));
                 let _ = std::fs::create_dir_all(&dir);
                 let path = dir.join("t.safetensors");
-                if tensor_ops::safetensors_io::save(&path, &[("a", a), ("b", b)]).is_ok() {
-                    if let Ok(mut bytes) = std::fs::read(&path) {
-                        // mostly the 8-byte length and the JSON header (names, dtypes, shapes,
-                        // offsets, the quantizers in the metadata)
-                        let header = 8 + u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
-                        let span = if at & 3 == 0 { bytes.len() } else { header.min(bytes.len()) };
-                        let i = (at >> 2) as usize % span.max(1);
-                        bytes[i] = if at & 4 == 0 { byte } else { bytes[i].wrapping_add(1) };
-                        if at & 8 == 0 {
-                            bytes.truncate(i.max(1));
-                        }
-                        let _ = std::fs::write(&path, &bytes);
-                        if let Ok(ts) = tensor_ops::safetensors_io::load(&path) {
-                            for (_, t) in ts {
-                                let _ = (t.to_vec::<f32>(), t.dequantize(), t.add(&t), t.sum_all(), t.contiguous());
-                            }
+                if tensor_ops::safetensors_io::save(&path, &[("a", a), ("b", b)]).is_ok()
+                    && let Ok(mut bytes) = std::fs::read(&path)
+                {
+                    // mostly the 8-byte length and the JSON header (names, dtypes, shapes,
+                    // offsets, the quantizers in the metadata)
+                    let header = 8 + u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
+                    let span = if at & 3 == 0 { bytes.len() } else { header.min(bytes.len()) };
+                    let i = (at >> 2) as usize % span.max(1);
+                    bytes[i] = if at & 4 == 0 { byte } else { bytes[i].wrapping_add(1) };
+                    if at & 8 == 0 {
+                        bytes.truncate(i.max(1));
+                    }
+                    let _ = std::fs::write(&path, &bytes);
+                    if let Ok(ts) = tensor_ops::safetensors_io::load(&path) {
+                        for (_, t) in ts {
+                            let _ = (t.to_vec::<f32>(), t.dequantize(), t.add(&t), t.sum_all(), t.contiguous());
                         }
                     }
                 }
@@ -354,10 +354,10 @@ fn call<'a>(rng: &mut Rng, a: &'a Tensor, b: &'a Tensor) -> (String, Box<dyn FnO
             let idx = indices(rng, &[sd, nnz], bound);
             let vals = tensor(rng, pd, &[nnz]);
             go!(format!("sparse_coo([{sd}, {nnz}], {shape:?}) and its ops"), {
-                if let (Ok(i), Ok(v)) = (idx, vals) {
-                    if let Ok(s) = Tensor::sparse_coo(&i, &v, &shape) {
-                        use_sparse(&s, b);
-                    }
+                if let (Ok(i), Ok(v)) = (idx, vals)
+                    && let Ok(s) = Tensor::sparse_coo(&i, &v, &shape)
+                {
+                    use_sparse(&s, b);
                 }
             })
         }
@@ -371,10 +371,10 @@ fn call<'a>(rng: &mut Rng, a: &'a Tensor, b: &'a Tensor) -> (String, Box<dyn FnO
             let vals = tensor(rng, pd, &[nnz]);
             let shape = if rng.below(4) == 0 { vec![rows, cols, 2] } else { vec![rows, cols] };
             go!(format!("sparse_csr({rows}x{cols}, nnz {nnz}, {shape:?}) and its ops"), {
-                if let (Ok(c), Ok(k), Ok(v)) = (crow, col, vals) {
-                    if let Ok(s) = Tensor::sparse_csr(&c, &k, &v, &shape) {
-                        use_sparse(&s, b);
-                    }
+                if let (Ok(c), Ok(k), Ok(v)) = (crow, col, vals)
+                    && let Ok(s) = Tensor::sparse_csr(&c, &k, &v, &shape)
+                {
+                    use_sparse(&s, b);
                 }
             })
         }
@@ -447,6 +447,7 @@ fn main() {
             entry.0 += 1;
         }
     }
+    let _ = std::fs::remove_dir_all(std::env::temp_dir().join(format!("api_fuzz_{}", std::process::id())));
     for (n, first) in panics.values() {
         println!("{n} panics like: {first}");
     }
