@@ -158,6 +158,59 @@ fn indices(rng: &mut Rng, shape: &[usize], bound: usize) -> Result<Tensor> {
     }
 }
 
+/// Panics naming the first element where `got` and `want` differ, if one does.
+fn same(got: &[u64], want: &[u64], what: &str, a: &Tensor) {
+    if let Some(i) = (0..got.len().max(want.len())).find(|&i| got.get(i) != want.get(i)) {
+        let f = |v: Option<&u64>| v.map(|&b| if b == u64::MAX { f64::NAN } else { f64::from_bits(b) });
+        panic!(
+            "{what}: {:?} {:?} strides {:?}: element {i} of {} is {:?}, want {:?} ({} differ)",
+            a.dtype(),
+            a.shape(),
+            a.strides(),
+            got.len(),
+            f(got.get(i)),
+            f(want.get(i)),
+            got.iter().zip(want).filter(|(g, w)| g != w).count()
+        );
+    }
+}
+
+/// A tensor's elements as comparable bits (the stored integers of a quantized one).
+fn bits(t: &Tensor) -> Option<Vec<u64>> {
+    let t = if t.dtype().is_quantized() { t.int_repr().ok()? } else { t.clone() };
+    let v = t.to_dtype(DType::F64).ok()?.to_vec::<f64>().ok()?;
+    Some(v.into_iter().map(|x| if x.is_nan() { u64::MAX } else { x.to_bits() }).collect())
+}
+
+/// Writes through views that alias their own inputs must give what the same op gives on a
+/// private copy of the inputs: `copy_` from a flip and from a transpose of the output
+/// itself, `add_out` with the output as both inputs, one of them flipped. A difference is
+/// a panic, which the caller reports.
+fn aliased(a: &Tensor) -> Option<()> {
+    if a.ndim() == 0 || a.numel() == 0 {
+        return None;
+    }
+    let x = a.deep_clone().ok()?;
+    let flipped = bits(&x.flip(0).ok()?.contiguous().ok()?)?;
+    x.copy_(&x.flip(0).ok()?).ok()?;
+    same(&bits(&x)?, &flipped, "copy_ of its own flip", a);
+    if a.ndim() >= 2 && a.shape()[0] == a.shape()[1] {
+        let y = a.deep_clone().ok()?;
+        let t = bits(&y.transpose(0, 1).ok()?.contiguous().ok()?)?;
+        y.copy_(&y.transpose(0, 1).ok()?).ok()?;
+        same(&bits(&y)?, &t, "copy_ of its own transpose", a);
+    }
+    let z = a.deep_clone().ok()?;
+    let fresh = z.deep_clone().ok()?;
+    if let Ok(want) = fresh.add(&fresh.flip(0).ok()?)
+        && want.dtype() == z.dtype()
+        && tensor_ops::add_out(&z, &z.flip(0).ok()?, &z).is_ok()
+    {
+        same(&bits(&z)?, &bits(&want)?, "add_out(x, x.flip(0), x)", a);
+    }
+    Some(())
+}
+
 /// Everything a user does with a sparse tensor, results dropped.
 fn use_sparse(s: &Tensor, b: &Tensor) {
     let _ = (s.to_dense(), s.coalesce(), s.sum_all(), s.add(b), s.mul(s), s.to_sparse_csr(), s.to_sparse_coo());
@@ -186,7 +239,7 @@ fn call<'a>(rng: &mut Rng, a: &'a Tensor, b: &'a Tensor) -> (String, Box<dyn FnO
     let shape = rng.shape(true);
     let ishape: Vec<isize> = (0..rng.below(5)).map(|_| rng.isize()).collect();
     let strides: Vec<isize> = (0..shape.len()).map(|_| rng.isize()).collect();
-    let which = rng.below(52);
+    let which = rng.below(53);
     macro_rules! go {
         ($what:expr, $body:expr) => {
             (
@@ -393,6 +446,7 @@ fn call<'a>(rng: &mut Rng, a: &'a Tensor, b: &'a Tensor) -> (String, Box<dyn FnO
                 }
             })
         }
+        51 => go!("aliased copies and maps (values checked)", aliased(a)),
         _ => go!(format!("from_vec(len {}, {shape:?})", d0 % 1000), {
             Tensor::from_vec(vec![1.0f32; d0 % 1000], &shape)
         }),

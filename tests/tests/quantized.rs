@@ -379,6 +379,32 @@ fn broadcasting_the_channel_axis_past_memory_is_an_error() {
     assert_eq!(f32s(&wide.dequantize().unwrap()), vec![0.5, 1.0, 0.5, 1.0, 0.5, 1.0]);
 }
 
+/// A per-channel output runs channel by channel; an input that partially overlaps it (the
+/// output's own flip) must still be read before any channel is written, as for a plain or
+/// per-tensor output (found by `examples/api_fuzz.rs`'s aliasing check: the second half of
+/// `add_out(&z, &z.flip(0), &z)` read already-written channels).
+#[test]
+fn per_channel_outputs_read_overlapping_inputs_before_writing() {
+    for dtype in [DType::QInt8, DType::QUInt8, DType::QInt32] {
+        for (shape, axis) in [(vec![7usize], 0usize), (vec![6, 5], 0), (vec![4, 9], 1), (vec![70_001], 0)] {
+            let n: usize = shape.iter().product();
+            let x = Tensor::from_vec(values(n, 11), &shape).unwrap();
+            let c = shape[axis];
+            let s = Tensor::from_vec((0..c).map(|i| 0.05 + 0.01 * (i % 7) as f64).collect(), &[c]).unwrap();
+            let zp = if dtype == DType::QUInt8 { 128 } else { 0 };
+            let z = Tensor::full(&[c], zp, DType::I64, Device::Cpu).unwrap();
+            let q = quantize_per_channel(&x, &s, &z, axis, dtype).unwrap();
+            for dim in 0..shape.len() {
+                let fresh = q.deep_clone().unwrap();
+                let want = fresh.add(&fresh.flip(dim).unwrap()).unwrap();
+                let out = q.deep_clone().unwrap();
+                tensor_ops::add_out(&out, &out.flip(dim).unwrap(), &out).unwrap();
+                assert_eq!(ints(&out), ints(&want), "{dtype:?} {shape:?} axis {axis}, flip({dim})");
+            }
+        }
+    }
+}
+
 #[test]
 fn bad_quantized_input_is_an_error_naming_what_is_valid() {
     let x = Tensor::from_vec(vec![1.0f32, 2.0], &[2]).unwrap();

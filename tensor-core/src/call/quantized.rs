@@ -231,6 +231,15 @@ fn run(
     let inputs: Vec<Tensor> = inputs.iter().map(|t| t.broadcast_to(out.shape())).collect::<Result<_>>()?;
     let per_channel = std::iter::once(out).chain(&inputs).find_map(|t| t.quantizer().and_then(|q| q.axis()));
     if let Some(axis) = per_channel {
+        // The channels run one after another, so an input that partially overlaps the
+        // output (`add_out(&z, &z.flip(0)?, &z)`) would be read after earlier channels
+        // wrote it: such an input is read from a private copy, as one launch does for a
+        // whole call. (An input that is the output's own view reads each element before
+        // its channel writes it.)
+        let inputs: Vec<Tensor> = inputs
+            .into_iter()
+            .map(|t| if t.may_overlap(out) && !t.is_same_view(out) { t.deep_clone() } else { Ok(t) })
+            .collect::<Result<_>>()?;
         for c in 0..out.shape()[axis] {
             let o = out.select(axis, c)?;
             let ins: Vec<Tensor> = inputs.iter().map(|t| t.select(axis, c)).collect::<Result<_>>()?;
