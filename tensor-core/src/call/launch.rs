@@ -196,13 +196,11 @@ impl Launch<'_> {
         }
         // Partial overlap: read from a private copy so no element is overwritten before it
         // is read. (No copies, clones or heap allocations otherwise.)
-        let partial = |t: &Tensor| out.may_overlap(t) && !out.is_same_view(t);
+        let partial = |t: &Tensor| partially_overlaps(out, t);
         let mut copies: PerOperand<Tensor> = PerOperand::new();
         if matches!(dest, Dest::Shared(_)) {
             for t in inputs.iter().filter(|t| partial(t)) {
-                let copy = t.empty_like_for(self.name, t.device())?;
-                copy.copy_(t)?;
-                copies.push(copy);
+                copies.push(private_copy(self.name, t)?);
             }
         }
         let staged: PerOperand<&Tensor>;
@@ -278,3 +276,16 @@ fn raw<'g>(t: &Tensor, base: *mut u8, (shape, strides): (&'g [usize], &'g [isize
 // `Launch::run` names one slot per input in its fixed arrays (no `array::from_fn`, which
 // costs on this hot path).
 const _: () = assert!(MAX_INPUTS == 3, "Launch::run lists one slot per input");
+
+/// Whether `input` shares some but not all of its elements' places with `out`: a write to
+/// `out` could change `input` before it is read.
+pub(super) fn partially_overlaps(out: &Tensor, input: &Tensor) -> bool {
+    out.may_overlap(input) && !out.is_same_view(input)
+}
+
+/// A private copy of `t` for `op` to read while it writes a tensor `t` overlaps.
+pub(super) fn private_copy(op: &'static str, t: &Tensor) -> Result<Tensor> {
+    let copy = t.empty_like_for(op, t.device())?;
+    copy.copy_(t)?;
+    Ok(copy)
+}

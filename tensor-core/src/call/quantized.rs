@@ -16,7 +16,7 @@
 //! [`Tensor::empty_quantized`] to the op's `_out` form. A predicate (`gt`, ...) gives a plain
 //! bool tensor.
 
-use super::launch::{layout_of, lookup, Dest, Launch, MapLayout};
+use super::launch::{layout_of, lookup, partially_overlaps, private_copy, Dest, Launch, MapLayout};
 use super::{broadcast_all, check_arity, check_devices};
 use crate::quant::OperandAffines;
 use crate::registry::{
@@ -238,7 +238,7 @@ fn run(
         // its channel writes it.)
         let inputs: Vec<Tensor> = inputs
             .into_iter()
-            .map(|t| if t.may_overlap(out) && !t.is_same_view(out) { t.deep_clone() } else { Ok(t) })
+            .map(|t| if partially_overlaps(out, &t) { private_copy(spec.name, &t) } else { Ok(t) })
             .collect::<Result<_>>()?;
         for c in 0..out.shape()[axis] {
             let o = out.select(axis, c)?;
