@@ -83,7 +83,9 @@
 //! promote as PyTorch does ([`tensor_core::result_type`], [`call_types`]); a 0-dim operand
 //! counts only when its category is higher (`i32[n] + f64[] → f64`); float-only ops
 //! (`T: Float`) compute integer inputs in f32; comparisons return bool. `_out`/in-place
-//! targets accept any dtype the result can be cast to ([`can_cast`]). f16/bf16 compute in f32.
+//! targets accept any dtype the result can be cast to ([`can_cast`]): the result is rounded
+//! to its own dtype, then cast (`exp_out(&f16, &f32_out)` holds the f16 result widened, as
+//! in PyTorch and NumPy).
 //!
 //! ## Views and storage sharing
 //! A [`Tensor`] is a strided view of a refcounted [`tensor_core::Storage`]: `view`,

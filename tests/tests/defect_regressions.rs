@@ -270,3 +270,59 @@ fn a_read_only_storage_refuses_every_write_path() {
     copy.copy_(&view).unwrap();
     assert_eq!(copy.to_vec::<f32>().unwrap(), vec![2., 3.]);
 }
+
+// ---------------------------------------------------------------- narrow results into wider outputs
+
+/// A narrow-float result (f16, bf16, the 8-bit floats: computed in f32) written into an
+/// output of another dtype is the result rounded to its own dtype, then cast, as in PyTorch
+/// and NumPy: `exp_out(&f16, &f32_out)` held the unrounded f32 value (found by the value
+/// fuzzer, `tests/examples/value_fuzz.rs`). Eager `_out` calls (dense and strided paths),
+/// in-place calls and fused `eval_into` all.
+#[test]
+fn narrow_float_results_round_to_their_dtype_before_a_wider_out() {
+    use tensor_ops::fuse::Expr;
+    let values: Vec<f32> = (0..301).map(|i| (i as f32 - 150.0) * 0.0137).collect();
+    let x32 = t(values, &[301]);
+    let divisors: Vec<f32> = (0..301).map(|i| ((i * 7 % 13) as f32 + 1.0) * 0.31).collect();
+    let d32 = t(divisors, &[301]);
+    for (dtype, out_dtype) in [
+        (DType::F16, DType::F32),
+        (DType::F16, DType::F64),
+        (DType::BF16, DType::F16),
+        (DType::F8E4M3, DType::F32),
+        (DType::F8E5M2, DType::BF16),
+    ] {
+        let x = x32.to_dtype(dtype).unwrap();
+        let y = d32.to_dtype(dtype).unwrap().flip(0).unwrap();
+        let want = |r: Tensor| {
+            assert_eq!(r.dtype(), dtype);
+            r.to_dtype(out_dtype).unwrap().to_dtype(DType::F64).unwrap().to_vec::<f64>().unwrap()
+        };
+        let got = |o: &Tensor| o.to_dtype(DType::F64).unwrap().to_vec::<f64>().unwrap();
+        let case = format!("{dtype:?} into {out_dtype:?}");
+        // dense operands (the short path) and a strided output (the general path)
+        let out = Tensor::zeros(&[301], out_dtype, Device::Cpu).unwrap();
+        tensor_ops::exp_out(&x, &out).unwrap();
+        assert_eq!(got(&out), want(x.exp().unwrap()), "exp_out {case}");
+        let wide = Tensor::zeros(&[602], out_dtype, Device::Cpu).unwrap();
+        let strided = wide.slice(0, 0, 602, 2).unwrap();
+        tensor_ops::div_out(&x, &y, &strided).unwrap();
+        assert_eq!(got(&strided), want(x.div(&y).unwrap()), "div_out {case}");
+        // fused: a chain into the wider output
+        let e = Expr::input(&x).mul(Expr::input(&y)).sigmoid();
+        e.eval_into(&out).unwrap();
+        assert_eq!(got(&out), want(e.eval().unwrap()), "fused eval_into {case}");
+    }
+    // a float result of integer and 8-bit float operands into a wider output
+    let i = t((0..301).map(|k| ((k % 200) as i16 - 100) as i8).collect::<Vec<i8>>(), &[301]);
+    let f8 = x32.to_dtype(DType::F8E4M3).unwrap();
+    let out = Tensor::zeros(&[301], DType::F32, Device::Cpu).unwrap();
+    tensor_ops::add_out(&i, &f8, &out).unwrap();
+    let want = i.add(&f8).unwrap();
+    assert_eq!(want.dtype(), DType::F8E4M3);
+    assert_eq!(
+        out.to_vec::<f32>().unwrap(),
+        want.to_dtype(DType::F32).unwrap().to_vec::<f32>().unwrap(),
+        "add_out i8 + f8e4m3 into f32"
+    );
+}

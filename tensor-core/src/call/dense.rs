@@ -64,7 +64,8 @@ pub(super) fn map_into_dense(
     let fits = out.device() == first.device()
         && same_dims(out.shape(), first.shape())
         && out.is_contiguous()
-        && can_cast(types.result, out.dtype());
+        && can_cast(types.result, out.dtype())
+        && !super::output::rounds_before_out(types.result, out.dtype());
     // Dense views of one shape on one storage are the same view exactly when they start at
     // the same element; any other sharing is a partial overlap (the general path copies).
     let aliasing_ok = inputs.iter().all(|t| !t.shares_storage(out) || t.storage_offset() == out.storage_offset());

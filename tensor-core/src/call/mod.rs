@@ -165,6 +165,10 @@ pub fn map_into(spec: &'static OpSpec, inputs: &[&Tensor], params: &[Scalar], ou
     let shape = broadcast_all(spec, inputs)?;
     output::check_output(spec, out, &shape, types.result, what)?;
     out.check_writable(spec.name)?;
+    if output::rounds_before_out(types.result, out.dtype()) {
+        let result = map_new(spec, inputs, params)?;
+        return copy(out, &result).map_err(|e| e.renamed(spec.name));
+    }
     execute(spec, row, out, inputs, params)
 }
 

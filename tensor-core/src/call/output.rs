@@ -59,6 +59,16 @@ fn is_dense_permutation(shape: &[usize], strides: &[isize]) -> bool {
     true
 }
 
+/// Whether a result of dtype `result` written into an output of dtype `out` must first be
+/// rounded to `result`: a kernel of a narrow float (f16, bf16, the 8-bit floats) computes in
+/// f32 and converts its f32 value straight to the output's dtype, which for another dtype
+/// would skip the result's own rounding. Such a call goes through a temporary of the
+/// result's dtype, then a copy: `exp_out(&f16, &f32_out)` holds the f16 result widened, as
+/// in PyTorch and NumPy.
+pub(crate) fn rounds_before_out(result: DType, out: DType) -> bool {
+    result.is_narrow_float() && out != result
+}
+
 /// Checks a given output (`what`: "out" or "in-place") of `spec` against the result's
 /// shape and dtype: exactly the shape (no implicit resize), a dtype the result can be cast to.
 pub(crate) fn check_output(spec: &OpSpec, out: &Tensor, shape: &[usize], result: DType, what: &str) -> Result<()> {

@@ -13,7 +13,7 @@
 mod eager;
 
 use super::launch::{layout_of, lookup, ChainLayout, Dest, Launch, MapLayout};
-use super::output::{check_output, empty_in_order, new_output_order};
+use super::output::{check_output, empty_in_order, new_output_order, rounds_before_out};
 use super::reduce_geometry::ReduceGeometry;
 use super::types::call_types_of;
 use super::{check_arity, ReduceDims, ReductionPlan};
@@ -366,19 +366,28 @@ pub fn run_chain(chain: &Chain<'_>, out: Option<&Tensor>) -> Result<Option<Tenso
         .collect();
     match chain.reduce {
         None => {
-            let target = match out {
+            // Straight into `out`, or into a result of the chain's dtype (new, or rounded
+            // to its dtype before `out` takes it: `rounds_before_out`).
+            let direct = match out {
                 Some(o) => {
                     o.check_same_device("fused", first)?;
                     let last = chain.nodes.len() - 1;
                     check_output(chain.nodes[last].spec, o, &root.shape, root.dtype, "out")
                         .map_err(|e| at_node(e, last, chain.nodes[last].spec.name))?;
-                    None
+                    (!rounds_before_out(root.dtype, o.dtype())).then_some(o)
                 }
-                None => Some(empty_in_order(&root.shape, root.order.as_deref(), root.dtype, device)?),
+                None => None,
             };
-            let dst = out.or(target.as_ref()).expect("an output");
-            run_map_chain(runner, chain.leaves, chain.consts, dst, &nodes)?;
-            Ok(target)
+            let Some(o) = direct else {
+                let result = empty_in_order(&root.shape, root.order.as_deref(), root.dtype, device)?;
+                run_map_chain(runner, chain.leaves, chain.consts, &result, &nodes)?;
+                return match out {
+                    Some(o) => o.copy_(&result).map(|_| None),
+                    None => Ok(Some(result)),
+                };
+            };
+            run_map_chain(runner, chain.leaves, chain.consts, o, &nodes)?;
+            Ok(None)
         }
         Some(red) => reduce_chain(runner, chain, root, &nodes, red, out),
     }
