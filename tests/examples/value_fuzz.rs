@@ -139,6 +139,15 @@ fn values(t: &Tensor) -> Result<Vec<f64>> {
     t.to_dtype(DType::F64)?.to_vec::<f64>()
 }
 
+/// A sparse result densified (a dense one as it is).
+fn dense(t: &Tensor) -> Result<Tensor> {
+    if t.layout() != Layout::Strided {
+        t.to_dense()
+    } else {
+        Ok(t.clone())
+    }
+}
+
 /// Comparable bits: the f64 bits of each value (a quantized tensor's stored integers), every
 /// NaN one pattern, and -0 as 0 when `signed_zero` is false.
 fn bits(t: &Tensor, signed_zero: bool) -> Result<Vec<u64>> {
@@ -496,6 +505,8 @@ fn reductions_of_views(rng: &mut Rng) -> Result<Verdict> {
         match op {
             // a product's rounding grows with each factor; over- and underflow depend on the order
             "prod" => 4.0 * eps * y.abs() * n + 1e-12,
+            // Welford's running mean and square sum round at every element, in either order
+            "var" => 4.0 * eps * y.abs() * n.sqrt().max(1.0) + 4.0 * eps * m * m * n.sqrt().max(1.0) + 1e-12,
             // e^x over a sum of up to n terms: an f32 rounding per term in another order
             "softmax" | "log_softmax" => 4.0 * eps * y.abs() + 4.0 * 1.2e-7 * n.sqrt().max(1.0) * y.abs().max(1.0),
             _ => 4.0 * eps * y.abs() + 1e-6 * m * n.sqrt().max(1.0) + 1e-12,
@@ -608,7 +619,7 @@ fn sparse_against_dense(rng: &mut Rng) -> Result<Verdict> {
         ("relu", s1.relu(), d1.relu()),
     ];
     for (op, got, want) in checks {
-        let got = got.and_then(|g| if g.layout() != Layout::Strided { g.to_dense() } else { Ok(g) });
+        let got = got.and_then(|g| dense(&g));
         if let Err(e) = agree(&what(op), got, want, false) {
             return Ok(Err(e));
         }
@@ -618,7 +629,7 @@ fn sparse_against_dense(rng: &mut Rng) -> Result<Verdict> {
         ("amax", s1.amax(&[dim], false), d1.amax(&[dim], false)),
         ("amin", s1.amin(&[dim], false), d1.amin(&[dim], false)),
     ] {
-        let got = got.and_then(|g| if g.layout() != Layout::Strided { g.to_dense() } else { Ok(g) });
+        let got = got.and_then(|g| dense(&g));
         if let Err(e) = agree(&what(op), got, want, false) {
             return Ok(Err(e));
         }
@@ -627,6 +638,27 @@ fn sparse_against_dense(rng: &mut Rng) -> Result<Verdict> {
     let n = s.iter().product::<usize>() as f64;
     if let Err(e) = close(&what("sum_all"), s1.sum_all(), d1.sum_all(), false, |_, y| 4.0 * eps * y.abs() + 1e-5 * n) {
         return Ok(Err(e));
+    }
+    let tol_sum = |_: usize, y: f64| 4.0 * eps * y.abs() + 1e-5 * n;
+    if let Err(e) = close(
+        &what("sum over a dim"),
+        s1.sum(&[dim], false).and_then(|g| dense(&g)),
+        d1.sum(&[dim], false),
+        false,
+        tol_sum,
+    ) {
+        return Ok(Err(e));
+    }
+    if csr && rank == 2 && dt.is_float() && dt != DType::F16 && rng.coin() {
+        // (no NaN or ∞ in the dense factor: the implicit zeros are never multiplied)
+        let k = 1 + rng.below(5);
+        let m = view(rng, dt, &[s[1], k], false, true)?;
+        let want = d1.unsqueeze(2).and_then(|d| d.mul(&m)).and_then(|p| p.sum(&[1], false));
+        let mag =
+            tensor_ops::abs(&d1.unsqueeze(2)?.mul(&m)?)?.sum(&[1], false).and_then(|m| values(&m)).unwrap_or_default();
+        return Ok(close(&what("spmm"), s1.spmm(&m), want, false, |i, y| {
+            4.0 * eps * y.abs() + 8.0 * eps * mag.get(i).copied().unwrap_or(f64::INFINITY)
+        }));
     }
     if csr && rank == 2 && dt.is_float() && dt != DType::F16 {
         // (no NaN or ∞ in the vector: the implicit zeros are never multiplied)
@@ -653,17 +685,6 @@ fn quantized_against_f32(rng: &mut Rng) -> Result<Verdict> {
     let f = |t: &Tensor| if t.dtype().is_quantized() { t.dequantize() } else { t.to_dtype(DType::F32) };
     let Ok(r32) = eager(name, &f(&qa)?, &f(&qb)?) else { return Ok(Ok(())) };
     let what = format!("{name}({}, {})", describe(&qa), describe(&qb));
-    let requantize = |x: &Tensor, q: &Quantizer| -> Result<Tensor> {
-        match q {
-            Quantizer::PerTensor { dtype, scale, zero_point } => quantize_per_tensor(x, *scale, *zero_point, *dtype),
-            Quantizer::PerChannel { dtype, axis, scales, zero_points } => {
-                let c = scales.len();
-                let s = Tensor::from_vec(scales.to_vec(), &[c])?;
-                let z = Tensor::from_vec(zero_points.to_vec(), &[c])?;
-                quantize_per_channel(x, &s, &z, *axis, *dtype)
-            }
-        }
-    };
     let new = eager(name, &qa, &qb);
     let want = if r32.dtype() == DType::Bool { Ok(r32.clone()) } else { requantize(&r32, qa.quantizer().unwrap()) };
     // A result broadcast past the first input's shape cannot keep a per-channel quantizer.
@@ -675,10 +696,112 @@ fn quantized_against_f32(rng: &mut Rng) -> Result<Verdict> {
     if r32.dtype() == DType::Bool {
         return Ok(Ok(()));
     }
-    let q = Quantizer::per_tensor(rng.pick(&DType::QUANTIZED), rng.pick(&[0.05, 0.5, 2.0]), 0)?;
-    let out = Tensor::empty_quantized(r32.shape(), &q, Device::Cpu)?;
-    let got = eager_out(name, &qa, &qb, &out).map(|_| out.clone());
+    let out = quantized_output(rng, r32.shape())?;
+    let q = out.quantizer().expect("a quantized output").clone();
+    let got = eager_out(name, &qa, &qb, &out).and_then(|_| out.contiguous());
     Ok(agree(&format!("{what} into {}", describe(&out)), got, requantize(&r32, &q), true))
+}
+
+/// An empty quantized tensor of `shape`: per tensor or per channel (scales and zero points
+/// varied), sometimes a transposed view of one (the channel axis moved with its dim).
+fn quantized_output(rng: &mut Rng, shape: &[usize]) -> Result<Tensor> {
+    let dtype = rng.pick(&DType::QUANTIZED);
+    let nd = shape.len();
+    let (d, e) = (rng.below(nd.max(1)), rng.below(nd.max(1)));
+    let mut s = shape.to_vec();
+    if nd > 0 {
+        s.swap(d, e);
+    }
+    let q = if nd == 0 || rng.coin() {
+        Quantizer::per_tensor(dtype, rng.pick(&[0.05, 0.5, 2.0]), 0)?
+    } else {
+        let axis = rng.below(nd);
+        let scales = (0..s[axis]).map(|_| rng.pick(&[0.05, 0.5, 2.0, 0.01])).collect();
+        let zps =
+            (0..s[axis]).map(|_| if dtype == DType::QUInt8 { rng.pick(&[0, 128, 200]) } else { rng.pick(&[0, -3, 7]) });
+        Quantizer::per_channel(dtype, axis, scales, zps.collect())?
+    };
+    let out = Tensor::empty_quantized(&s, &q, Device::Cpu)?;
+    if nd == 0 {
+        Ok(out)
+    } else {
+        out.transpose(d, e)
+    }
+}
+
+/// The same quantizer's rule applied to `x` (per tensor or per channel).
+fn requantize(x: &Tensor, q: &Quantizer) -> Result<Tensor> {
+    match q {
+        Quantizer::PerTensor { dtype, scale, zero_point } => quantize_per_tensor(x, *scale, *zero_point, *dtype),
+        Quantizer::PerChannel { dtype, axis, scales, zero_points } => {
+            let c = scales.len();
+            let s = Tensor::from_vec(scales.to_vec(), &[c])?;
+            let z = Tensor::from_vec(zero_points.to_vec(), &[c])?;
+            quantize_per_channel(x, &s, &z, *axis, *dtype)
+        }
+    }
+}
+
+/// Copies into and fills of quantized views equal quantizing with the output's quantizer:
+/// from a float tensor, from another quantized tensor (its values requantized), and a
+/// scalar.
+fn quantized_copies_and_fills(rng: &mut Rng) -> Result<Verdict> {
+    let s = shape(rng);
+    let out = quantized_output(rng, &s)?;
+    let q = out.quantizer().expect("a quantized output").clone();
+    let from = if rng.coin() {
+        rng.pick(&DType::QUANTIZED)
+    } else {
+        rng.pick(&[DType::F32, DType::F16, DType::I32, DType::F64])
+    };
+    let src_shape = broadcast_partner(rng, &s);
+    let src = view(rng, from, &src_shape, false, false)?;
+    let as_f32 = if from.is_quantized() { src.dequantize()? } else { src.to_dtype(DType::F32)? };
+    let want = as_f32.broadcast_to(&s).and_then(|b| b.contiguous()).and_then(|b| requantize(&b, &q));
+    let what = format!("copy_ of {} into {}", describe(&src), describe(&out));
+    if let Err(e) = agree(&what, out.copy_(&src).and_then(|_| out.contiguous()), want, true) {
+        return Ok(Err(e));
+    }
+    let value = rng.pick(&[0.5, -3.0, 1e30, -1e30, 0.0, 12.25, f64::NAN]);
+    let want = Tensor::full(&s, value, DType::F32, Device::Cpu).and_then(|f| requantize(&f, &q));
+    let what = format!("fill_({value}) of {}", describe(&out));
+    Ok(agree(&what, out.fill_(value).and_then(|_| out.contiguous()), want, true))
+}
+
+/// A safetensors file holds what was saved: every dtype, views (saved as their values),
+/// quantized tensors with their quantizers.
+fn safetensors_round_trip(rng: &mut Rng) -> Result<Verdict> {
+    let tensors: Vec<Tensor> = (0..3)
+        .map(|_| {
+            let sh = shape(rng);
+            let dt = any_dtype(rng);
+            view(rng, dt, &sh, false, false)
+        })
+        .collect::<Result<_>>()?;
+    let dir = std::env::temp_dir().join(format!("value_fuzz_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| Error::invalid("value_fuzz", e.to_string()))?;
+    let path = dir.join("t.safetensors");
+    let names = ["a", "b", "c"];
+    let named: Vec<(&str, &Tensor)> = names.iter().copied().zip(&tensors).collect();
+    if let Err(e) = tensor_ops::safetensors_io::save(&path, &named) {
+        return Ok(Err(format!("save of {} failed: {e}", tensors.iter().map(describe).collect::<Vec<_>>().join(", "))));
+    }
+    let loaded = match tensor_ops::safetensors_io::load(&path) {
+        Ok(l) => l,
+        Err(e) => return Ok(Err(format!("load of what was saved failed: {e}"))),
+    };
+    for (name, t) in names.iter().zip(&tensors) {
+        let Some((_, back)) = loaded.iter().find(|(n, _)| n == name) else {
+            return Ok(Err(format!("{name} ({}) was not loaded back", describe(t))));
+        };
+        if back.quantizer() != t.quantizer() {
+            return Ok(Err(format!("{name}: saved {} loaded {}", describe(t), describe(back))));
+        }
+        if let Err(e) = agree(&format!("safetensors {name}"), Ok(back.clone()), t.contiguous(), true) {
+            return Ok(Err(e));
+        }
+    }
+    Ok(Ok(()))
 }
 
 fn main() {
@@ -689,7 +812,7 @@ fn main() {
         let at = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
         println!("panic: {}{at}", info.payload_as_str().unwrap_or("(non-string panic)"));
     }));
-    let checks: [(&str, Check); 7] = [
+    let checks: [(&str, Check); 9] = [
         ("maps on views", maps_on_views),
         ("outs through views", outs_through_views),
         ("reductions of views", reductions_of_views),
@@ -697,9 +820,11 @@ fn main() {
         ("fused against eager", fused_against_eager),
         ("sparse against dense", sparse_against_dense),
         ("quantized against f32", quantized_against_f32),
+        ("quantized copies and fills", quantized_copies_and_fills),
+        ("safetensors round trip", safetensors_round_trip),
     ];
     let mut rng = Rng(seed.wrapping_mul(1 << 32) ^ 0xA5A5);
-    let mut ran = [0usize; 7];
+    let mut ran = [0usize; 9];
     let mut failures = std::collections::BTreeMap::<String, (usize, String)>::new();
     for _ in 0..calls {
         let k = rng.below(checks.len());
@@ -718,6 +843,7 @@ fn main() {
             failures.entry(key).or_insert((0, p)).0 += 1;
         }
     }
+    let _ = std::fs::remove_dir_all(std::env::temp_dir().join(format!("value_fuzz_{}", std::process::id())));
     for (key, (n, first)) in &failures {
         println!("{n} × {key}\n    first: {first}");
     }

@@ -326,3 +326,94 @@ fn narrow_float_results_round_to_their_dtype_before_a_wider_out() {
         "add_out i8 + f8e4m3 into f32"
     );
 }
+
+// ---------------------------------------------------------------- softmax of huge logits
+
+/// softmax / log_softmax along a dim that is not a dense last dim (a transposed or
+/// expanded view) went through one f64 log-sum-exp, which cannot hold 1e30 + ln n: a row
+/// of 130 equal logits of 1e30 (or a fully masked row of −1e30) gave 1.0 everywhere
+/// instead of 1/130 (found by the value fuzzer). Every layout now gives the max-subtracted
+/// answer, as the fused rows and PyTorch do.
+#[test]
+fn softmax_of_rows_of_huge_equal_logits_is_uniform_in_every_layout() {
+    for fill in [1e30f32, -1e30, 3e9] {
+        for dtype in [DType::F32, DType::F64, DType::F16] {
+            let fill = if dtype == DType::F16 { fill.clamp(-6e4, 6e4) } else { fill };
+            let col = t(vec![fill; 3 * 5], &[3, 5, 1]).to_dtype(dtype).unwrap();
+            let expanded = col.expand(&[3, 5, 130]).unwrap();
+            let transposed = expanded.contiguous().unwrap().transpose(1, 2).unwrap(); // rows along dim 1
+            for (what, x, dim) in [
+                ("expanded", &expanded, 2),
+                ("transposed", &transposed, 1),
+                ("contiguous", &expanded.contiguous().unwrap(), 2),
+            ] {
+                let s = x.softmax(dim).unwrap().to_dtype(DType::F64).unwrap().to_vec::<f64>().unwrap();
+                let tol = if dtype == DType::F16 { 1e-5 } else { 1e-9 };
+                assert!(
+                    s.iter().all(|&v| (v - 1.0 / 130.0).abs() < tol),
+                    "softmax {what} {dtype:?} {fill}: {:?}",
+                    &s[..3]
+                );
+                let l = x.log_softmax(dim).unwrap().to_dtype(DType::F64).unwrap().to_vec::<f64>().unwrap();
+                let tol = if dtype == DType::F16 { 4e-3 } else { 1e-6 };
+                assert!(
+                    l.iter().all(|&v| (v + 130f64.ln()).abs() < tol),
+                    "log_softmax {what} {dtype:?} {fill}: {:?}",
+                    &l[..3]
+                );
+            }
+        }
+    }
+    // one huge row beside ordinary ones: the ordinary rows keep their values
+    let x = t(vec![1e30f32, 1e30, 0.0, 1.0], &[2, 2]).t().unwrap().contiguous().unwrap().t().unwrap();
+    assert_eq!(x.softmax(1).unwrap().to_vec::<f32>().unwrap()[..2], [0.5, 0.5]);
+}
+
+// ---------------------------------------------------------------- found by the value fuzzer
+
+/// A sum over some (not all) sparse dims of an f16/bf16/f8 tensor added the entries that
+/// meet in f16, rounding at each: `[[1000, 0.4, 0.4, -1000, 0, 3]]` summed over dim 1 of
+/// a 2-sparse-dim tensor gave 4.0 where the dense sum (f32 accumulation, one rounding) gives
+/// 3.80. They now add up in f32 and round once.
+#[test]
+fn sparse_sums_of_narrow_floats_accumulate_like_the_dense_sum() {
+    let d = t(vec![1000.0f32, 0.4, 0.4, -1000.0, 0.0, 3.0], &[1, 6]);
+    for dtype in [DType::F16, DType::BF16] {
+        let x = d.to_dtype(dtype).unwrap();
+        let want = x.sum(&[1], false).unwrap().to_dtype(DType::F32).unwrap().to_vec::<f32>().unwrap();
+        for s in [x.to_sparse_coo().unwrap(), x.to_sparse_csr().unwrap()] {
+            let got = s.sum(&[1], false).unwrap();
+            assert_eq!(got.dtype(), dtype);
+            let got = if got.is_sparse() { got.to_dense().unwrap() } else { got };
+            assert_eq!(got.to_dtype(DType::F32).unwrap().to_vec::<f32>().unwrap(), want, "{dtype:?} {:?}", s.layout());
+        }
+    }
+}
+
+/// `fill_` of a qint32 tensor with a value beyond its range stored i32::MIN for a large
+/// positive value: the clamp's upper end, 2^31 as an f32, became 2^31 as an i64 and wrapped
+/// in the i32 fill. It now saturates as quantizing does (PyTorch: `fill_(1e30)` gives
+/// 2147483647).
+#[test]
+fn qint32_fill_saturates_like_quantizing() {
+    use tensor_ops::{quantize_per_tensor, Quantizer};
+    for value in [1e30f64, 3e9, -1e30, -3e9, 2147483600.0] {
+        let q = Quantizer::per_tensor(DType::QInt32, 1.0, 0).unwrap();
+        let x = Tensor::empty_quantized(&[4], &q, Device::Cpu).unwrap();
+        x.fill_(value).unwrap();
+        let want =
+            quantize_per_tensor(&Tensor::full(&[4], value, DType::F32, Device::Cpu).unwrap(), 1.0, 0, DType::QInt32)
+                .unwrap();
+        assert_eq!(
+            x.int_repr().unwrap().to_vec::<i32>().unwrap(),
+            want.int_repr().unwrap().to_vec::<i32>().unwrap(),
+            "{value}"
+        );
+        let pc = Quantizer::per_channel(DType::QInt32, 0, vec![0.5, 2.0], vec![0, 3]).unwrap();
+        let y = Tensor::empty_quantized(&[2, 3], &pc, Device::Cpu).unwrap();
+        y.fill_(value).unwrap();
+        let ints = y.int_repr().unwrap().to_vec::<i32>().unwrap();
+        let sat = if value > 0.0 { i32::MAX } else { i32::MIN };
+        assert!(value.abs() < 1e20 || ints.iter().all(|&i| i == sat), "{value}: {ints:?}");
+    }
+}

@@ -127,10 +127,13 @@ fn dequantize_channels(dst: &Tensor, src: &Tensor, axis: usize) -> Result<()> {
 pub(crate) fn fill(dst: &Tensor, value: Scalar) -> Result<()> {
     let Some(q) = dst.quantizer() else { return super::fill(dst, value) };
     let v = value.to::<f64>() as f32;
+    // The stored integer, as the kernels store it (`as` saturates): qint32's largest value
+    // is 2^31 as an f32, which as an i64 would wrap to i32::MIN in the i32 fill.
+    let (lo, hi) = q.dtype().quant_range().expect("a quantized dtype");
+    let stored = |c: usize| Scalar::Int((q.affine(c).quantize(v) as i64).clamp(lo, hi));
     match q.axis() {
-        None => dst.repr_view().fill_(Scalar::Int(q.affine(0).quantize(v) as i64)),
-        Some(axis) => (0..q.channels())
-            .try_for_each(|c| dst.select(axis, c)?.repr_view().fill_(Scalar::Int(q.affine(c).quantize(v) as i64))),
+        None => dst.repr_view().fill_(stored(0)),
+        Some(axis) => (0..q.channels()).try_for_each(|c| dst.select(axis, c)?.repr_view().fill_(stored(c))),
     }
 }
 

@@ -59,6 +59,9 @@ fn run(name: &'static str, a: &Tensor, dim: usize, out: &Tensor, log: bool) -> R
         return call_map_out(spec, &[a], &[len], out).map_err(|e| e.renamed(name));
     }
     let lse = call_reduce_new(&SOFTMAX_LSE, a, ReduceDims::Dims(&[dim]), true, &[]).map_err(|e| e.renamed(name))?;
+    if far_from_zero(&lse)? {
+        return max_subtracted(name, a, dim, out, log);
+    }
     // The f64 log-sum-exp as hi + lo in the map's dtype (f32 for everything but f64).
     let (hi, lo) = if a.dtype() == DType::F64 {
         (lse.clone(), Tensor::zeros(&[], DType::F64, a.device())?)
@@ -69,6 +72,35 @@ fn run(name: &'static str, a: &Tensor, dim: usize, out: &Tensor, log: bool) -> R
     };
     let spec = if log { &__tensor_op_log_softmax_from_lse::SPEC } else { &__tensor_op_softmax_from_lse::SPEC };
     call_map_out(spec, &[a, &hi, &lo], &[], out).map_err(|e| e.renamed(name))
+}
+
+/// Log-sum-exps at or beyond this magnitude lose the sum's logarithm in one f64 (a row of
+/// 130 × 1e30 has the log-sum-exp 1e30 + ln 130, which is 1e30 in f64); below it the f64
+/// holds the logarithm to 2^-29 at least.
+const FAR_LSE: f64 = (1u64 << 24) as f64;
+
+/// Whether some row's log-sum-exp is finite and at least [`FAR_LSE`] in magnitude
+/// (logits such as ±1e30 masks; an ∞ row counts too, harmlessly).
+fn far_from_zero(lse: &Tensor) -> Result<bool> {
+    use crate::TensorReductions;
+    let far = Tensor::full(&[], FAR_LSE, DType::F64, lse.device())?;
+    let dims: Vec<usize> = (0..lse.ndim()).collect();
+    let any = crate::ge(&crate::abs(lse)?, &far)?.any(&dims, false)?;
+    Ok(any.to_device(tensor_core::Device::Cpu)?.to_vec::<bool>()?.first() == Some(&true))
+}
+
+/// softmax / log_softmax max-subtracted in f64, for rows whose log-sum-exp is far from
+/// zero: `z = x − max`, then `e^(z − ln Σ e^z)` (or `z − ln Σ e^z`), rounded once into
+/// `out`. Slower (f64 temporaries) and only taken when a row needs it.
+fn max_subtracted(name: &'static str, a: &Tensor, dim: usize, out: &Tensor, log: bool) -> Result<()> {
+    use crate::TensorReductions;
+    let run = || -> Result<()> {
+        let x = a.to_dtype(DType::F64)?;
+        let z = crate::sub(&x, &x.amax(&[dim], true)?)?;
+        let shifted = crate::sub(&z, &z.logsumexp(&[dim], true)?)?;
+        out.copy_(&if log { shifted } else { crate::exp(&shifted)? })
+    };
+    run().map_err(|e| e.renamed(name))
 }
 
 /// Whether `a`'s device has a fused row kernel of `spec` for its dtype that takes rows of

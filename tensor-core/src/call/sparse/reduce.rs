@@ -3,8 +3,9 @@
 //!   after coalescing (duplicates summed in the values' dtype, as `to_dense` sums them).
 //!   Reduced dense dims are reduced in `values` by the op's own rows; when every sparse dim
 //!   is reduced the result is dense, else it stays COO with the kept sparse dims' indices
-//!   (uncoalesced when a sparse dim was reduced: entries that meet add up). The result
-//!   dtype is the dense sum's (bool/integers → i64).
+//!   (uncoalesced when a sparse dim was reduced: entries that meet add up; for the 8- and
+//!   16-bit floats they are added in f32 here and rounded once, as the dense sum does). The
+//!   result dtype is the dense sum's (bool/integers → i64).
 //! - `Max`/`Min` (`amax`/`amin`): dense dims are reduced in `values` by the op's own rows;
 //!   reduced sparse dims by grouping the entries on the kept sparse dims
 //!   (`sparse_segment_extreme`), where a group with fewer entries than positions also
@@ -90,6 +91,16 @@ fn sum(
     let reduced = geo.reduced_dims();
     let dense_dims: Vec<usize> = reduced.iter().filter(|&&d| d >= sd).map(|&d| d - sd + 1).collect();
     let sparse_reduced: Vec<usize> = reduced.iter().copied().filter(|&d| d < sd).collect();
+    if values.dtype().is_narrow_float() && !sparse_reduced.is_empty() && sparse_reduced.len() < sd {
+        // The entries that meet add up in f32 and round once, as the dense sum accumulates
+        // (summed in f16 they rounded at every entry: [1000, 0.4, 0.4, -1000] gave 4.0,
+        // the dense sum 3.8).
+        let wide = coo.with_values(&values.to_dtype(values.dtype().compute())?)?;
+        let sum_wide = sum(spec, &wide, geo, keepdim, params)?.ok_or_else(|| Error::invalid(name, "no result"))?;
+        let met = coalesced_coo(&sum_wide)?;
+        let result = met.with_values(&met.values()?.to_dtype(values.dtype())?)?;
+        return in_layout(result, layout == Layout::SparseCsr).map(Some);
+    }
     let sum_values =
         |dims: &[usize], keep: bool| reduce_strided(spec, &values, ReduceDims::Dims(dims), keep, params, None);
     if sparse_reduced.len() == sd {
