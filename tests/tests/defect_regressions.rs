@@ -364,6 +364,12 @@ fn softmax_of_rows_of_huge_equal_logits_is_uniform_in_every_layout() {
             }
         }
     }
+    // empty extents and ∞ rows keep their answers (an empty result; NaN rows)
+    let empty = Tensor::zeros(&[3, 0], DType::F32, Device::Cpu).unwrap().t().unwrap();
+    assert_eq!(empty.softmax(0).unwrap().shape(), &[0, 3]);
+    let inf = t(vec![f32::INFINITY, 1.0, 2.0, 3.0], &[2, 2]).t().unwrap();
+    let s = inf.softmax(0).unwrap().to_vec::<f32>().unwrap();
+    assert!(s[0].is_nan() && s[2].is_nan(), "{s:?}");
     // one huge row beside ordinary ones: the ordinary rows keep their values
     let x = t(vec![1e30f32, 1e30, 0.0, 1.0], &[2, 2]).t().unwrap().contiguous().unwrap().t().unwrap();
     assert_eq!(x.softmax(1).unwrap().to_vec::<f32>().unwrap()[..2], [0.5, 0.5]);

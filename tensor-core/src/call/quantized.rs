@@ -129,7 +129,7 @@ pub(crate) fn fill(dst: &Tensor, value: Scalar) -> Result<()> {
     let v = value.to::<f64>() as f32;
     // The stored integer, as the kernels store it (`as` saturates): qint32's largest value
     // is 2^31 as an f32, which as an i64 would wrap to i32::MIN in the i32 fill.
-    let (lo, hi) = q.dtype().quant_range().expect("a quantized dtype");
+    let (lo, hi) = q.dtype().quant_range().unwrap_or((i64::MIN, i64::MAX));
     let stored = |c: usize| Scalar::Int((q.affine(c).quantize(v) as i64).clamp(lo, hi));
     match q.axis() {
         None => dst.repr_view().fill_(stored(0)),

@@ -80,12 +80,16 @@ fn run(name: &'static str, a: &Tensor, dim: usize, out: &Tensor, log: bool) -> R
 const FAR_LSE: f64 = (1u64 << 24) as f64;
 
 /// Whether some row's log-sum-exp is finite and at least [`FAR_LSE`] in magnitude
-/// (logits such as ±1e30 masks; an ∞ row counts too, harmlessly).
+/// (logits such as ±1e30 masks). Rows of ±∞ and NaN (an ∞ logit, an empty extent's −∞)
+/// keep the one-pass form, whose answers for them are the specified ones.
 fn far_from_zero(lse: &Tensor) -> Result<bool> {
     use crate::TensorReductions;
-    let far = Tensor::full(&[], FAR_LSE, DType::F64, lse.device())?;
+    let device = lse.device();
+    let magnitude = crate::abs(lse)?;
+    let far = crate::ge(&magnitude, &Tensor::full(&[], FAR_LSE, DType::F64, device)?)?;
+    let finite = crate::lt(&magnitude, &Tensor::full(&[], f64::INFINITY, DType::F64, device)?)?;
     let dims: Vec<usize> = (0..lse.ndim()).collect();
-    let any = crate::ge(&crate::abs(lse)?, &far)?.any(&dims, false)?;
+    let any = crate::mul(&far, &finite)?.any(&dims, false)?;
     Ok(any.to_device(tensor_core::Device::Cpu)?.to_vec::<bool>()?.first() == Some(&true))
 }
 
