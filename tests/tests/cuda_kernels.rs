@@ -1,8 +1,10 @@
 //! The CUDA path of every registered op, checked three ways:
 //!
-//! - (a) NVRTC compiles every kernel of every registered `Device::Cuda` row (op × dtype ×
-//!   layout class) and every copy/cast/fill/transpose kernel for `compute_80` and `sm_90`,
-//!   with no error, warning or spill (no GPU needed; without NVRTC it skips, unless `CI`).
+//! - (a) NVRTC compiles the kernels of every registered `Device::Cuda` row (op × dtype ×
+//!   layout class) and the copy/cast/fill/transpose kernels for `compute_80` and `sm_90`,
+//!   with no error, warning or spill (no GPU needed; without NVRTC it skips, unless `CI`):
+//!   every op body and every template × dtype combination at least once (the covering
+//!   sample of `tensor_cuda_testing::coverage`), every kernel with `TOPS_KERNEL_CHECK=all`.
 //! - (b) The CPU shim runs the plans the CUDA launchers make (`tensor_kernels_cuda::plan`)
 //!   over the generated CUDA C, compiled by the host C++ compiler, and compares with the
 //!   CPU ops, for every op × dtype on contiguous, misaligned, strided (negative, transposed)
@@ -20,7 +22,7 @@ use std::sync::OnceLock;
 use common::{assert_close, empty_with, input, params_for, values, Lay};
 use tensor_core::registry::{registry, KernelRow, OpSpec};
 use tensor_core::{lock_many, Access, DeviceKind, Tensor};
-use tensor_cuda_testing::{check, shim};
+use tensor_cuda_testing::{check, coverage, shim};
 use tensor_kernels_cuda::kernel::CudaMapKernel;
 use tensor_kernels_cuda::{nvrtc, plan, runtime};
 use tensor_ops::by_spec::call_map_out;
@@ -70,16 +72,32 @@ fn every_registered_cuda_kernel_compiles_with_nvrtc() {
     }
     let rows = || inventory::iter::<KernelRow>.into_iter().filter(|r| r.device == DeviceKind::Cuda);
     let specs = check::specs_for(rows());
+    let checked = check::checked_specs_for(rows());
+    // The sample compiles every body and every template × dtype combination of the suite.
+    let missing = coverage::uncovered(&specs, &checked);
+    assert!(
+        missing.is_empty(),
+        "the check leaves out {} of the suite: {:?}",
+        missing.len(),
+        &missing[..missing.len().min(8)]
+    );
     let reports = check::compile_all(rows()).unwrap_or_else(|e| panic!("{e}"));
     for r in reports.iter().filter(|r| r.arch.starts_with("sm_")) {
         println!("{:>3} registers  {}  {}", r.registers, r.arch, r.name);
     }
-    assert_eq!(reports.len(), specs.len() * check::CHECK_ARCHS.len());
+    assert_eq!(reports.len(), checked.len() * check::CHECK_ARCHS.len());
     // three layout classes for every registered CUDA row
     let rows = cuda_rows();
     assert!(!rows.is_empty());
     assert!(specs.len() >= rows.len() * 3, "{} specs for {} rows", specs.len(), rows.len());
-    println!("{} kernels x {} archs compiled", specs.len(), check::CHECK_ARCHS.len());
+    println!(
+        "{} of {} kernels x {} archs compiled ({:?}; {}=all for every kernel)",
+        checked.len(),
+        specs.len(),
+        check::CHECK_ARCHS.len(),
+        coverage::Coverage::from_env(),
+        coverage::ENV
+    );
 }
 
 // ------------------------------------------------------------------ (b) the CPU shim

@@ -1,5 +1,8 @@
-//! Compiles every generated kernel with NVRTC (no GPU needed) and reports each kernel's
+//! Compiles generated kernels with NVRTC (no GPU needed) and reports each kernel's
 //! registers: the CI check that generated CUDA C stays valid, warning-free and spill-free.
+//! [`compile_all`] compiles the registered rows' kernels as [`coverage`] selects them (a
+//! covering sample unless `TOPS_KERNEL_CHECK=all`); [`compile_specs`] compiles exactly the
+//! kernels it is given.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -9,6 +12,7 @@ use tensor_core::{DeviceKind, Error, Result};
 use tensor_kernels_cuda::kernel::{CudaMapKernel, CudaReduceKernel};
 use tensor_kernels_cuda::softmax_rows::CudaSoftmaxRows;
 
+use crate::coverage::{self, Coverage};
 use tensor_kernels_cuda::cache;
 use tensor_kernels_cuda::codegen::{self, DeviceFn, Generated, KernelSpec};
 use tensor_kernels_cuda::nvrtc;
@@ -63,10 +67,17 @@ pub fn specs_for<'a>(rows: impl Iterator<Item = &'a KernelRow>) -> Vec<KernelSpe
     specs
 }
 
-/// Compiles every kernel of [`specs_for`]`(rows)` for [`CHECK_ARCHS`]. Fails (listing every
-/// problem) on any compile error, warning or register spill.
+/// The kernels of [`specs_for`]`(rows)` the check compiles: every one under
+/// `TOPS_KERNEL_CHECK=all`, else the covering sample of [`coverage`] (every body and every
+/// template × dtype combination at least once).
+pub fn checked_specs_for<'a>(rows: impl Iterator<Item = &'a KernelRow>) -> Vec<KernelSpec<'static>> {
+    coverage::select(&specs_for(rows), Coverage::from_env())
+}
+
+/// Compiles the kernels of [`checked_specs_for`]`(rows)` for [`CHECK_ARCHS`]. Fails
+/// (listing every problem) on any compile error, warning or register spill.
 pub fn compile_all<'a>(rows: impl Iterator<Item = &'a KernelRow>) -> Result<Vec<KernelReport>> {
-    compile_specs(&specs_for(rows))
+    compile_specs(&checked_specs_for(rows))
 }
 
 /// Compiles `specs` for [`CHECK_ARCHS`]; same failure rules as [`compile_all`].

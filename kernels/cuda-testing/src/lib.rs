@@ -4,8 +4,10 @@
 //! that no CUDA build carries them (`publish = false`; a dev-dependency of `tensor-tests`
 //! and `tensor-benches`):
 //!
-//! - [`check`]: compile every generated kernel with NVRTC and report registers/spills (the
+//! - [`check`]: compile generated kernels with NVRTC and report registers/spills (the
 //!   CI check that needs no GPU), over the sample device functions of [`samples`];
+//! - [`coverage`]: which kernels of a suite that check compiles (every kernel, or a sample
+//!   that compiles every body and every template × dtype combination);
 //! - [`shim`]: runs generated CUDA C on the CPU (host C++ compiler under
 //!   `kernels/cuda-testing/include/shim.h`);
 //! - [`standin`]: builds the CPU-backed stand-in of the CUDA driver and NVRTC
@@ -21,6 +23,7 @@
 #![warn(missing_docs)]
 
 pub mod check;
+pub mod coverage;
 pub mod prebuild;
 pub mod samples;
 pub mod shim;

@@ -1,12 +1,15 @@
 //! Compiles every generated CUDA kernel template (each layout class x dtype combination,
-//! around sample device functions written as `#[tensor_op]` emits them, plus every copy,
-//! cast, fill and transpose kernel) with NVRTC for compute_80 (PTX) and sm_90 (cubin).
+//! around sample device functions written as `#[tensor_op]` emits them, plus the copy,
+//! cast, fill and transpose kernels: every cast pair, and every layout with every source
+//! and destination dtype, as `coverage` samples them; all of them with
+//! `TOPS_KERNEL_CHECK=all`) with NVRTC for compute_80 (PTX) and sm_90 (cubin).
 //! Fails on any error, warning or register spill. Needs NVRTC, not a GPU: without NVRTC it
 //! is reported as ignored
 //! (`tops_cuda_checks_unavailable`, set by the build script) with the fix; where it runs, a
 //! missing NVRTC fails it (CI installs NVRTC).
 
 use tensor_cuda_testing::check::{compile_specs, KernelReport};
+use tensor_cuda_testing::coverage::{self, Coverage};
 use tensor_cuda_testing::samples;
 use tensor_kernels_cuda::codegen::{self, KernelSpec, MapLayout};
 use tensor_kernels_cuda::nvrtc;
@@ -58,9 +61,11 @@ fn every_map_template_compiles_without_warnings_or_spills() {
         specs.push(KernelSpec::Map { func: add_f32.func(), inputs: vec![F16, I32], out: BF16, layout, quant: 0 });
         specs.push(KernelSpec::Map { func: lt_bf16.func(), inputs: vec![BF16, BF16], out: U8, layout, quant: 0 });
     }
-    let reports = compile_specs(&specs).unwrap_or_else(|e| panic!("{e}"));
+    let checked = coverage::select(&specs, Coverage::from_env());
+    assert!(coverage::uncovered(&specs, &checked).is_empty());
+    let reports = compile_specs(&checked).unwrap_or_else(|e| panic!("{e}"));
     print_summary(&reports);
-    assert_eq!(reports.len(), specs.len() * 2);
+    assert_eq!(reports.len(), checked.len() * 2);
 }
 
 #[test]
@@ -71,9 +76,11 @@ fn every_map_template_compiles_without_warnings_or_spills() {
 fn every_copy_cast_fill_and_transpose_kernel_compiles() {
     require_nvrtc();
     let specs = codegen::data_movement_kernels();
-    let reports = compile_specs(&specs).unwrap_or_else(|e| panic!("{e}"));
+    let checked = coverage::select(&specs, Coverage::from_env());
+    assert!(coverage::uncovered(&specs, &checked).is_empty());
+    let reports = compile_specs(&checked).unwrap_or_else(|e| panic!("{e}"));
     print_summary(&reports);
-    assert_eq!(reports.len(), specs.len() * 2);
+    assert_eq!(reports.len(), checked.len() * 2);
 }
 
 #[test]
