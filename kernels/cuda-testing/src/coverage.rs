@@ -9,8 +9,8 @@
 //! then adds kernels until every *template × dtype combination* is compiled at least once:
 //! each map layout with each combination of storage, compute and output dtypes (quantized
 //! or not) its rows use, each cast layout from and to each dtype, each reduction pass with
-//! each input dtype, each accumulator → output pair and each reducer. What it leaves out is a body compiled in its other layouts.
-//! Kernels that are not such products (fused chains, softmax rows, sparse steps, copies,
+//! each input dtype, each accumulator → output pair and each reducer. What it leaves out is
+//! a body compiled in its other layouts. Kernels that are not such products (fused chains, softmax rows, sparse steps, copies,
 //! fills, transposes) are always compiled, and a suite of at most [`SMALL_SUITE`] kernels is
 //! compiled whole.
 //!
